@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * ethereal-bench: the project's benchmarks, one JSON object on stdout.
+ *
+ *   ethereal-bench [EAL args --] [BENCH...]
+ *
+ * Without EAL arguments it uses hugepages when the machine has free ones and
+ * falls back to --no-huge otherwise; the JSON says which ("hugepages").
+ */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_ip.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+
+#include "et_wire.h"
+
+#define POOL_SIZE 8191
+#define BATCH 256
+
+struct bench_out {
+	bool first;
+};
+
+static void
+out_num(struct bench_out *o, const char *key, double v)
+{
+	printf("%s\n  \"%s\": %.3f", o->first ? "" : ",", key, v);
+	o->first = false;
+}
+
+static void
+out_raw(struct bench_out *o, const char *key, const char *v)
+{
+	printf("%s\n  \"%s\": %s", o->first ? "" : ",", key, v);
+	o->first = false;
+}
+
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Run body until at least min_s seconds passed; returns ns per call. */
+#define TIME_LOOP(min_s, iters_out, body)                                  \
+	do {                                                               \
+		double t0_ = now_s(), t_;                                  \
+		uint64_t n_ = 0;                                           \
+		do {                                                       \
+			for (int k_ = 0; k_ < 1000; k_++) {                \
+				body;                                      \
+			}                                                  \
+			n_ += 1000;                                        \
+			t_ = now_s() - t0_;                                \
+		} while (t_ < (min_s));                                    \
+		(iters_out) = t_ * 1e9 / (double)n_;                       \
+	} while (0)
+
+static struct rte_mempool *pool;
+
+static void
+sample_hdr(struct et_roce_hdr *h, uint8_t opcode)
+{
+	memset(h, 0, sizeof(*h));
+	h->dst_mac = (struct rte_ether_addr){{0x02, 0, 0, 0, 0, 2}};
+	h->src_mac = (struct rte_ether_addr){{0x02, 0, 0, 0, 0, 1}};
+	h->src_ip = RTE_IPV4(10, 0, 0, 1);
+	h->dst_ip = RTE_IPV4(10, 0, 1, 1);
+	h->ecn = ET_ECN_ECT0;
+	h->ttl = 64;
+	h->udp_sport = 0x0102;
+	h->opcode = opcode;
+	h->pkey = ET_PKEY_DEFAULT;
+	h->dest_qp = 0x12;
+	h->psn = 0x345;
+	h->aeth_syndrome = et_aeth_ack(ET_AETH_CREDITS_UNLIMITED);
+}
+
+/* ICRC throughput over a 4 KB-payload frame, ISA-L. */
+static int
+bench_icrc(struct bench_out *o)
+{
+	static uint8_t frame[4096 + 128];
+	static uint8_t payload[4096];
+	struct et_roce_hdr h;
+	volatile uint32_t sink = 0;
+	double ns;
+	int len;
+
+	sample_hdr(&h, ET_OP_WRITE_MIDDLE);
+	len = et_roce_build(frame, sizeof(frame), &h, payload, sizeof(payload));
+	if (len < 0)
+		return -1;
+	TIME_LOOP(0.5, ns, sink += et_icrc_compute(frame + ET_ETH_HLEN,
+						   (size_t)len - ET_ETH_HLEN));
+	(void)sink;
+	out_num(o, "icrc_gbps", (len - ET_ETH_HLEN) * 8.0 / ns);
+	out_num(o, "icrc_ns_4k", ns);
+	return 0;
+}
+
+/* Build and parse whole frames in mbufs: 4 KB WRITE MIDDLE and an ACK. */
+static int
+bench_wire_one(struct bench_out *o, uint8_t opcode, uint32_t plen,
+	       const char *build_key, const char *parse_key)
+{
+	static uint8_t payload[4096];
+	struct rte_mbuf *ms[BATCH];
+	struct et_roce_hdr h;
+	struct et_roce_pkt pkt;
+	double t0, build_s = 0, parse_s = 0;
+	uint64_t n = 0;
+	int i, err;
+
+	sample_hdr(&h, opcode);
+	while (build_s + parse_s < 1.0) {
+		if (rte_pktmbuf_alloc_bulk(pool, ms, BATCH) != 0)
+			return -1;
+		t0 = now_s();
+		for (i = 0; i < BATCH; i++) {
+			int len = et_roce_build(rte_pktmbuf_mtod(ms[i], uint8_t *),
+						rte_pktmbuf_tailroom(ms[i]), &h,
+						payload, plen);
+			if (len < 0)
+				return -1;
+			ms[i]->data_len = ms[i]->pkt_len = (uint32_t)len;
+			h.psn = et_psn_add(h.psn, 1);
+		}
+		build_s += now_s() - t0;
+		t0 = now_s();
+		for (i = 0; i < BATCH; i++) {
+			err = et_roce_parse_mbuf(ms[i], &pkt, 0);
+			if (err)
+				return -1;
+		}
+		parse_s += now_s() - t0;
+		rte_pktmbuf_free_bulk(ms, BATCH);
+		n += BATCH;
+	}
+	out_num(o, build_key, build_s * 1e9 / n);
+	out_num(o, parse_key, parse_s * 1e9 / n);
+	return 0;
+}
+
+static int
+bench_wire(struct bench_out *o)
+{
+	return bench_wire_one(o, ET_OP_WRITE_MIDDLE, 4096, "build_ns", "parse_ns") ||
+	       bench_wire_one(o, ET_OP_ACK, 0, "build_ack_ns", "parse_ack_ns");
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(struct bench_out *o);
+} benches[] = {
+	{"icrc", bench_icrc},
+	{"wire", bench_wire},
+};
+
+#define N_BENCHES (sizeof(benches) / sizeof(benches[0]))
+
+static bool
+have_free_hugepages(void)
+{
+	FILE *f = fopen("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages", "r");
+	long n = 0;
+
+	if (f == NULL)
+		return false;
+	if (fscanf(f, "%ld", &n) != 1)
+		n = 0;
+	fclose(f);
+	return n >= 128;
+}
+
+/* EAL arguments: the user's (before "--"), or defaults for this machine. */
+static int
+eal_init(int argc, char **argv, int *consumed)
+{
+	static char *huge[] = {"ethereal-bench", "--in-memory", "--no-pci",
+			       "-l", "0", "--log-level=error", NULL};
+	static char *nohuge[] = {"ethereal-bench", "--no-huge", "--no-shconf",
+				 "--no-pci", "-m", "1024", "-l", "0",
+				 "--log-level=error", NULL};
+	int i, ret;
+
+	for (i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0)
+			break;
+	if (i < argc) {
+		ret = rte_eal_init(i, argv);
+		*consumed = i + 1;
+		return ret < 0 ? ret : 0;
+	}
+	*consumed = 1;
+	if (have_free_hugepages()) {
+		ret = rte_eal_init(RTE_DIM(huge) - 1, huge);
+		if (ret >= 0)
+			return 0;
+	}
+	ret = rte_eal_init(RTE_DIM(nohuge) - 1, nohuge);
+	return ret < 0 ? ret : 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct bench_out o = {.first = true};
+	int consumed, i, rc = 0;
+	size_t b;
+
+	if (eal_init(argc, argv, &consumed) < 0) {
+		fprintf(stderr, "ethereal-bench: cannot initialise DPDK EAL\n");
+		return 1;
+	}
+	for (i = consumed; i < argc; i++) {
+		for (b = 0; b < N_BENCHES; b++)
+			if (strcmp(argv[i], benches[b].name) == 0)
+				break;
+		if (b == N_BENCHES) {
+			fprintf(stderr, "ethereal-bench: unknown benchmark '%s' (have:", argv[i]);
+			for (b = 0; b < N_BENCHES; b++)
+				fprintf(stderr, " %s", benches[b].name);
+			fprintf(stderr, ")\n");
+			rte_eal_cleanup();
+			return 2;
+		}
+	}
+	pool = rte_pktmbuf_pool_create("bench", POOL_SIZE, 256, 0,
+				       RTE_MBUF_DEFAULT_DATAROOM + 4096,
+				       rte_socket_id());
+	if (pool == NULL) {
+		fprintf(stderr, "ethereal-bench: cannot create mbuf pool\n");
+		rte_eal_cleanup();
+		return 1;
+	}
+	printf("{");
+	out_raw(&o, "hugepages", rte_eal_has_hugepages() ? "true" : "false");
+	out_num(&o, "tsc_ghz", rte_get_tsc_hz() / 1e9);
+	for (b = 0; b < N_BENCHES; b++) {
+		bool wanted = consumed == argc;
+
+		for (i = consumed; i < argc; i++)
+			wanted |= strcmp(argv[i], benches[b].name) == 0;
+		if (wanted && benches[b].fn(&o) != 0) {
+			fprintf(stderr, "ethereal-bench: %s failed\n", benches[b].name);
+			rc = 1;
+		}
+	}
+	printf("\n}\n");
+	rte_mempool_free(pool);
+	rte_eal_cleanup();
+	return rc;
+}

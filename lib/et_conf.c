@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_cfgfile.h>
+
+#include "et_conf.h"
+
+int
+et_conf_fail(struct et_conf *c, const char *section, const char *key,
+	     const char *fmt, ...)
+{
+	int n;
+	va_list ap;
+
+	if (key)
+		n = snprintf(c->err, sizeof(c->err), "%s: [%s] %s: ", c->file,
+			     section, key);
+	else
+		n = snprintf(c->err, sizeof(c->err), "%s: [%s]: ", c->file, section);
+	if (n < 0 || (size_t)n >= sizeof(c->err))
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(c->err + n, sizeof(c->err) - n, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* "a, b, c" from a NULL-terminated list of names. */
+static void
+join_names(const char *const names[], char *out, size_t size)
+{
+	size_t len = 0;
+	int i;
+
+	out[0] = '\0';
+	for (i = 0; names[i] && len < size; i++)
+		len += snprintf(out + len, size - len, "%s%s", i ? ", " : "",
+				names[i]);
+}
+
+/* rte_cfgfile skips lines it does not understand; we name them instead. */
+static int
+check_lines(struct et_conf *c)
+{
+	FILE *f = fopen(c->file, "r");
+	char line[1024];
+	int n = 0;
+
+	if (f == NULL)
+		return 0; /* reported by the caller */
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line, *end;
+
+		n++;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		end = p + strcspn(p, "\r\n");
+		*end = '\0';
+		if (*p == '\0' || *p == ';' || *p == '#' || strchr(p, '=') ||
+		    (*p == '[' && end[-1] == ']'))
+			continue;
+		snprintf(c->err, sizeof(c->err),
+			 "%s:%d: expected '[section]' or 'key = value', got '%.64s'",
+			 c->file, n, p);
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	return 0;
+}
+
+int
+et_conf_open(struct et_conf *c, const char *file)
+{
+	c->file = file;
+	c->err[0] = '\0';
+	c->cfg = NULL;
+	/* rte_cfgfile_load does not tell a missing file from a bad one */
+	if (access(file, R_OK) != 0) {
+		snprintf(c->err, sizeof(c->err), "%s: cannot read: %s", file,
+			 strerror(errno));
+		return -1;
+	}
+	if (check_lines(c))
+		return -1;
+	c->cfg = rte_cfgfile_load(file, 0);
+	if (c->cfg == NULL) {
+		snprintf(c->err, sizeof(c->err),
+			 "%s: not a valid INI file (expected [section] and key = value lines)",
+			 file);
+		return -1;
+	}
+	return 0;
+}
+
+void
+et_conf_close(struct et_conf *c)
+{
+	if (c->cfg)
+		rte_cfgfile_close(c->cfg);
+	c->cfg = NULL;
+}
+
+int
+et_conf_need_section(struct et_conf *c, const char *section)
+{
+	if (!rte_cfgfile_has_section(c->cfg, section))
+		return et_conf_fail(c, section, NULL, "section is missing");
+	return 0;
+}
+
+int
+et_conf_check_keys(struct et_conf *c, const char *section,
+		   const char *const allowed[])
+{
+	int i, n = rte_cfgfile_section_num_entries(c->cfg, section);
+	struct rte_cfgfile_entry *e;
+
+	if (n <= 0)
+		return 0;
+	e = calloc(n, sizeof(*e));
+	if (e == NULL)
+		return et_conf_fail(c, section, NULL, "out of memory");
+	n = rte_cfgfile_section_entries(c->cfg, section, e, n);
+	for (i = 0; i < n; i++) {
+		const char *const *a;
+
+		for (a = allowed; *a; a++)
+			if (strcmp(*a, e[i].name) == 0)
+				break;
+		if (*a == NULL) {
+			char list[256];
+
+			join_names(allowed, list, sizeof(list));
+			et_conf_fail(c, section, e[i].name,
+				     "unknown key (expected one of: %s)", list);
+			free(e);
+			return -1;
+		}
+	}
+	free(e);
+	return 0;
+}
+
+int
+et_conf_u32(struct et_conf *c, const char *section, const char *key,
+	    uint32_t min, uint32_t max, bool required, uint32_t def, uint32_t *out)
+{
+	const char *v = rte_cfgfile_get_entry(c->cfg, section, key);
+	unsigned long long x;
+	char *end;
+
+	if (v == NULL) {
+		if (required)
+			return et_conf_fail(c, section, key,
+					    "missing (expected an integer in %u..%u)",
+					    min, max);
+		*out = def;
+		return 0;
+	}
+	errno = 0;
+	x = strtoull(v, &end, 0);
+	if (v[0] == '\0' || v[0] == '-' || *end != '\0' || errno != 0 || x < min ||
+	    x > max)
+		return et_conf_fail(c, section, key,
+				    "expected an integer in %u..%u, got '%s'", min,
+				    max, v);
+	*out = (uint32_t)x;
+	return 0;
+}
+
+int
+et_conf_enum(struct et_conf *c, const char *section, const char *key,
+	     const char *const names[], bool required, int def, int *out)
+{
+	const char *v = rte_cfgfile_get_entry(c->cfg, section, key);
+	char list[256];
+	int i;
+
+	if (v == NULL && !required) {
+		*out = def;
+		return 0;
+	}
+	for (i = 0; v && names[i]; i++)
+		if (strcmp(names[i], v) == 0) {
+			*out = i;
+			return 0;
+		}
+	join_names(names, list, sizeof(list));
+	if (v == NULL)
+		return et_conf_fail(c, section, key, "missing (expected one of: %s)",
+				    list);
+	return et_conf_fail(c, section, key, "expected one of: %s, got '%s'", list,
+			    v);
+}

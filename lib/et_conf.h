@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Typed reads from INI files (rte_cfgfile) with errors that name the file,
+ * the section, the key and what was expected.
+ */
+#ifndef ET_CONF_H
+#define ET_CONF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct rte_cfgfile;
+
+struct et_conf {
+	struct rte_cfgfile *cfg;
+	const char *file;
+	char err[512];
+};
+
+/* Open a file; -1 with c->err set when it is missing or not INI. */
+int et_conf_open(struct et_conf *c, const char *file);
+void et_conf_close(struct et_conf *c);
+
+/* -1 and c->err when the section is missing. */
+int et_conf_need_section(struct et_conf *c, const char *section);
+
+/* Every key of the section must be one of allowed (NULL-terminated). */
+int et_conf_check_keys(struct et_conf *c, const char *section,
+		       const char *const allowed[]);
+
+/* An unsigned integer in [min, max]; a missing key gives def, or an error
+ * when required. */
+int et_conf_u32(struct et_conf *c, const char *section, const char *key,
+		uint32_t min, uint32_t max, bool required, uint32_t def,
+		uint32_t *out);
+
+/* One of the NULL-terminated names; *out is its index. */
+int et_conf_enum(struct et_conf *c, const char *section, const char *key,
+		 const char *const names[], bool required, int def, int *out);
+
+/* Record an error about a key (for checks across keys). */
+int et_conf_fail(struct et_conf *c, const char *section, const char *key,
+		 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+#endif /* ET_CONF_H */

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Install the Debian 12 packages the project builds, tests and runs with.
+# Only what is missing is installed; needs root (or sudo) the first time.
+# --list prints the package names and installs nothing.
+set -euo pipefail
+
+packages=(
+	gcc clang meson ninja-build pkg-config
+	libdpdk-dev libnuma-dev libcmocka-dev libisal-dev
+	libclang-rt-14-dev          # libFuzzer runtime for -Dfuzz=true
+	python3 python3-scapy tshark # independent RoCEv2 decoders for the interop tests
+)
+
+if [ "${1:-}" = "--list" ]; then
+	echo "${packages[@]}"
+	exit 0
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+as_root=()
+if [ "$(id -u)" -ne 0 ]; then
+	command -v sudo >/dev/null || { echo "deps: need root to install: ${missing[*]}" >&2; exit 1; }
+	as_root=(sudo)
+fi
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${as_root[@]}" apt-get update -q
+"${as_root[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
