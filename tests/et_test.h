@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include <rte_eal.h>
+#include <rte_mbuf.h>
 
 /* Start DPDK the way every test does: no hugepages, no PCI, no shared
  * config (DPDK 22.11 refuses --in-memory together with --no-huge). */
@@ -25,6 +26,24 @@ et_test_eal_init(const char *prog)
 			"--log-level=error", NULL};
 
 	return rte_eal_init((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv);
+}
+
+/* EAL as above and one mbuf pool with room for a 4 KB-MTU frame; NULL on
+ * failure (a cmocka group setup returns -1 then). */
+static inline struct rte_mempool *
+et_test_eal_pool(const char *prog, unsigned int n)
+{
+	if (et_test_eal_init(prog) < 0)
+		return NULL;
+	return rte_pktmbuf_pool_create(prog, n, 0, 0, RTE_PKTMBUF_HEADROOM + 4096 + 256, 0);
+}
+
+static inline int
+et_test_eal_done(struct rte_mempool *pool)
+{
+	rte_mempool_free(pool);
+	rte_eal_cleanup();
+	return 0;
 }
 
 /* Deterministic PRNG for tests (xorshift64*). */

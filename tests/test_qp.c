@@ -1,0 +1,829 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * The RC transport under every loss pattern: two QPs on a scripted link,
+ * driven by a fake clock.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include "et_test.h"
+
+#include <rte_ip.h>
+
+#include "et_path.h"
+#include "qp_link.h"
+
+#define GUARD 4096
+#define SPACE (12u << 20)
+
+static struct rte_mempool *pool;
+
+static int
+setup(void **state)
+{
+	pool = et_test_eal_pool("test_qp", 16383);
+	return pool ? 0 : -1;
+}
+
+static int
+teardown(void **state)
+{
+	return et_test_eal_done(pool);
+}
+
+/* Side A sends from src, side B receives into dst; both are full QPs. */
+struct pair {
+	struct et_mr_table mr[2];
+	struct et_cq scq[2], rcq[2];
+	struct et_qp *qp[2];
+	uint8_t *src, *dst;           /* dst has GUARD bytes on each side */
+	const struct et_mr *msrc, *mdst;
+	struct qp_link link;
+	uint64_t seed;
+	/* script state */
+	double loss;
+	uint64_t data_seen;
+	uint32_t burst_every, burst_len;
+	bool drop_tails, drop_all_ab;
+	double ack_loss, dup, reorder, mark;
+	uint64_t drop_nth;            /* drop the nth A->B data packet (1-based) */
+	uint32_t tail_dropped[1024];
+	uint32_t n_tail_dropped;
+	uint16_t last_data_sport, last_ack_sport, last_rx_sport;
+};
+
+static struct pair P;
+
+static void
+attrs(struct et_qp_attr *a, struct et_qp_attr *b, uint32_t mtu, uint32_t psn)
+{
+	et_qp_attr_default(a);
+	a->qpn = 0x11;
+	a->dest_qpn = 0x22;
+	a->ip = RTE_IPV4(10, 0, 0, 1);
+	a->dest_ip = RTE_IPV4(10, 0, 1, 1);
+	a->mtu = mtu;
+	a->sq_psn = psn;
+	a->rq_psn = 0x500;
+	a->path_id = 0x0102;
+	a->dctcp.init_cwnd = 64 * 1024;
+	a->max_send_wr = 1024;
+	a->max_recv_wr = 1024;
+	*b = *a;
+	b->qpn = 0x22;
+	b->dest_qpn = 0x11;
+	b->ip = a->dest_ip;
+	b->dest_ip = a->ip;
+	b->sq_psn = 0x500;
+	b->rq_psn = psn;
+}
+
+static void
+pair_init_attr(const struct et_qp_attr *a, const struct et_qp_attr *b, uint32_t b_access)
+{
+	memset(&P, 0, sizeof(P));
+	P.seed = 0x5eed;
+	P.src = malloc(SPACE);
+	P.dst = malloc(SPACE + 2 * GUARD);
+	assert_non_null(P.src);
+	assert_non_null(P.dst);
+	for (uint32_t i = 0; i < SPACE; i++)
+		P.src[i] = (uint8_t)(et_test_rand(&P.seed) >> 7);
+	memset(P.dst, 0xa5, SPACE + 2 * GUARD);
+	for (int s = 0; s < 2; s++) {
+		assert_int_equal(et_mr_table_init(&P.mr[s], 8), 0);
+		assert_int_equal(et_cq_init(&P.scq[s], 4096), 0);
+		assert_int_equal(et_cq_init(&P.rcq[s], 4096), 0);
+	}
+	P.msrc = et_mr_reg(&P.mr[0], P.src, SPACE, ET_ACCESS_LOCAL_WRITE);
+	P.mdst = et_mr_reg(&P.mr[1], P.dst + GUARD, SPACE, b_access);
+	P.qp[0] = et_qp_create(a, &P.mr[0], &P.scq[0], &P.rcq[0], pool);
+	P.qp[1] = et_qp_create(b, &P.mr[1], &P.scq[1], &P.rcq[1], pool);
+	assert_non_null(P.qp[0]);
+	assert_non_null(P.qp[1]);
+	assert_int_equal(et_qp_ready(P.qp[0]), 0);
+	assert_int_equal(et_qp_ready(P.qp[1]), 0);
+	qp_link_init(&P.link, P.qp[0], P.qp[1], pool, 2000);
+	P.link.ctx = &P;
+}
+
+static void
+pair_init(uint32_t mtu, uint32_t psn)
+{
+	struct et_qp_attr a, b;
+
+	attrs(&a, &b, mtu, psn);
+	pair_init_attr(&a, &b, ET_ACCESS_LOCAL_WRITE | ET_ACCESS_REMOTE_WRITE);
+}
+
+/* An RDMA WRITE of the first len bytes of src to the start of dst. */
+static struct et_send_wr
+write_wr(uint64_t id, uint32_t len)
+{
+	return (struct et_send_wr){.wr_id = id, .opcode = ET_WR_RDMA_WRITE, .local_addr = P.src,
+				   .length = len, .lkey = P.msrc->key,
+				   .remote_addr = (uintptr_t)(P.dst + GUARD), .rkey = P.mdst->key};
+}
+
+static void
+pair_free(void)
+{
+	qp_link_free(&P.link);
+	for (int s = 0; s < 2; s++) {
+		et_qp_destroy(P.qp[s]);
+		et_cq_free(&P.scq[s]);
+		et_cq_free(&P.rcq[s]);
+		et_mr_table_free(&P.mr[s]);
+	}
+	free(P.src);
+	free(P.dst);
+	assert_int_equal(rte_mempool_in_use_count(pool), 0); /* no mbuf leak */
+}
+
+static void
+assert_guards(void)
+{
+	for (uint32_t i = 0; i < GUARD; i++) {
+		assert_int_equal(P.dst[i], 0xa5);
+		assert_int_equal(P.dst[GUARD + SPACE + i], 0xa5);
+	}
+}
+
+/* ---- scripts ---- */
+
+static bool
+chance(double p)
+{
+	return (double)(et_test_rand(&P.seed) % 1000000) < p * 1e6;
+}
+
+static enum qp_verdict
+script(struct qp_link *l, int dir, const struct et_roce_pkt *p, uint64_t *delay)
+{
+	bool data = p->h.opcode != ET_OP_ACK && p->h.opcode != ET_OP_CNP;
+
+	(void)l;
+	if (dir == 1) {
+		if (p->h.opcode == ET_OP_ACK)
+			P.last_ack_sport = p->h.udp_sport;
+		if (P.ack_loss > 0 && chance(P.ack_loss))
+			return QP_DROP;
+		if (P.dup > 0 && chance(P.dup))
+			return QP_DUP;
+		return QP_DELIVER;
+	}
+	if (!data)
+		return QP_DELIVER;
+	P.data_seen++;
+	P.last_data_sport = p->h.udp_sport;
+	if (P.drop_all_ab)
+		return QP_DROP;
+	if (P.drop_nth && P.data_seen == P.drop_nth)
+		return QP_DROP;
+	if (P.loss > 0 && chance(P.loss))
+		return QP_DROP;
+	if (P.burst_every && P.data_seen % P.burst_every < P.burst_len)
+		return QP_DROP;
+	if (P.drop_tails && (et_opcode_flags[p->h.opcode] & ET_OPF_LAST)) {
+		/* each message's last packet is lost the first time it is sent */
+		for (uint32_t i = 0; i < P.n_tail_dropped; i++)
+			if (P.tail_dropped[i] == p->h.psn)
+				goto keep;
+		if (P.n_tail_dropped < 1024) {
+			P.tail_dropped[P.n_tail_dropped++] = p->h.psn;
+			return QP_DROP;
+		}
+	}
+keep:
+	if (P.dup > 0 && chance(P.dup))
+		return QP_DUP;
+	if (P.reorder > 0 && chance(P.reorder)) {
+		*delay *= 4;
+		return QP_DELIVER;
+	}
+	if (P.mark > 0 && chance(P.mark))
+		return QP_MARK;
+	return QP_DELIVER;
+}
+
+/* ---- a workload of random messages ---- */
+
+struct msg {
+	uint8_t opcode;
+	uint32_t off, len;
+};
+
+static struct msg msgs[512];
+static uint32_t n_msgs;
+
+static uint32_t expect_send, expect_recv;
+
+static bool
+all_completed(struct qp_link *l)
+{
+	(void)l;
+	return et_cq_count(&P.scq[0]) >= expect_send && et_cq_count(&P.rcq[1]) >= expect_recv;
+}
+
+/* Random sizes from 0 B to max_big, a few big ones and many small ones,
+ * laid out without overlap in dst. */
+static void
+post_workload(uint32_t n, uint32_t max_big, uint32_t total)
+{
+	uint32_t off = 0;
+
+	n_msgs = 0;
+	expect_send = expect_recv = 0;
+	for (uint32_t i = 0; i < n && off < total; i++) {
+		uint64_t r = et_test_rand(&P.seed);
+		uint32_t len = i % 8 == 3 ? (uint32_t)(r % (max_big + 1)) : (uint32_t)(r % 5000);
+		uint8_t op = (uint8_t)(et_test_rand(&P.seed) % 4);
+		struct et_send_wr wr;
+
+		if (i == 0)
+			len = 0;
+		if (i == 1)
+			len = max_big;
+		if (off + len > total)
+			len = total - off;
+		wr = (struct et_send_wr){.wr_id = i, .opcode = op, .local_addr = P.src + off,
+					 .length = len, .lkey = P.msrc->key,
+					 .remote_addr = (uintptr_t)(P.dst + GUARD + off),
+					 .rkey = P.mdst->key, .imm = 0xabc00000 + i};
+		if (op == ET_WR_SEND || op == ET_WR_SEND_IMM || op == ET_WR_RDMA_WRITE_IMM) {
+			struct et_recv_wr rw = {.wr_id = 1000 + i,
+						.addr = op == ET_WR_RDMA_WRITE_IMM ? NULL
+						      : P.dst + GUARD + off,
+						.length = op == ET_WR_RDMA_WRITE_IMM ? 0 : len,
+						.lkey = P.mdst->key};
+
+			assert_int_equal(et_qp_post_recv(P.qp[1], &rw), 0);
+			expect_recv++;
+		}
+		assert_int_equal(et_qp_post_send(P.qp[0], &wr), 0);
+		msgs[n_msgs++] = (struct msg){op, off, len};
+		expect_send++;
+		off += len;
+	}
+}
+
+/* Every request completed once, in order, successfully; every receive with
+ * the right length and immediate; the bytes arrived; nothing else moved. */
+static void
+check_workload(void)
+{
+	struct et_wc wc;
+	uint32_t i, r = 0;
+
+	for (i = 0; i < n_msgs; i++) {
+		assert_int_equal(et_cq_poll(&P.scq[0], &wc, 1), 1);
+		if (wc.status != ET_WC_SUCCESS)
+			fail_msg("send %u: %s", i, et_wc_status_str(wc.status));
+		assert_int_equal(wc.wr_id, i);
+		assert_int_equal(wc.byte_len, msgs[i].len);
+		assert_int_equal(wc.opcode, msgs[i].opcode >= ET_WR_SEND ? ET_WC_SEND
+									 : ET_WC_RDMA_WRITE);
+		if (msgs[i].opcode == ET_WR_RDMA_WRITE)
+			continue;
+		assert_int_equal(et_cq_poll(&P.rcq[1], &wc, 1), 1);
+		assert_int_equal(wc.status, ET_WC_SUCCESS);
+		assert_int_equal(wc.wr_id, 1000 + i);
+		assert_int_equal(wc.byte_len, msgs[i].len);
+		assert_int_equal(wc.with_imm, msgs[i].opcode != ET_WR_SEND);
+		if (wc.with_imm)
+			assert_int_equal(wc.imm, 0xabc00000 + i);
+		assert_int_equal(wc.opcode, msgs[i].opcode == ET_WR_RDMA_WRITE_IMM
+						    ? ET_WC_RECV_RDMA_WITH_IMM : ET_WC_RECV);
+		r++;
+	}
+	assert_int_equal(et_cq_poll(&P.scq[0], &wc, 1), 0);  /* exactly once */
+	assert_int_equal(et_cq_poll(&P.rcq[1], &wc, 1), 0);
+	for (i = 0; i < n_msgs; i++)
+		if (memcmp(P.dst + GUARD + msgs[i].off, P.src + msgs[i].off, msgs[i].len))
+			fail_msg("message %u (%u bytes at %u) differs", i, msgs[i].len, msgs[i].off);
+	assert_guards();
+	assert_int_equal(et_qp_sq_outstanding(P.qp[0]), 0);
+	(void)r;
+}
+
+static void
+run_workload(uint32_t mtu, uint32_t psn, uint32_t n, uint32_t max_big, uint32_t total)
+{
+	int rc;
+
+	post_workload(n, max_big, total);
+	rc = qp_link_run(&P.link, all_completed, 60ull * 1000000000);
+	if (rc)
+		fail_msg("run: %d (sent %lu completions %u/%u)", rc, P.link.sent[0],
+			 et_cq_count(&P.scq[0]), expect_send);
+	check_workload();
+	(void)mtu;
+	(void)psn;
+}
+
+static const uint32_t mtus[] = {256, 512, 1024, 2048, 4096};
+
+static void
+test_no_loss(void **state)
+{
+	for (int i = 0; i < 5; i++) {
+		pair_init(mtus[i], 0x1000);
+		P.link.script = script;
+		run_workload(mtus[i], 0x1000, 64, 8u << 20, SPACE);
+		/* nothing lost: nothing sent twice, no timer fired */
+		assert_int_equal(P.qp[0]->st.retransmits, 0);
+		assert_int_equal(P.qp[0]->st.timeouts, 0);
+		assert_int_equal(P.qp[1]->st.naks_tx, 0);
+		pair_free();
+	}
+}
+
+static void
+test_random_loss(void **state)
+{
+	for (int i = 0; i < 5; i++) {
+		pair_init(mtus[i], 0x2000);
+		P.link.script = script;
+		P.loss = 0.01;
+		run_workload(mtus[i], 0x2000, 48, 1u << 20, 3u << 20);
+		assert_true(P.link.dropped[0] > 0);
+		assert_true(P.qp[0]->st.retransmits > 0);
+		pair_free();
+	}
+}
+
+static void
+test_burst_loss(void **state)
+{
+	pair_init(1024, 0x3000);
+	P.link.script = script;
+	P.burst_every = 500;
+	P.burst_len = 20;
+	run_workload(1024, 0x3000, 48, 2u << 20, 6u << 20);
+	assert_true(P.qp[1]->st.naks_tx > 0);
+	pair_free();
+}
+
+static bool one_completion(struct qp_link *l);
+
+static void
+test_tail_loss(void **state)
+{
+	struct et_send_wr wr;
+	struct et_wc wc;
+
+	/* a lost last packet leaves no later packet to reveal the gap: only
+	 * the retransmit timer repairs it */
+	pair_init(2048, 0x4000);
+	P.link.script = script;
+	P.drop_tails = true;
+	wr = write_wr(1, 20000);
+	assert_int_equal(et_qp_post_send(P.qp[0], &wr), 0);
+	assert_int_equal(qp_link_run(&P.link, one_completion, 100000000), 0);
+	assert_int_equal(et_cq_poll(&P.scq[0], &wc, 1), 1);
+	assert_int_equal(wc.status, ET_WC_SUCCESS);
+	assert_int_equal(P.qp[0]->st.timeouts, 1);
+	assert_int_equal(P.qp[1]->st.naks_tx, 0);
+	assert_memory_equal(P.dst + GUARD, P.src, 20000);
+	pair_free();
+
+	/* and every message's tail, in a mixed workload */
+	pair_init(2048, 0x4000);
+	P.link.script = script;
+	P.drop_tails = true;
+	run_workload(2048, 0x4000, 24, 256 * 1024, 1u << 20);
+	pair_free();
+}
+
+static void
+test_ack_loss(void **state)
+{
+	pair_init(512, 0x5000);
+	P.link.script = script;
+	P.ack_loss = 0.3;
+	run_workload(512, 0x5000, 48, 512 * 1024, 2u << 20);
+	assert_true(P.link.dropped[1] > 0);
+	pair_free();
+}
+
+static void
+test_duplicates_and_reordering(void **state)
+{
+	pair_init(1024, 0x6000);
+	P.link.script = script;
+	P.dup = 0.05;
+	P.reorder = 0.05;
+	run_workload(1024, 0x6000, 48, 1u << 20, 3u << 20);
+	assert_true(P.qp[1]->st.rx_dup > 0);
+	assert_true(P.qp[1]->st.rx_out_of_order > 0);
+	pair_free();
+}
+
+static void
+test_psn_wrap(void **state)
+{
+	/* the message's PSNs run 0xfffff0 .. past 0xffffff to 0x00002f */
+	pair_init(1024, 0xfffff0);
+	P.link.script = script;
+	P.loss = 0.02;
+	run_workload(1024, 0xfffff0, 4, 64 * 1024, 200 * 1024);
+	assert_true(et_psn_diff(P.qp[0]->snd_una, 0xfffff0) > 64);
+	assert_true(P.qp[0]->snd_una < 0x1000);
+	pair_free();
+}
+
+static void
+test_gap_gives_one_nak(void **state)
+{
+	pair_init(1024, 0x7000);
+	P.link.script = script;
+	P.drop_nth = 5; /* many packets follow it inside the window */
+	run_workload(1024, 0x7000, 2, 128 * 1024, 256 * 1024);
+	assert_true(P.qp[1]->st.rx_out_of_order > 10);
+	assert_int_equal(P.qp[1]->st.naks_tx, 1);
+	assert_int_equal(P.qp[0]->st.naks_rx, 1);
+	assert_int_equal(P.qp[0]->st.timeouts, 0);
+	pair_free();
+}
+
+static bool
+send_cq_has(struct qp_link *l, uint32_t n)
+{
+	return et_cq_count(&P.scq[0]) >= n;
+}
+
+static bool
+two_completions(struct qp_link *l)
+{
+	return send_cq_has(l, 2);
+}
+
+static bool
+three_completions(struct qp_link *l)
+{
+	return send_cq_has(l, 3);
+}
+
+static void
+remote_access_case(uint32_t access, int bad)
+{
+	struct et_qp_attr a, b;
+	struct et_send_wr wr;
+	struct et_wc wc;
+
+	attrs(&a, &b, 1024, 0x8000);
+	pair_init_attr(&a, &b, access);
+	P.link.script = script;
+	wr = write_wr(1, 5000);
+	if (bad == 0)
+		wr.rkey ^= 0x100; /* a key that names no region */
+	if (bad == 1)
+		wr.remote_addr = (uintptr_t)(P.dst + GUARD + SPACE - 5000 + 1); /* 1 byte out */
+	assert_int_equal(et_qp_post_send(P.qp[0], &wr), 0);
+	wr.wr_id = 2;
+	assert_int_equal(et_qp_post_send(P.qp[0], &wr), 0);
+	wr.wr_id = 3;
+	assert_int_equal(et_qp_post_send(P.qp[0], &wr), 0);
+	assert_int_equal(qp_link_run(&P.link, three_completions, 1000000000ull), 0);
+	assert_int_equal(et_cq_poll(&P.scq[0], &wc, 1), 1);
+	assert_int_equal(wc.wr_id, 1);
+	assert_int_equal(wc.status, ET_WC_REM_ACCESS_ERR);
+	assert_int_equal(et_cq_poll(&P.scq[0], &wc, 1), 1);
+	assert_int_equal(wc.status, ET_WC_WR_FLUSH_ERR);
+	assert_int_equal(et_cq_poll(&P.scq[0], &wc, 1), 1);
+	assert_int_equal(wc.status, ET_WC_WR_FLUSH_ERR);
+	assert_int_equal(P.qp[0]->state, ET_QPS_ERR);
+	assert_int_equal(P.qp[1]->state, ET_QPS_ERR);
+	assert_int_equal(P.qp[1]->st.err_naks_tx, 1);
+	/* nothing written anywhere */
+	for (uint32_t i = 0; i < SPACE + 2 * GUARD; i++)
+		if (P.dst[i] != 0xa5)
+			fail_msg("byte %u written", i);
+	/* later requests complete at once, flushed */
+	wr.wr_id = 4;
+	assert_int_equal(et_qp_post_send(P.qp[0], &wr), 0);
+	assert_int_equal(et_cq_poll(&P.scq[0], &wc, 1), 1);
+	assert_int_equal(wc.status, ET_WC_WR_FLUSH_ERR);
+	pair_free();
+}
+
+static void
+test_remote_access_violations(void **state)
+{
+	remote_access_case(ET_ACCESS_LOCAL_WRITE | ET_ACCESS_REMOTE_WRITE, 0); /* bad rkey */
+	remote_access_case(ET_ACCESS_LOCAL_WRITE | ET_ACCESS_REMOTE_WRITE, 1); /* +1 byte */
+	remote_access_case(ET_ACCESS_LOCAL_WRITE, 2); /* no remote write access */
+}
+
+static bool
+one_completion(struct qp_link *l)
+{
+	return send_cq_has(l, 1);
+}
+
+static void
+test_rnr(void **state)
+{
+	struct et_send_wr wr;
+	struct et_recv_wr rw;
+	struct et_qp_attr a, b;
+	struct et_wc wc;
+
+	pair_init(1024, 0x9000);
+	P.link.script = script;
+	wr = (struct et_send_wr){.wr_id = 7, .opcode = ET_WR_SEND, .local_addr = P.src,
+				 .length = 3000, .lkey = P.msrc->key};
+	assert_int_equal(et_qp_post_send(P.qp[0], &wr), 0);
+	/* no receive posted: RNR NAKs, the sender waits and tries again */
+	assert_int_equal(qp_link_run(&P.link, one_completion, 5000000), -3);
+	assert_true(P.qp[1]->st.rnr_naks_tx >= 2);
+	assert_true(P.qp[0]->st.rnr_naks_rx >= 2);
+	rw = (struct et_recv_wr){.wr_id = 8, .addr = P.dst + GUARD, .length = 4000,
+				 .lkey = P.mdst->key};
+	assert_int_equal(et_qp_post_recv(P.qp[1], &rw), 0);
+	assert_int_equal(qp_link_run(&P.link, one_completion, 100000000), 0);
+	assert_int_equal(et_cq_poll(&P.scq[0], &wc, 1), 1);
+	assert_int_equal(wc.status, ET_WC_SUCCESS);
+	assert_int_equal(et_cq_poll(&P.rcq[1], &wc, 1), 1);
+	assert_int_equal(wc.wr_id, 8);
+	assert_int_equal(wc.byte_len, 3000);
+	assert_memory_equal(P.dst + GUARD, P.src, 3000);
+	pair_free();
+
+	/* rnr_retry 0: the first RNR NAK ends it */
+	attrs(&a, &b, 1024, 0x9000);
+	a.rnr_retry = 0;
+	pair_init_attr(&a, &b, ET_ACCESS_LOCAL_WRITE | ET_ACCESS_REMOTE_WRITE);
+	P.link.script = script;
+	wr.local_addr = P.src;
+	wr.lkey = P.msrc->key;
+	assert_int_equal(et_qp_post_send(P.qp[0], &wr), 0);
+	assert_int_equal(qp_link_run(&P.link, one_completion, 100000000), 0);
+	assert_int_equal(et_cq_poll(&P.scq[0], &wc, 1), 1);
+	assert_int_equal(wc.status, ET_WC_RNR_RETRY_EXC_ERR);
+	pair_free();
+
+	/* a receive too small for the SEND: NAK invalid request, both fail */
+	pair_init(1024, 0x9000);
+	P.link.script = script;
+	wr.local_addr = P.src;
+	wr.lkey = P.msrc->key;
+	rw = (struct et_recv_wr){.wr_id = 8, .addr = P.dst + GUARD, .length = 100,
+				 .lkey = P.mdst->key};
+	assert_int_equal(et_qp_post_recv(P.qp[1], &rw), 0);
+	assert_int_equal(et_qp_post_send(P.qp[0], &wr), 0);
+	assert_int_equal(qp_link_run(&P.link, one_completion, 100000000), 0);
+	assert_int_equal(et_cq_poll(&P.scq[0], &wc, 1), 1);
+	assert_int_equal(wc.status, ET_WC_REM_INV_REQ_ERR);
+	assert_int_equal(et_cq_poll(&P.rcq[1], &wc, 1), 1);
+	assert_int_equal(wc.status, ET_WC_LOC_LEN_ERR);
+	assert_guards();
+	pair_free();
+}
+
+static void
+dctcp_run(double mark, uint64_t cnp_interval, double *alpha, uint32_t *cwnd,
+	  uint64_t *cnps, uint64_t *marks)
+{
+	struct et_qp_attr a, b;
+
+	attrs(&a, &b, 1024, 0xa000);
+	b.cnp_interval_ns = cnp_interval;
+	a.dctcp.init_cwnd = 256 * 1024;
+	pair_init_attr(&a, &b, ET_ACCESS_LOCAL_WRITE | ET_ACCESS_REMOTE_WRITE);
+	P.link.script = script;
+	P.mark = mark;
+	run_workload(1024, 0xa000, 64, 1u << 20, 8u << 20);
+	*alpha = P.qp[0]->cc.alpha;
+	*cwnd = et_dctcp_cwnd(&P.qp[0]->cc);
+	*cnps = P.qp[1]->st.cnps_tx;
+	*marks = P.qp[1]->st.rx_ce;
+	assert_int_equal(P.qp[0]->st.cnps_rx, *cnps);
+	pair_free();
+}
+
+static void
+test_dctcp_through_the_qp(void **state)
+{
+	double alpha0, alpha;
+	uint32_t cwnd0, cwnd;
+	uint64_t cnps, marks;
+
+	dctcp_run(0, 0, &alpha0, &cwnd0, &cnps, &marks);
+	assert_int_equal(cnps, 0);
+	assert_true(cwnd0 > 256 * 1024); /* grew: no marks */
+	dctcp_run(0.3, 0, &alpha, &cwnd, &cnps, &marks);
+	assert_true(marks > 1000);
+	assert_int_equal(cnps, marks); /* one CNP per marked packet */
+	assert_true(alpha > 0.15 && alpha < 0.6);
+	assert_true(cwnd < cwnd0 / 4);
+	/* a minimum gap between CNPs thins them out */
+	dctcp_run(0.3, 50000, &alpha, &cwnd, &cnps, &marks);
+	assert_true(cnps > 0 && cnps < marks / 4);
+}
+
+static void
+test_retry_exhaustion(void **state)
+{
+	struct et_send_wr wr;
+	struct et_qp_attr a, b;
+	struct et_wc wc;
+
+	attrs(&a, &b, 1024, 0xb000);
+	a.retry_cnt = 2;
+	pair_init_attr(&a, &b, ET_ACCESS_LOCAL_WRITE | ET_ACCESS_REMOTE_WRITE);
+	P.link.script = script;
+	P.drop_all_ab = true;
+	wr = write_wr(1, 10000);
+	assert_int_equal(et_qp_post_send(P.qp[0], &wr), 0);
+	wr.wr_id = 2;
+	assert_int_equal(et_qp_post_send(P.qp[0], &wr), 0);
+	assert_int_equal(qp_link_run(&P.link, NULL, 1000000000ull), 0);
+	assert_int_equal(P.qp[0]->st.timeouts, 3);
+	assert_int_equal(et_cq_poll(&P.scq[0], &wc, 1), 1);
+	assert_int_equal(wc.status, ET_WC_RETRY_EXC_ERR);
+	assert_int_equal(et_cq_poll(&P.scq[0], &wc, 1), 1);
+	assert_int_equal(wc.status, ET_WC_WR_FLUSH_ERR);
+	assert_int_equal(et_cq_poll(&P.scq[0], &wc, 1), 0);
+	assert_int_equal(P.qp[0]->state, ET_QPS_ERR);
+	/* 1 ms RTO, three tries: done within a few ms of virtual time */
+	assert_true(P.link.now < 5000000);
+	pair_free();
+
+	/* retry_cnt 7 tries forever; the link heals and it completes */
+	pair_init(1024, 0xb000);
+	P.link.script = script;
+	P.drop_all_ab = true;
+	wr = write_wr(1, 10000);
+	assert_int_equal(et_qp_post_send(P.qp[0], &wr), 0);
+	assert_int_equal(qp_link_run(&P.link, one_completion, 30000000), -3);
+	assert_true(P.qp[0]->st.timeouts >= 25);
+	assert_int_equal(et_cq_count(&P.scq[0]), 0);
+	P.drop_all_ab = false;
+	assert_int_equal(qp_link_run(&P.link, one_completion, 100000000), 0);
+	assert_int_equal(et_cq_poll(&P.scq[0], &wc, 1), 1);
+	assert_int_equal(wc.status, ET_WC_SUCCESS);
+	assert_memory_equal(P.dst + GUARD, P.src, 10000);
+	pair_free();
+}
+
+struct hook_log {
+	uint32_t calls[3];
+};
+
+static struct hook_log hooks;
+
+static uint16_t
+hook(void *ctx, struct et_qp *qp, enum et_path_event ev, uint64_t now)
+{
+	struct hook_log *h = ctx;
+
+	(void)qp;
+	(void)now;
+	h->calls[ev]++;
+	return (uint16_t)((ev + 1) << 8 | h->calls[ev]);
+}
+
+static bool
+b_received_fresh(struct qp_link *l)
+{
+	return P.qp[1]->st.rx_pkts > 0 && P.data_seen > P.drop_nth + 3;
+}
+
+static void
+test_path_hook(void **state)
+{
+	struct et_send_wr wr;
+	uint16_t sport;
+
+	memset(&hooks, 0, sizeof(hooks));
+	pair_init(1024, 0xc000);
+	P.link.script = script;
+	et_qp_set_path_fn(P.qp[0], hook, &hooks);
+	wr = write_wr(1, 100000);
+	P.drop_nth = 3;
+	assert_int_equal(et_qp_post_send(P.qp[0], &wr), 0);
+	assert_int_equal(qp_link_run(&P.link, b_received_fresh, 100000000), 0);
+	assert_int_equal(hooks.calls[ET_PATH_FIRST], 1);
+	assert_int_equal(qp_link_run(&P.link, one_completion, 100000000), 0);
+	assert_int_equal(hooks.calls[ET_PATH_FIRST], 1);
+	assert_int_equal(hooks.calls[ET_PATH_NAK], 1);
+	assert_int_equal(hooks.calls[ET_PATH_TIMEOUT], 0);
+	/* data after the NAK went on the path the hook gave for it */
+	assert_int_equal(P.last_data_sport, 0x0201);
+	/* the responder answers on the byte swap of what it received */
+	assert_int_equal(P.last_ack_sport, et_path_swap(0x0201));
+
+	/* a timeout asks again, and says so */
+	P.drop_all_ab = true;
+	wr.wr_id = 2;
+	assert_int_equal(et_qp_post_send(P.qp[0], &wr), 0);
+	assert_int_equal(qp_link_run(&P.link, NULL, P.link.now + 1500000), -3);
+	assert_int_equal(hooks.calls[ET_PATH_TIMEOUT], 1);
+	/* healed, but only the next timeout resends: on the path it gets */
+	P.drop_all_ab = false;
+	assert_int_equal(qp_link_run(&P.link, two_completions, P.link.now + 100000000), 0);
+	assert_int_equal(hooks.calls[ET_PATH_TIMEOUT], 2);
+	sport = P.last_data_sport;
+	assert_int_equal(sport, 0x0302);
+	assert_int_equal(P.last_ack_sport, et_path_swap(0x0302));
+	assert_int_equal(P.qp[0]->st.path_changes, 3);
+	pair_free();
+}
+
+static void
+test_post_errors(void **state)
+{
+	struct et_qp_attr a, b;
+	struct et_send_wr wr;
+	struct et_recv_wr rw;
+	struct et_qp *q;
+	const char *why;
+
+	attrs(&a, &b, 1024, 0);
+	a.max_send_wr = 4;
+	pair_init_attr(&a, &b, ET_ACCESS_LOCAL_WRITE | ET_ACCESS_REMOTE_WRITE);
+	wr = (struct et_send_wr){.opcode = ET_WR_RDMA_WRITE, .local_addr = P.src, .length = 10,
+				 .lkey = P.msrc->key, .rkey = P.mdst->key,
+				 .remote_addr = (uintptr_t)(P.dst + GUARD)};
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(et_qp_post_send(P.qp[0], &wr), 0);
+	assert_int_equal(et_qp_post_send(P.qp[0], &wr), -ENOSPC);
+	wr.lkey ^= 0x100;
+	assert_int_equal(et_qp_post_send(P.qp[0], &wr), -EINVAL);
+	wr.lkey ^= 0x100;
+	wr.opcode = 9;
+	assert_int_equal(et_qp_post_send(P.qp[0], &wr), -EINVAL);
+	/* a receive buffer without local write access */
+	rw = (struct et_recv_wr){.addr = P.src, .length = 10, .lkey = P.msrc->key};
+	assert_int_equal(et_qp_post_recv(P.qp[0], &rw), 0);
+	rw.lkey = 0;
+	assert_int_equal(et_qp_post_recv(P.qp[0], &rw), -EINVAL);
+	/* RESET: not yet */
+	q = et_qp_create(&a, &P.mr[0], &P.scq[0], &P.rcq[0], pool);
+	assert_non_null(q);
+	wr.opcode = ET_WR_SEND;
+	assert_int_equal(et_qp_post_send(q, &wr), -EINVAL);
+	et_qp_destroy(q);
+	/* attributes */
+	a.mtu = 1000;
+	assert_int_equal(et_qp_attr_check(&a, &why), -1);
+	assert_non_null(strstr(why, "MTU"));
+	assert_null(et_qp_create(&a, &P.mr[0], &P.scq[0], &P.rcq[0], pool));
+	pair_free();
+}
+
+static void
+test_mr_bounds(void **state)
+{
+	static uint8_t buf[1000];
+	struct et_mr_table t;
+	const struct et_mr *mr;
+	uint64_t va = (uintptr_t)buf;
+	uint32_t key;
+
+	assert_int_equal(et_mr_table_init(&t, 2), 0);
+	mr = et_mr_reg(&t, buf, sizeof(buf), ET_ACCESS_REMOTE_WRITE);
+	key = mr->key;
+	assert_ptr_equal(et_mr_lookup(&t, key, va, 1000, ET_ACCESS_REMOTE_WRITE), buf);
+	assert_ptr_equal(et_mr_lookup(&t, key, va + 999, 1, ET_ACCESS_REMOTE_WRITE), buf + 999);
+	assert_null(et_mr_lookup(&t, key, va + 1000, 1, ET_ACCESS_REMOTE_WRITE));
+	assert_null(et_mr_lookup(&t, key, va - 1, 1, ET_ACCESS_REMOTE_WRITE));
+	assert_null(et_mr_lookup(&t, key, va, 1001, ET_ACCESS_REMOTE_WRITE));
+	assert_null(et_mr_lookup(&t, key, va + 1, UINT64_MAX, ET_ACCESS_REMOTE_WRITE));
+	assert_null(et_mr_lookup(&t, key, UINT64_MAX, 2, ET_ACCESS_REMOTE_WRITE));
+	assert_null(et_mr_lookup(&t, key, va, 10, ET_ACCESS_REMOTE_READ));
+	assert_null(et_mr_lookup(&t, key + 1, va, 10, ET_ACCESS_REMOTE_WRITE));
+	/* a stale key misses after the slot is reused */
+	assert_int_equal(et_mr_dereg(&t, key), 0);
+	mr = et_mr_reg(&t, buf, sizeof(buf), ET_ACCESS_REMOTE_WRITE);
+	assert_int_not_equal(mr->key, key);
+	assert_null(et_mr_lookup(&t, key, va, 10, ET_ACCESS_REMOTE_WRITE));
+	assert_non_null(et_mr_reg(&t, buf, 10, 0));
+	assert_null(et_mr_reg(&t, buf, 10, 0)); /* full */
+	assert_null(et_mr_reg(&t, NULL, 10, 0));
+	et_mr_table_free(&t);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_mr_bounds),
+		cmocka_unit_test(test_no_loss),
+		cmocka_unit_test(test_random_loss),
+		cmocka_unit_test(test_burst_loss),
+		cmocka_unit_test(test_tail_loss),
+		cmocka_unit_test(test_ack_loss),
+		cmocka_unit_test(test_duplicates_and_reordering),
+		cmocka_unit_test(test_psn_wrap),
+		cmocka_unit_test(test_gap_gives_one_nak),
+		cmocka_unit_test(test_remote_access_violations),
+		cmocka_unit_test(test_rnr),
+		cmocka_unit_test(test_dctcp_through_the_qp),
+		cmocka_unit_test(test_retry_exhaustion),
+		cmocka_unit_test(test_path_hook),
+		cmocka_unit_test(test_post_errors),
+	};
+
+	return cmocka_run_group_tests_name("qp", tests, setup, teardown);
+}
