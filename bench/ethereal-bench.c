@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * ethereal-bench: the project's benchmarks, one JSON object on stdout.
  *
- *   ethereal-bench [EAL args --] [BENCH...]
+ *   ethereal-bench [EAL args --] [icrc|wire|qp|switch ...]
  *
  * Without EAL arguments it uses hugepages when the machine has free ones and
  * falls back to --no-huge otherwise; the JSON says which ("hugepages").
@@ -19,17 +19,14 @@
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 
+#include "bench.h"
 #include "et_wire.h"
 
 #define POOL_SIZE 8191
 #define BATCH 256
 
-struct bench_out {
-	bool first;
-};
-
-static void
-out_num(struct bench_out *o, const char *key, double v)
+void
+bench_num(struct bench_out *o, const char *key, double v)
 {
 	printf("%s\n  \"%s\": %.3f", o->first ? "" : ",", key, v);
 	o->first = false;
@@ -104,8 +101,8 @@ bench_icrc(struct bench_out *o)
 	TIME_LOOP(0.5, ns, sink += et_icrc_compute(frame + ET_ETH_HLEN,
 						   (size_t)len - ET_ETH_HLEN));
 	(void)sink;
-	out_num(o, "icrc_gbps", (len - ET_ETH_HLEN) * 8.0 / ns);
-	out_num(o, "icrc_ns_4k", ns);
+	bench_num(o, "icrc_gbps", (len - ET_ETH_HLEN) * 8.0 / ns);
+	bench_num(o, "icrc_ns_4k", ns);
 	return 0;
 }
 
@@ -147,8 +144,8 @@ bench_wire_one(struct bench_out *o, uint8_t opcode, uint32_t plen,
 		rte_pktmbuf_free_bulk(ms, BATCH);
 		n += BATCH;
 	}
-	out_num(o, build_key, build_s * 1e9 / n);
-	out_num(o, parse_key, parse_s * 1e9 / n);
+	bench_num(o, build_key, build_s * 1e9 / n);
+	bench_num(o, parse_key, parse_s * 1e9 / n);
 	return 0;
 }
 
@@ -159,12 +156,26 @@ bench_wire(struct bench_out *o)
 	       bench_wire_one(o, ET_OP_ACK, 0, "build_ack_ns", "parse_ack_ns");
 }
 
+static int
+bench_switch_run(struct bench_out *o)
+{
+	return bench_switch(o, pool);
+}
+
+static int
+bench_qp_run(struct bench_out *o)
+{
+	return bench_qp(o, pool);
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(struct bench_out *o);
 } benches[] = {
 	{"icrc", bench_icrc},
 	{"wire", bench_wire},
+	{"qp", bench_qp_run},
+	{"switch", bench_switch_run},
 };
 
 #define N_BENCHES (sizeof(benches) / sizeof(benches[0]))
@@ -246,7 +257,7 @@ main(int argc, char **argv)
 	}
 	printf("{");
 	out_raw(&o, "hugepages", rte_eal_has_hugepages() ? "true" : "false");
-	out_num(&o, "tsc_ghz", rte_get_tsc_hz() / 1e9);
+	bench_num(&o, "tsc_ghz", rte_get_tsc_hz() / 1e9);
 	for (b = 0; b < N_BENCHES; b++) {
 		bool wanted = consumed == argc;
 

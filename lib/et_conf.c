@@ -106,10 +106,16 @@ et_conf_close(struct et_conf *c)
 	c->cfg = NULL;
 }
 
+bool
+et_conf_has_section(struct et_conf *c, const char *section)
+{
+	return rte_cfgfile_has_section(c->cfg, section);
+}
+
 int
 et_conf_need_section(struct et_conf *c, const char *section)
 {
-	if (!rte_cfgfile_has_section(c->cfg, section))
+	if (!et_conf_has_section(c, section))
 		return et_conf_fail(c, section, NULL, "section is missing");
 	return 0;
 }
@@ -197,4 +203,91 @@ et_conf_enum(struct et_conf *c, const char *section, const char *key,
 				    list);
 	return et_conf_fail(c, section, key, "expected one of: %s, got '%s'", list,
 			    v);
+}
+
+int
+et_conf_double(struct et_conf *c, const char *section, const char *key,
+	       double min, double max, bool required, double def, double *out)
+{
+	const char *v = rte_cfgfile_get_entry(c->cfg, section, key);
+	char *end;
+	double x;
+
+	if (v == NULL) {
+		if (required)
+			return et_conf_fail(c, section, key,
+					    "missing (expected a number in %g..%g)", min, max);
+		*out = def;
+		return 0;
+	}
+	errno = 0;
+	x = strtod(v, &end);
+	if (v[0] == '\0' || *end != '\0' || errno != 0 || !(x >= min && x <= max))
+		return et_conf_fail(c, section, key,
+				    "expected a number in %g..%g, got '%s'", min, max, v);
+	*out = x;
+	return 0;
+}
+
+const char *
+et_conf_str(struct et_conf *c, const char *section, const char *key, const char *def)
+{
+	const char *v = rte_cfgfile_get_entry(c->cfg, section, key);
+
+	return v ? v : def;
+}
+
+int
+et_parse_bytes(const char *s, uint64_t *out)
+{
+	unsigned long long x;
+	char *end;
+	int shift = 0;
+
+	if (s[0] == '\0' || s[0] == '-')
+		return -1;
+	errno = 0;
+	x = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -1;
+	switch (*end) {
+	case 'K': case 'k':
+		shift = 10;
+		end++;
+		break;
+	case 'M': case 'm':
+		shift = 20;
+		end++;
+		break;
+	case 'G': case 'g':
+		shift = 30;
+		end++;
+		break;
+	}
+	if (*end != '\0' || x > (UINT64_MAX >> shift))
+		return -1;
+	*out = (uint64_t)x << shift;
+	return 0;
+}
+
+int
+et_conf_bytes(struct et_conf *c, const char *section, const char *key,
+	      uint64_t min, uint64_t max, bool required, uint64_t def, uint64_t *out)
+{
+	const char *v = rte_cfgfile_get_entry(c->cfg, section, key);
+	uint64_t x;
+
+	if (v == NULL) {
+		if (required)
+			return et_conf_fail(c, section, key,
+					    "missing (expected a size like 64M)");
+		*out = def;
+		return 0;
+	}
+	if (et_parse_bytes(v, &x) || x < min || x > max)
+		return et_conf_fail(c, section, key,
+				    "expected a size in %llu..%llu bytes (K/M/G allowed), got '%s'",
+				    (unsigned long long)min, (unsigned long long)max, v);
+	*out = x;
+	return 0;
 }

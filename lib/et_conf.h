@@ -21,6 +21,8 @@ struct et_conf {
 int et_conf_open(struct et_conf *c, const char *file);
 void et_conf_close(struct et_conf *c);
 
+bool et_conf_has_section(struct et_conf *c, const char *section);
+
 /* -1 and c->err when the section is missing. */
 int et_conf_need_section(struct et_conf *c, const char *section);
 
@@ -37,6 +39,22 @@ int et_conf_u32(struct et_conf *c, const char *section, const char *key,
 /* One of the NULL-terminated names; *out is its index. */
 int et_conf_enum(struct et_conf *c, const char *section, const char *key,
 		 const char *const names[], bool required, int def, int *out);
+
+/* A real number in [min, max]. */
+int et_conf_double(struct et_conf *c, const char *section, const char *key,
+		   double min, double max, bool required, double def, double *out);
+
+/* The raw string, or def (which may be NULL) when missing. */
+const char *et_conf_str(struct et_conf *c, const char *section, const char *key,
+			const char *def);
+
+/* A byte count with an optional K/M/G suffix (powers of 2). */
+int et_conf_bytes(struct et_conf *c, const char *section, const char *key,
+		  uint64_t min, uint64_t max, bool required, uint64_t def,
+		  uint64_t *out);
+
+/* Parse "12", "64K", "16M", "1G" (powers of 2); -1 if not such a number. */
+int et_parse_bytes(const char *s, uint64_t *out);
 
 /* Record an error about a key (for checks across keys). */
 int et_conf_fail(struct et_conf *c, const char *section, const char *key,

@@ -113,15 +113,36 @@ def check_tshark(pcap, rows):
     return bad == 0
 
 
+def check_pcapng_times(ng):
+    """Our pcapng writer: nanosecond timestamps and direction flags."""
+    out = subprocess.run([shutil.which("tshark"), "-n", "-r", ng, "-T", "fields",
+                          "-e", "frame.time_epoch", "-e", "frame.packet_flags_direction"],
+                         capture_output=True, text=True)
+    lines = out.stdout.strip().split("\n")
+    bad = 0
+    for i, line in enumerate(lines):
+        t, direction = line.split("\t")
+        # gen-frames stamps frame i at i s + 7 ns, odd ones outbound (2)
+        if t != f"{i}.000000007" or int(direction, 16) != (2 if i & 1 else 1):
+            bad += 1
+    print(f"pcapng: {len(lines)} frames, {bad} with a wrong timestamp or direction")
+    return out.returncode == 0 and bad == 0
+
+
 def main():
     which, gen, work = sys.argv[1:4]
     os.makedirs(work, exist_ok=True)
     pcap = os.path.join(work, f"frames-{which}.pcap")
     man = os.path.join(work, f"frames-{which}.tsv")
     if which == "tshark":
+        # tshark reads the pcapng our capture writer made of the same frames
         need(shutil.which("tshark"), "tshark")
-    subprocess.run([gen, pcap, man], check=True)
-    ok = (check_scapy if which == "scapy" else check_tshark)(pcap, manifest(man))
+        ng = os.path.join(work, "frames.pcapng")
+        subprocess.run([gen, pcap, man, ng], check=True)
+        ok = check_tshark(ng, manifest(man)) and check_pcapng_times(ng)
+    else:
+        subprocess.run([gen, pcap, man], check=True)
+        ok = check_scapy(pcap, manifest(man))
     sys.exit(0 if ok else 1)
 
 

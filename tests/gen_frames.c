@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * gen-frames PCAP MANIFEST: writes RoCEv2 frames of every opcode (several
- * payload sizes and field values each) to a classic pcap file, and what each
- * frame should decode to as tab-separated lines, for independent decoders
- * (scapy, tshark) to check.
+ * gen-frames PCAP MANIFEST [PCAPNG]: writes RoCEv2 frames of every opcode
+ * (several payload sizes and field values each) to a classic pcap file (and
+ * through our pcapng writer, et_capture, to PCAPNG), and what each frame
+ * should decode to as tab-separated lines, for independent decoders (scapy,
+ * tshark) to check.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_eal.h>
+#include <rte_mbuf.h>
+
+#include "et_capture.h"
 #include "et_wire.h"
 
 static void
@@ -36,12 +41,25 @@ main(int argc, char **argv)
 	static const uint8_t syndromes[] = {0x1f, 0x00, 0x2e, 0x60, 0x61, 0x62, 0x63};
 	static uint8_t payload[4096], frame[4096 + 128];
 	FILE *pcap, *man;
+	struct et_capture *ng = NULL;
+	struct rte_mempool *mp = NULL;
 	uint32_t n = 0;
 	size_t o, s, k;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: %s PCAP MANIFEST\n", argv[0]);
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: %s PCAP MANIFEST [PCAPNG]\n", argv[0]);
 		return 2;
+	}
+	if (argc == 4) {
+		char *eal[] = {argv[0], "--no-huge", "--no-shconf", "--no-pci", "-m", "256",
+			       "--no-telemetry", "--log-level=error"};
+
+		if (rte_eal_init(8, eal) < 0 ||
+		    !(mp = rte_pktmbuf_pool_create("gen", 63, 0, 0, 8192, 0)) ||
+		    !(ng = et_capture_open(argv[3], "gen-frames"))) {
+			fprintf(stderr, "gen-frames: cannot set up the pcapng writer\n");
+			return 1;
+		}
 	}
 	pcap = fopen(argv[1], "wb");
 	man = fopen(argv[2], "w");
@@ -104,6 +122,13 @@ main(int argc, char **argv)
 			put32(pcap, (uint32_t)len);
 			put32(pcap, (uint32_t)len);
 			fwrite(frame, 1, (size_t)len, pcap);
+			if (ng) {
+				struct rte_mbuf *m = rte_pktmbuf_alloc(mp);
+
+				memcpy(rte_pktmbuf_append(m, (uint16_t)len), frame, (size_t)len);
+				et_capture_frames(ng, &m, 1, n & 1, 1000000000ull * n + 7);
+				rte_pktmbuf_free(m);
+			}
 			/* index opcode dqpn psn sport ackreq pad syndrome msn va rkey dmalen imm */
 			fprintf(man, "%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%llu\t%u\t%u\t%u\n",
 				n, h.opcode, h.dest_qp, h.psn, h.udp_sport, h.ackreq,
@@ -113,6 +138,7 @@ main(int argc, char **argv)
 			n++;
 		}
 	}
+	et_capture_close(ng);
 	if (fclose(pcap) || fclose(man)) {
 		perror("gen-frames");
 		return 1;

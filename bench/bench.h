@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * What every benchmark of ethereal-bench shares: the JSON it prints.
+ */
+#ifndef ET_BENCH_H
+#define ET_BENCH_H
+
+#include <stdbool.h>
+
+struct rte_mempool;
+
+struct bench_out {
+	bool first;
+};
+
+/* One "key": value pair of the output object. */
+void bench_num(struct bench_out *o, const char *key, double v);
+
+int bench_switch(struct bench_out *o, struct rte_mempool *mp);
+int bench_qp(struct bench_out *o, struct rte_mempool *mp);
+
+#endif /* ET_BENCH_H */

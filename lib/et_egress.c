@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_mbuf.h>
+
+#include "et_capture.h"
+#include "et_egress.h"
+
+#define BURST 32
+
+int
+et_egress_init(struct et_egress *e, struct et_port *port,
+	       const struct et_link_model *lm, uint32_t qcap)
+{
+	memset(e, 0, sizeof(*e));
+	if (qcap == 0 || (qcap & (qcap - 1)))
+		return -1;
+	e->port = port;
+	e->lm = *lm;
+	e->q = calloc(qcap, sizeof(*e->q));
+	/* at most one slot per packet queued, plus the control frames */
+	e->fly = calloc(qcap * 2, sizeof(*e->fly));
+	e->q_mask = qcap - 1;
+	e->fly_mask = qcap * 2 - 1;
+	if (!e->q || !e->fly) {
+		et_egress_free(e);
+		return -1;
+	}
+	return 0;
+}
+
+void
+et_egress_free(struct et_egress *e)
+{
+	uint32_t i;
+
+	if (e->q)
+		for (i = e->q_head; i != e->q_tail; i++)
+			rte_pktmbuf_free(e->q[i & e->q_mask]);
+	if (e->fly)
+		for (i = e->fly_head; i != e->fly_tail; i++)
+			rte_pktmbuf_free(e->fly[i & e->fly_mask].m);
+	for (i = 0; i < e->ctrl_n; i++)
+		rte_pktmbuf_free(e->ctrl[i]);
+	free(e->q);
+	free(e->fly);
+	e->q = NULL;
+	e->fly = NULL;
+	e->ctrl_n = 0;
+}
+
+bool
+et_egress_enqueue(struct et_egress *e, struct rte_mbuf *m)
+{
+	if (e->q_tail - e->q_head > e->q_mask)
+		return false;
+	e->q[e->q_tail++ & e->q_mask] = m;
+	e->q_bytes += rte_pktmbuf_pkt_len(m);
+	if (e->q_bytes > e->st.q_max_bytes)
+		e->st.q_max_bytes = e->q_bytes;
+	return true;
+}
+
+bool
+et_egress_enqueue_ctrl(struct et_egress *e, struct rte_mbuf *m)
+{
+	if (e->ctrl_n == RTE_DIM(e->ctrl))
+		return false;
+	e->ctrl[e->ctrl_n++] = m;
+	return true;
+}
+
+/* Take the next frame to serialize: control first, then data unless paused. */
+static struct rte_mbuf *
+next_frame(struct et_egress *e, uint64_t now)
+{
+	struct rte_mbuf *m;
+
+	if (e->ctrl_n) {
+		m = e->ctrl[0];
+		memmove(e->ctrl, e->ctrl + 1, --e->ctrl_n * sizeof(e->ctrl[0]));
+		return m;
+	}
+	if (e->q_head == e->q_tail || now < e->paused_until)
+		return NULL;
+	m = e->q[e->q_head++ & e->q_mask];
+	e->q_bytes -= rte_pktmbuf_pkt_len(m);
+	if (e->on_dequeue)
+		e->on_dequeue(e->ctx, m, now);
+	return m;
+}
+
+/* Hand frames to the port; what it refuses stays for the next call. */
+static uint32_t
+push(struct et_egress *e, struct rte_mbuf **m, uint32_t n, uint64_t now)
+{
+	uint32_t sent = 0, i;
+
+	if (e->failed) {
+		for (i = 0; i < n; i++)
+			rte_pktmbuf_free(m[i]);
+		e->st.fail_drops += n;
+		return n;
+	}
+	sent = et_port_tx(e->port, m, (uint16_t)n);
+	if (e->cap && sent)
+		et_capture_frames(e->cap, m, (uint16_t)sent, true, now);
+	for (i = 0; i < sent; i++)
+		e->st.tx_bytes += rte_pktmbuf_pkt_len(m[i]);
+	e->st.tx_pkts += sent;
+	if (sent < n)
+		e->st.port_busy++;
+	return sent;
+}
+
+static uint32_t
+run_wire(struct et_egress *e, uint64_t now)
+{
+	struct rte_mbuf *burst[BURST];
+	uint32_t n = 0, sent, moved = 0;
+
+	for (;;) {
+		while (n < BURST && (burst[n] = next_frame(e, now)) != NULL)
+			n++;
+		if (n == 0)
+			return moved;
+		sent = push(e, burst, n, now);
+		moved += sent;
+		if (sent < n) {
+			/* the wire is the port itself: what it refuses is dropped,
+			 * as a NIC with a full TX ring would */
+			for (uint32_t i = sent; i < n; i++)
+				rte_pktmbuf_free(burst[i]);
+			e->st.port_drops += n - sent;
+			return moved;
+		}
+		n = 0;
+	}
+}
+
+uint32_t
+et_egress_run(struct et_egress *e, uint64_t now)
+{
+	struct rte_mbuf *burst[BURST];
+	uint32_t moved = 0, n, sent, i;
+
+	if (e->lm.rate_bps == 0)
+		return run_wire(e, now);
+	/* serialize: one frame at a time, back to back while the wire is free */
+	while (e->busy_until <= now && e->fly_tail - e->fly_head <= e->fly_mask) {
+		/* an idle wire starts now, a busy one when it is free */
+		uint64_t start = e->busy_until > now ? e->busy_until : now;
+		struct rte_mbuf *m = next_frame(e, now);
+
+		if (m == NULL)
+			break;
+		e->busy_until = start + et_link_tx_ns(&e->lm, rte_pktmbuf_pkt_len(m));
+		e->fly[e->fly_tail & e->fly_mask] =
+			(struct et_egress_slot){m, e->busy_until + e->lm.latency_ns};
+		e->fly_tail++;
+		moved++;
+	}
+	/* deliver what has crossed the link */
+	while (e->fly_head != e->fly_tail) {
+		for (n = 0; n < BURST && e->fly_head + n != e->fly_tail; n++) {
+			struct et_egress_slot *s = &e->fly[(e->fly_head + n) & e->fly_mask];
+
+			if (s->at > now)
+				break;
+			burst[n] = s->m;
+		}
+		if (n == 0)
+			break;
+		sent = push(e, burst, n, now);
+		for (i = 0; i < sent; i++)
+			e->fly[e->fly_head++ & e->fly_mask].m = NULL;
+		moved += sent;
+		if (sent < n)
+			break;
+	}
+	return moved;
+}
+
+uint64_t
+et_egress_next_event(const struct et_egress *e, uint64_t now)
+{
+	uint64_t t = UINT64_MAX;
+
+	if (e->fly_head != e->fly_tail)
+		t = e->fly[e->fly_head & e->fly_mask].at;
+	if (e->ctrl_n || e->q_head != e->q_tail) {
+		uint64_t start = e->busy_until;
+
+		if (!e->ctrl_n && e->paused_until > start)
+			start = e->paused_until;
+		if (e->lm.rate_bps == 0)
+			start = now;
+		if (start < t)
+			t = start;
+	}
+	return t;
+}

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * One egress: a queue of packets waiting for the wire, and the link model
+ * that puts them on it.  With a rate, a packet starts when the previous one
+ * has been serialized (bits / rate) and reaches the port, that is the far
+ * end of the link, one propagation latency after its last bit left; in
+ * "wire" mode (rate 0, for real NICs) packets go to the port as they come.
+ * Time is whatever now_ns the caller passes: the TSC in real time or the
+ * fabric's virtual clock; et_egress_next_event() says when to call again.
+ */
+#ifndef ET_EGRESS_H
+#define ET_EGRESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "et_port.h"
+
+struct et_capture;
+
+struct et_link_model {
+	uint64_t rate_bps;    /* 0: wire, no model */
+	uint64_t latency_ns;  /* propagation */
+};
+
+struct et_egress_stats {
+	uint64_t tx_pkts, tx_bytes;     /* handed to the port */
+	uint64_t q_max_bytes;           /* deepest queue seen */
+	uint64_t port_busy;             /* times the port refused a burst */
+	uint64_t port_drops;            /* wire mode: frames the port refused */
+	uint64_t fail_drops;            /* dropped because the link is failed */
+	uint64_t paused_ns;             /* time spent paused by PFC */
+};
+
+struct et_egress_slot {
+	struct rte_mbuf *m;
+	uint64_t at; /* on the wire: when it reaches the far end */
+};
+
+struct et_egress {
+	struct et_port *port;
+	struct et_link_model lm;
+	/* waiting: FIFO of mbufs; ctrl: control frames (PFC) that jump it */
+	struct rte_mbuf **q;
+	uint32_t q_mask, q_head, q_tail;
+	uint64_t q_bytes;
+	struct rte_mbuf *ctrl[8];
+	uint32_t ctrl_n;
+	/* on the wire, in order of arrival */
+	struct et_egress_slot *fly;
+	uint32_t fly_mask, fly_head, fly_tail;
+	uint64_t busy_until;   /* the wire is serializing until then */
+	uint64_t paused_until; /* PFC: no new data starts before then */
+	bool failed;           /* everything sent is lost */
+	/* told of every data frame leaving the queue (buffer accounting) */
+	void (*on_dequeue)(void *ctx, struct rte_mbuf *m, uint64_t now);
+	void *ctx;
+	struct et_capture *cap;  /* records frames handed to the port */
+	struct et_egress_stats st;
+};
+
+/* qcap: packets the queue holds (power of 2). */
+int et_egress_init(struct et_egress *e, struct et_port *port,
+		   const struct et_link_model *lm, uint32_t qcap);
+void et_egress_free(struct et_egress *e);
+
+/* Queue a packet; false when the queue is full (the caller drops it). */
+bool et_egress_enqueue(struct et_egress *e, struct rte_mbuf *m);
+
+/* Queue a control frame ahead of the data (never paused). */
+bool et_egress_enqueue_ctrl(struct et_egress *e, struct rte_mbuf *m);
+
+/* Advance to now: start serializations, deliver arrivals.  Returns the
+ * number of packets that moved (0: nothing to do now). */
+uint32_t et_egress_run(struct et_egress *e, uint64_t now);
+
+/* The next time et_egress_run() has work; UINT64_MAX if none. */
+uint64_t et_egress_next_event(const struct et_egress *e, uint64_t now);
+
+/* Serialization time of len bytes (with preamble, IFG and FCS, as a real
+ * Ethernet wire counts them). */
+static inline uint64_t
+et_link_tx_ns(const struct et_link_model *lm, uint32_t len)
+{
+	uint64_t bits = (uint64_t)(len + 24) * 8;
+
+	return lm->rate_bps ? (bits * 1000000000ull + lm->rate_bps - 1) / lm->rate_bps : 0;
+}
+
+static inline uint32_t
+et_egress_qlen(const struct et_egress *e)
+{
+	return e->q_tail - e->q_head;
+}
+
+#endif /* ET_EGRESS_H */

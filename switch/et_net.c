@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "et_net.h"
+
+uint32_t
+et_net_host_ip(const struct et_topo *t, uint32_t host)
+{
+	uint32_t tor = et_topo_tor_of(t, host);
+
+	return 10u << 24 | tor << 8 | (host % t->hosts_per_tor + 1);
+}
+
+static uint32_t
+tor_prefix(uint32_t tor)
+{
+	return 10u << 24 | tor << 8;
+}
+
+void
+et_net_host_mac(uint32_t host, struct rte_ether_addr *mac)
+{
+	*mac = (struct rte_ether_addr){{0x02, 0x00, host >> 8, host & 0xff, 0x00, 0x01}};
+}
+
+static void
+switch_mac(uint32_t sw, uint16_t port, struct rte_ether_addr *mac)
+{
+	*mac = (struct rte_ether_addr){{0x02, 0x01, sw >> 8, sw & 0xff, (uint8_t)port, 0}};
+}
+
+static uint32_t
+sw_index(const struct et_net *n, struct et_node node)
+{
+	return n->first[node.tier] + node.index;
+}
+
+struct et_switch *
+et_net_switch(struct et_net *n, uint8_t tier, uint32_t index)
+{
+	return &n->sw[n->first[tier] + index];
+}
+
+int
+et_net_port_to(const struct et_net *n, struct et_node from, struct et_node to,
+	       uint32_t lane)
+{
+	uint32_t s = sw_index(n, from);
+	uint16_t i;
+
+	for (i = 0; i < n->sw[s].n_ports; i++) {
+		const struct et_net_peer *pp = &n->peers[s * ET_SW_MAX_PORTS + i];
+
+		if (pp->used && pp->peer.tier == to.tier && pp->peer.index == to.index &&
+		    pp->lane == lane)
+			return i;
+	}
+	return -1;
+}
+
+/* One link between switch a (port role ra/ua) and either switch b or, if
+ * b.tier is ET_TIER_HOST, a host. */
+static int
+wire(struct et_net *n, const struct et_net_params *p, struct rte_mempool *mp,
+     int socket, uint32_t *links, struct et_node a, enum et_sw_role ra, uint8_t ua,
+     struct et_node b, enum et_sw_role rb, uint8_t ub, uint32_t lane)
+{
+	struct et_port pa, pb;
+	struct rte_ether_addr ma, mb;
+	struct et_switch *sa = &n->sw[sw_index(n, a)];
+	char name[32];
+	int ia, ib, rc;
+
+	snprintf(name, sizeof(name), "l%u", (*links)++);
+	rc = p->ethdev ? et_port_net_ring_pair(&pa, &pb, name, p->ring_size, socket, mp)
+		       : et_port_ring_pair(&pa, &pb, name, p->ring_size, socket);
+	if (rc)
+		return rc;
+	switch_mac(sw_index(n, a), sa->n_ports, &ma);
+	if (b.tier == ET_TIER_HOST) {
+		et_net_host_mac(b.index, &mb);
+		ia = et_switch_add_port(sa, &pa, ra, ua, &ma, &mb, &p->link);
+		if (ia < 0)
+			return ia;
+		n->host_port[b.index] = pb;
+	} else {
+		struct et_switch *sb = &n->sw[sw_index(n, b)];
+
+		switch_mac(sw_index(n, b), sb->n_ports, &mb);
+		ia = et_switch_add_port(sa, &pa, ra, ua, &ma, &mb, &p->link);
+		if (ia < 0)
+			return ia;
+		ib = et_switch_add_port(sb, &pb, rb, ub, &mb, &ma, &p->link);
+		if (ib < 0)
+			return ib;
+		n->peers[sw_index(n, b) * ET_SW_MAX_PORTS + ib] =
+			(struct et_net_peer){a, lane, true};
+	}
+	n->peers[sw_index(n, a) * ET_SW_MAX_PORTS + ia] = (struct et_net_peer){b, lane, true};
+	return ia;
+}
+
+#define TRY(x)                     \
+	do {                       \
+		rc = (x);          \
+		if (rc < 0)        \
+			goto fail; \
+	} while (0)
+
+int
+et_net_build(struct et_net *n, const struct et_topo *t, const struct et_net_params *p,
+	     struct rte_mempool *mp, int socket)
+{
+	uint32_t aggs = t->kind == ET_TOPO_LEAF_SPINE ? t->spines : t->pods * t->aggs_per_pod;
+	uint32_t cores = t->kind == ET_TOPO_LEAF_SPINE ? 0 : t->aggs_per_pod * t->cores_per_agg;
+	uint32_t links = 0, i, h, u, l, pod, j;
+	uint16_t down;
+	char name[32];
+	int rc;
+
+	memset(n, 0, sizeof(*n));
+	n->t = *t;
+	n->n_hosts = et_topo_hosts(t);
+	n->n_sw = t->tors + aggs + cores;
+	n->first[ET_TIER_TOR] = 0;
+	n->first[ET_TIER_AGG] = t->tors;
+	n->first[ET_TIER_CORE] = t->tors + aggs;
+	n->sw = calloc(n->n_sw, sizeof(*n->sw));
+	n->host_port = calloc(n->n_hosts, sizeof(*n->host_port));
+	n->peers = calloc((size_t)n->n_sw * ET_SW_MAX_PORTS, sizeof(*n->peers));
+	if (!n->sw || !n->host_port || !n->peers) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	for (i = 0; i < n->n_sw; i++) {
+		snprintf(name, sizeof(name), "sw%u", i);
+		TRY(et_switch_init(&n->sw[i], name, &p->sw, mp, socket));
+	}
+	for (i = 0; i < t->tors; i++) {
+		struct et_node tor = {ET_TIER_TOR, i};
+
+		for (h = i * t->hosts_per_tor; h < (i + 1) * t->hosts_per_tor; h++) {
+			TRY(wire(n, p, mp, socket, &links, tor, ET_SW_DOWN, 0,
+				 (struct et_node){ET_TIER_HOST, h}, ET_SW_DOWN, 0, 0));
+			TRY(et_switch_add_route(&n->sw[i], et_net_host_ip(t, h), 32, (uint16_t)rc));
+		}
+		for (u = 0; u < et_topo_tor_uplinks(t); u++) {
+			struct et_node up = {ET_TIER_AGG, 0};
+
+			l = 0;
+			if (t->kind == ET_TOPO_LEAF_SPINE) {
+				up.index = u / t->links_per_pair;
+				l = u % t->links_per_pair;
+			} else {
+				up.index = (i / t->tors_per_pod) * t->aggs_per_pod + u;
+			}
+			TRY(wire(n, p, mp, socket, &links, tor, ET_SW_UP, (uint8_t)u, up,
+				 ET_SW_DOWN, 0, l));
+			/* the upper switch reaches this ToR's hosts over that link */
+			TRY(et_net_port_to(n, up, tor, l));
+			TRY(et_switch_add_route(&n->sw[sw_index(n, up)], tor_prefix(i), 24,
+						(uint16_t)rc));
+		}
+	}
+	for (i = 0; i < cores; i++) {
+		struct et_node core = {ET_TIER_CORE, i};
+
+		for (pod = 0; pod < t->pods; pod++) {
+			struct et_node agg = {ET_TIER_AGG,
+					      pod * t->aggs_per_pod + i / t->cores_per_agg};
+
+			/* agg uplink j = i % cores_per_agg; cores are wired in order, so
+			 * every agg gets its uplinks 0, 1, ... in order */
+			TRY(wire(n, p, mp, socket, &links, agg, ET_SW_UP,
+				 (uint8_t)(i % t->cores_per_agg), core, ET_SW_DOWN, 0, 0));
+			TRY(et_net_port_to(n, core, agg, 0));
+			down = (uint16_t)rc;
+			for (j = pod * t->tors_per_pod; j < (pod + 1) * t->tors_per_pod; j++)
+				TRY(et_switch_add_route(&n->sw[sw_index(n, core)],
+							tor_prefix(j), 24, down));
+		}
+	}
+	return 0;
+fail:
+	et_net_free(n);
+	return rc;
+}
+
+void
+et_net_tor_mac(const struct et_net *n, uint32_t host, struct rte_ether_addr *mac)
+{
+	uint32_t tor = et_topo_tor_of(&n->t, host);
+
+	switch_mac(tor, (uint16_t)(host % n->t.hosts_per_tor), mac);
+}
+
+void
+et_net_free(struct et_net *n)
+{
+	uint32_t i;
+	uint16_t k;
+
+	/* ports first (an ethdev may still point at its rings), then rings */
+	for (i = 0; n->sw && i < n->n_sw; i++)
+		for (k = 0; k < n->sw[i].n_ports; k++)
+			if (n->sw[i].ports[k].port.kind == ET_PORT_ETHDEV) {
+				rte_eth_dev_stop(n->sw[i].ports[k].port.eth_port);
+				rte_eth_dev_close(n->sw[i].ports[k].port.eth_port);
+			}
+	for (i = 0; n->host_port && i < n->n_hosts; i++)
+		if (n->host_port[i].kind == ET_PORT_ETHDEV) {
+			rte_eth_dev_stop(n->host_port[i].eth_port);
+			rte_eth_dev_close(n->host_port[i].eth_port);
+		}
+	for (i = 0; n->sw && i < n->n_sw; i++) {
+		for (k = 0; k < n->sw[i].n_ports; k++)
+			et_port_free_rings(&n->sw[i].ports[k].port);
+		et_switch_free(&n->sw[i]);
+	}
+	free(n->sw);
+	free(n->host_port);
+	free(n->peers);
+	memset(n, 0, sizeof(*n));
+}
+
+uint32_t
+et_net_poll(struct et_net *n, uint64_t now)
+{
+	uint32_t work = 0, i;
+
+	for (i = 0; i < n->n_sw; i++)
+		work += et_switch_poll(&n->sw[i], now);
+	return work;
+}
+
+uint64_t
+et_net_next_event(const struct et_net *n, uint64_t now)
+{
+	uint64_t t = UINT64_MAX, e;
+	uint32_t i;
+
+	for (i = 0; i < n->n_sw; i++) {
+		e = et_switch_next_event(&n->sw[i], now);
+		if (e < t)
+			t = e;
+	}
+	return t;
+}

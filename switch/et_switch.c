@@ -1,0 +1,500 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_jhash.h>
+#include <rte_lpm.h>
+#include <rte_mbuf.h>
+
+#include "et_capture.h"
+#include "et_csum.h"
+#include "et_path.h"
+#include "et_switch.h"
+#include "et_wire.h"
+
+#define BURST 32
+#define PFC_FRAME_LEN 60
+#define ET_ETHER_TYPE_MAC_CONTROL 0x8808 /* PAUSE and PFC (802.3x, 802.1Qbb) */
+#define PFC_QUANTA_MAX 0xffff
+
+static const char *const drop_names[ET_SW_DROP_COUNT] = {
+	[ET_SW_DROP_MALFORMED] = "malformed",
+	[ET_SW_DROP_NON_IP] = "non_ip",
+	[ET_SW_DROP_IP_CSUM] = "ip_checksum",
+	[ET_SW_DROP_TTL] = "ttl",
+	[ET_SW_DROP_NO_ROUTE] = "no_route",
+	[ET_SW_DROP_BAD_UPLINK] = "bad_uplink",
+	[ET_SW_DROP_BUFFER] = "buffer",
+	[ET_SW_DROP_QUEUE] = "queue_full",
+	[ET_SW_DROP_FAILED] = "link_failed",
+};
+
+const char *
+et_sw_drop_name(enum et_sw_drop d)
+{
+	return d < ET_SW_DROP_COUNT ? drop_names[d] : "?";
+}
+
+void
+et_sw_params_default(struct et_sw_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->mode = ET_SW_SOURCE_ROUTE;
+	p->buffer_bytes = 64ull << 20;
+	p->dt_alpha = 1.0;
+	p->pfc = false;
+	p->pfc_alpha = 1.0 / 8;
+	p->detect_delay_ns = 100000000ull;
+	p->queue_pkts = 1u << 15;
+	p->ecmp_seed = 0x9e3779b9;
+}
+
+uint64_t
+et_sw_default_ecn_k(uint64_t rate_bps)
+{
+	uint64_t k = rate_bps / 8 / 100000 / 7; /* bytes per 10 us, over 7 */
+
+	return k < 20000 ? 20000 : k;
+}
+
+/* ---- buffer accounting and PFC ---- */
+
+static void
+send_pause(struct et_switch *sw, uint16_t pi, uint16_t quanta)
+{
+	static const uint8_t pfc_dst[6] = {0x01, 0x80, 0xc2, 0x00, 0x00, 0x01};
+	struct et_sw_port *p = &sw->ports[pi];
+	struct rte_mbuf *m = rte_pktmbuf_alloc(sw->ctrl_pool);
+	uint8_t *f;
+
+	if (m == NULL || (f = (uint8_t *)rte_pktmbuf_append(m, PFC_FRAME_LEN)) == NULL) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	memset(f, 0, PFC_FRAME_LEN);
+	memcpy(f, pfc_dst, 6);
+	memcpy(f + 6, &p->mac, 6);
+	et_store16(f + 12, ET_ETHER_TYPE_MAC_CONTROL);
+	et_store16(f + 14, 0x0101);                   /* PFC opcode */
+	et_store16(f + 16, 1u << ET_SW_PFC_PRIO);     /* class-enable vector */
+	et_store16(f + 18 + 2 * ET_SW_PFC_PRIO, quanta);
+	if (!et_egress_enqueue_ctrl(&p->eg, m)) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	p->st.pause_tx++;
+}
+
+static uint64_t
+pfc_xoff(const struct et_switch *sw)
+{
+	return (uint64_t)(sw->p.pfc_alpha * (double)(sw->p.buffer_bytes - sw->used));
+}
+
+/* A packet left an egress queue: give its buffer back to the ingress it
+ * came in on, and let that ingress go (XON) once it is low enough. */
+static void
+on_dequeue(void *ctx, struct rte_mbuf *m, uint64_t now)
+{
+	struct et_switch *sw = ctx;
+	struct et_sw_port *in = &sw->ports[m->port];
+	uint32_t len = rte_pktmbuf_pkt_len(m);
+
+	sw->used -= len;
+	in->in_bytes -= len;
+	if (in->xoff && in->in_bytes + 2 * 4096 < pfc_xoff(sw)) {
+		in->xoff = false;
+		send_pause(sw, m->port, 0);
+	}
+}
+
+/* A received PAUSE/PFC frame stops our egress on that port. */
+static void
+on_pause(struct et_switch *sw, uint16_t pi, const uint8_t *f, uint32_t len,
+	 uint64_t now)
+{
+	struct et_sw_port *p = &sw->ports[pi];
+	uint16_t opcode, quanta;
+	uint64_t rate = p->eg.lm.rate_bps ? p->eg.lm.rate_bps : 100000000000ull;
+
+	if (len < 18 + 16) {
+		p->st.drops[ET_SW_DROP_MALFORMED]++;
+		return;
+	}
+	opcode = et_load16(f + 14);
+	if (opcode == 0x0001) {
+		quanta = et_load16(f + 16); /* 802.3x PAUSE: all traffic */
+	} else if (opcode == 0x0101) {
+		if (!(et_load16(f + 16) & (1u << ET_SW_PFC_PRIO)))
+			return;
+		quanta = et_load16(f + 18 + 2 * ET_SW_PFC_PRIO);
+	} else {
+		p->st.drops[ET_SW_DROP_NON_IP]++;
+		return;
+	}
+	p->st.pause_rx++;
+	if (p->eg.paused_until > now)
+		p->eg.st.paused_ns -= p->eg.paused_until - now;
+	p->eg.paused_until = quanta ? now + (uint64_t)quanta * 512 * 1000000000ull / rate : 0;
+	if (quanta)
+		p->eg.st.paused_ns += p->eg.paused_until - now;
+}
+
+/* ---- set-up ---- */
+
+int
+et_switch_init(struct et_switch *sw, const char *name, const struct et_sw_params *p,
+	       struct rte_mempool *ctrl_pool, int socket)
+{
+	struct rte_lpm_config cfg = {.max_rules = 4096, .number_tbl8s = 256};
+	char n[RTE_LPM_NAMESIZE];
+
+	memset(sw, 0, sizeof(*sw));
+	if (p->queue_pkts == 0 || (p->queue_pkts & (p->queue_pkts - 1)) ||
+	    p->buffer_bytes == 0 || p->dt_alpha <= 0 || p->pfc_alpha <= 0)
+		return -EINVAL;
+	snprintf(sw->name, sizeof(sw->name), "%s", name);
+	sw->p = *p;
+	sw->ctrl_pool = ctrl_pool;
+	snprintf(n, sizeof(n), "lpm_%s", name);
+	sw->lpm = rte_lpm_create(n, socket, &cfg);
+	return sw->lpm ? 0 : -rte_errno;
+}
+
+void
+et_switch_free(struct et_switch *sw)
+{
+	uint16_t i;
+
+	for (i = 0; i < sw->n_ports; i++)
+		et_egress_free(&sw->ports[i].eg);
+	rte_lpm_free(sw->lpm);
+	sw->lpm = NULL;
+	sw->n_ports = 0;
+}
+
+static void
+update_live_uplinks(struct et_switch *sw)
+{
+	uint16_t u;
+
+	sw->n_live_up = 0;
+	for (u = 0; u < sw->n_uplinks; u++)
+		if (!sw->ports[sw->uplink_port[u]].down)
+			sw->live_up[sw->n_live_up++] = sw->uplink_port[u];
+}
+
+int
+et_switch_add_port(struct et_switch *sw, const struct et_port *port,
+		   enum et_sw_role role, uint8_t uplink,
+		   const struct rte_ether_addr *mac, const struct rte_ether_addr *peer_mac,
+		   const struct et_link_model *lm)
+{
+	struct et_sw_port *p;
+	uint16_t i = sw->n_ports;
+
+	if (i == ET_SW_MAX_PORTS)
+		return -ENOSPC;
+	if (role == ET_SW_UP) {
+		if (uplink != sw->n_uplinks)
+			return -EINVAL; /* uplinks are numbered 0, 1, ... in order */
+		sw->uplink_port[sw->n_uplinks++] = (uint8_t)i;
+	}
+	p = &sw->ports[i];
+	memset(p, 0, sizeof(*p));
+	p->port = *port;
+	if (et_egress_init(&p->eg, &p->port, lm, sw->p.queue_pkts))
+		return -ENOMEM;
+	p->eg.on_dequeue = on_dequeue;
+	p->eg.ctx = sw;
+	p->role = role;
+	p->uplink = uplink;
+	p->mac = *mac;
+	p->peer_mac = *peer_mac;
+	sw->n_ports++;
+	update_live_uplinks(sw);
+	return i;
+}
+
+int
+et_switch_add_route(struct et_switch *sw, uint32_t prefix, uint8_t depth, uint16_t port)
+{
+	uint32_t nh;
+	struct et_sw_group *g;
+
+	if (port >= sw->n_ports || depth > 32)
+		return -EINVAL;
+	if (rte_lpm_is_rule_present(sw->lpm, prefix, depth, &nh) == 1) {
+		g = &sw->groups[nh];
+	} else {
+		if (sw->n_groups == ET_SW_MAX_PORTS)
+			return -ENOSPC;
+		nh = sw->n_groups++;
+		g = &sw->groups[nh];
+		g->n = 0;
+		if (rte_lpm_add(sw->lpm, prefix, depth, nh) != 0)
+			return -ENOSPC;
+	}
+	if (g->n == ET_SW_MAX_PORTS)
+		return -ENOSPC;
+	g->port[g->n++] = (uint8_t)port;
+	return 0;
+}
+
+void
+et_switch_fail(struct et_switch *sw, uint16_t port, uint64_t at_ns, uint64_t duration_ns)
+{
+	struct et_sw_port *p = &sw->ports[port];
+
+	p->fail_at = at_ns ? at_ns : 1;
+	p->restore_at = duration_ns ? p->fail_at + duration_ns : 0;
+}
+
+void
+et_switch_restore(struct et_switch *sw, uint16_t port, uint64_t at_ns)
+{
+	struct et_sw_port *p = &sw->ports[port];
+
+	p->fail_at = 0;
+	p->restore_at = at_ns ? at_ns : 1;
+}
+
+void
+et_switch_set_capture(struct et_switch *sw, uint16_t port, struct et_capture *c)
+{
+	sw->ports[port].cap = c;
+	sw->ports[port].eg.cap = c;
+}
+
+/* Apply the failure schedule and the detection delay. */
+static uint32_t
+update_failures(struct et_switch *sw, uint64_t now)
+{
+	uint32_t changed = 0;
+	uint16_t i;
+
+	for (i = 0; i < sw->n_ports; i++) {
+		struct et_sw_port *p = &sw->ports[i];
+
+		/* the detection delay runs from the scheduled instant, not from
+		 * the poll that noticed it */
+		if (p->fail_at && now >= p->fail_at && !p->failed) {
+			p->failed = p->eg.failed = true;
+			p->failed_since = p->fail_at;
+			p->fail_at = 0;
+			changed++;
+		}
+		if (p->restore_at && now >= p->restore_at) {
+			if (p->failed) {
+				p->failed = p->eg.failed = false;
+				p->failed_since = p->restore_at;
+				changed++;
+			}
+			p->restore_at = 0;
+		}
+		/* the switch notices either change only after the delay */
+		if (p->down != p->failed && now >= p->failed_since + sw->p.detect_delay_ns) {
+			p->down = p->failed;
+			update_live_uplinks(sw);
+			changed++;
+		}
+	}
+	return changed;
+}
+
+/* ---- forwarding ---- */
+
+static inline void
+drop(struct et_sw_port *p, enum et_sw_drop why, struct rte_mbuf *m)
+{
+	p->st.drops[why]++;
+	rte_pktmbuf_free(m);
+}
+
+static inline uint32_t
+flow_hash(const struct et_switch *sw, const uint8_t *ip, const uint8_t *l4, bool ports)
+{
+	uint32_t pp = ports ? (uint32_t)et_load16(l4) << 16 | et_load16(l4 + 2) : 0;
+
+	return rte_jhash_3words(et_load16(ip + 12) << 16 | et_load16(ip + 14),
+				et_load16(ip + 16) << 16 | et_load16(ip + 18),
+				pp ^ ip[9], sw->p.ecmp_seed);
+}
+
+/* Pick a live member of a group of parallel links, starting at want. */
+static inline int
+pick_live(const struct et_switch *sw, const uint8_t *ports, uint32_t n, uint32_t want)
+{
+	uint32_t k;
+
+	for (k = 0; k < n; k++) {
+		uint8_t pi = ports[(want + k) % n];
+
+		if (!sw->ports[pi].down)
+			return pi;
+	}
+	return -1;
+}
+
+static void
+enqueue(struct et_switch *sw, uint16_t in, uint16_t out, struct rte_mbuf *m,
+	uint8_t *ip, uint64_t now)
+{
+	struct et_sw_port *o = &sw->ports[out];
+	uint32_t len = rte_pktmbuf_pkt_len(m);
+	uint64_t k = sw->p.ecn_k_bytes ? sw->p.ecn_k_bytes
+				       : et_sw_default_ecn_k(o->eg.lm.rate_bps);
+	uint64_t freebuf = sw->p.buffer_bytes - sw->used;
+
+	if (len > freebuf ||
+	    (!sw->p.pfc && o->eg.q_bytes + len > sw->p.dt_alpha * (double)freebuf)) {
+		drop(o, ET_SW_DROP_BUFFER, m);
+		return;
+	}
+	if (o->eg.q_bytes > k && (et_ipv4_ecn(ip) == ET_ECN_ECT0 ||
+				  et_ipv4_ecn(ip) == ET_ECN_ECT1)) {
+		et_ipv4_set_ecn(ip, ET_ECN_CE);
+		o->st.ecn_marks++;
+	}
+	m->port = in;
+	if (!et_egress_enqueue(&o->eg, m)) {
+		drop(o, ET_SW_DROP_QUEUE, m);
+		return;
+	}
+	sw->used += len;
+	if (sw->used > sw->used_max)
+		sw->used_max = sw->used;
+	sw->ports[in].in_bytes += len;
+	if (sw->p.pfc && !sw->ports[in].xoff && sw->ports[in].in_bytes > pfc_xoff(sw)) {
+		sw->ports[in].xoff = true;
+		sw->ports[in].xoff_sent_at = now;
+		send_pause(sw, in, PFC_QUANTA_MAX);
+	}
+}
+
+static void
+forward(struct et_switch *sw, uint16_t in, struct rte_mbuf *m, uint64_t now)
+{
+	struct et_sw_port *ip_ = &sw->ports[in];
+	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
+	uint32_t len = rte_pktmbuf_data_len(m), nh, ihl, tot;
+	uint8_t *ip, *l4;
+	bool roce;
+	int out;
+
+	ip_->st.rx_pkts++;
+	ip_->st.rx_bytes += rte_pktmbuf_pkt_len(m);
+	if (ip_->failed)
+		return drop(ip_, ET_SW_DROP_FAILED, m);
+	if (len < RTE_ETHER_HDR_LEN || m->nb_segs != 1)
+		return drop(ip_, ET_SW_DROP_MALFORMED, m);
+	if (et_load16(f + 12) == ET_ETHER_TYPE_MAC_CONTROL) {
+		on_pause(sw, in, f, len, now);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (et_load16(f + 12) != RTE_ETHER_TYPE_IPV4)
+		return drop(ip_, ET_SW_DROP_NON_IP, m);
+	ip = f + RTE_ETHER_HDR_LEN;
+	ihl = (uint32_t)(ip[0] & 0xf) * 4;
+	if (len < RTE_ETHER_HDR_LEN + 20 || (ip[0] >> 4) != 4 || ihl < 20 ||
+	    (tot = et_load16(ip + 2)) < ihl || tot > len - RTE_ETHER_HDR_LEN)
+		return drop(ip_, ET_SW_DROP_MALFORMED, m);
+	if (!et_ipv4_csum_ok(ip, ihl))
+		return drop(ip_, ET_SW_DROP_IP_CSUM, m);
+	if (ip[8] <= 1)
+		return drop(ip_, ET_SW_DROP_TTL, m);
+	l4 = ip + ihl;
+	/* RoCEv2: unfragmented UDP 4791 with room for BTH and ICRC */
+	roce = ip[9] == IPPROTO_UDP && !(et_load16(ip + 6) & 0x3fff) &&
+	       tot >= ihl + 8 + ET_BTH_LEN + ET_ICRC_LEN &&
+	       et_load16(l4 + 2) == ET_ROCE_UDP_PORT;
+
+	if (rte_lpm_lookup(sw->lpm, et_load16(ip + 16) << 16 | et_load16(ip + 18), &nh) == 0) {
+		const struct et_sw_group *g = &sw->groups[nh];
+		uint32_t want = g->n == 1 ? 0
+			: roce ? et_path_down_lane(et_load16(l4), g->n)
+			       : flow_hash(sw, ip, l4, ip[9] == IPPROTO_UDP) % g->n;
+
+		out = pick_live(sw, g->port, g->n, want);
+	} else if (roce && sw->p.mode == ET_SW_SOURCE_ROUTE) {
+		uint8_t u = et_path_uplink(et_load16(l4));
+
+		if (u >= sw->n_uplinks)
+			return drop(ip_, ET_SW_DROP_BAD_UPLINK, m);
+		out = pick_live(sw, sw->uplink_port, sw->n_uplinks, u);
+		if (out >= 0 && out != sw->uplink_port[u])
+			sw->ports[sw->uplink_port[u]].st.reroutes++;
+	} else {
+		bool ports = ip[9] == IPPROTO_UDP || ip[9] == IPPROTO_TCP;
+
+		out = sw->n_live_up
+			? sw->live_up[flow_hash(sw, ip, l4, ports && tot >= ihl + 4) %
+				      sw->n_live_up]
+			: -1;
+	}
+	if (out < 0)
+		return drop(ip_, ET_SW_DROP_NO_ROUTE, m);
+	if (roce)
+		et_roce_set_sport(ip, et_path_swap(et_load16(l4)));
+	et_ipv4_dec_ttl(ip);
+	memcpy(f, &sw->ports[out].peer_mac, RTE_ETHER_ADDR_LEN);
+	memcpy(f + RTE_ETHER_ADDR_LEN, &sw->ports[out].mac, RTE_ETHER_ADDR_LEN);
+	enqueue(sw, in, (uint16_t)out, m, ip, now);
+}
+
+uint32_t
+et_switch_poll(struct et_switch *sw, uint64_t now)
+{
+	struct rte_mbuf *burst[BURST];
+	uint32_t work = update_failures(sw, now);
+	uint16_t i, n, k;
+
+	for (i = 0; i < sw->n_ports; i++) {
+		n = et_port_rx(&sw->ports[i].port, burst, BURST);
+		if (n && sw->ports[i].cap)
+			et_capture_frames(sw->ports[i].cap, burst, n, false, now);
+		for (k = 0; k < n; k++)
+			forward(sw, i, burst[k], now);
+		work += n;
+	}
+	for (i = 0; i < sw->n_ports; i++) {
+		struct et_sw_port *p = &sw->ports[i];
+		uint64_t hold;
+
+		/* a pause that lasts: say XOFF again before the last one expires */
+		if (p->xoff && p->eg.lm.rate_bps) {
+			hold = (uint64_t)PFC_QUANTA_MAX * 512 * 1000000000ull /
+			       p->eg.lm.rate_bps / 2;
+			if (now >= p->xoff_sent_at + hold) {
+				send_pause(sw, i, PFC_QUANTA_MAX);
+				p->xoff_sent_at = now;
+			}
+		}
+		work += et_egress_run(&p->eg, now);
+	}
+	return work;
+}
+
+uint64_t
+et_switch_next_event(const struct et_switch *sw, uint64_t now)
+{
+	uint64_t t = UINT64_MAX, e;
+	uint16_t i;
+
+	for (i = 0; i < sw->n_ports; i++) {
+		const struct et_sw_port *p = &sw->ports[i];
+
+		e = et_egress_next_event(&p->eg, now);
+		if (e < t)
+			t = e;
+		if (p->fail_at && p->fail_at < t)
+			t = p->fail_at;
+		if (p->restore_at && p->restore_at < t)
+			t = p->restore_at;
+		if (p->down != p->failed && p->failed_since + sw->p.detect_delay_ns < t)
+			t = p->failed_since + sw->p.detect_delay_ns;
+	}
+	return t;
+}

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * The Ethereal software switch: one instance per switch, polled by whatever
+ * runs it (ethereal-switch on real ports, ethereal-fabric in a fabric).
+ *
+ * Per packet: parse Ethernet/IPv4; down by longest-prefix match when the
+ * destination is below; else up, on the uplink the path ID's high byte
+ * names (source-route mode) or on hash(5-tuple) over the live uplinks
+ * (ECMP mode); byte-swap the RoCEv2 path ID (keeping the ICRC right),
+ * decrement TTL, rewrite MACs; queue on the egress in a shared buffer with a
+ * dynamic threshold, ECN step marking above K, optional PFC.  A failed link
+ * drops everything; the switch keeps using it until the detection delay has
+ * passed, then routes around it.
+ */
+#ifndef ET_SWITCH_H
+#define ET_SWITCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_ether.h>
+
+#include "et_egress.h"
+#include "et_port.h"
+
+#define ET_SW_MAX_PORTS 64
+#define ET_SW_MAX_UPLINKS 256
+#define ET_SW_PFC_PRIO 3 /* RoCE's customary lossless priority */
+
+enum et_sw_role {
+	ET_SW_DOWN, /* towards hosts or lower switches: reached by prefix */
+	ET_SW_UP,   /* uplink i */
+};
+
+enum et_sw_mode { ET_SW_SOURCE_ROUTE, ET_SW_ECMP };
+
+/* Why a packet was dropped: every drop is counted by one reason. */
+enum et_sw_drop {
+	ET_SW_DROP_MALFORMED,  /* truncated or inconsistent headers */
+	ET_SW_DROP_NON_IP,     /* neither IPv4 nor PFC */
+	ET_SW_DROP_IP_CSUM,
+	ET_SW_DROP_TTL,
+	ET_SW_DROP_NO_ROUTE,   /* no prefix and no live uplink */
+	ET_SW_DROP_BAD_UPLINK, /* the path ID names an uplink we lack */
+	ET_SW_DROP_BUFFER,     /* shared buffer or dynamic threshold */
+	ET_SW_DROP_QUEUE,      /* egress queue array full */
+	ET_SW_DROP_FAILED,     /* sent to or received from a failed link */
+	ET_SW_DROP_COUNT
+};
+
+const char *et_sw_drop_name(enum et_sw_drop d);
+
+struct et_sw_port_stats {
+	uint64_t rx_pkts, rx_bytes;
+	uint64_t drops[ET_SW_DROP_COUNT];
+	uint64_t ecn_marks;
+	uint64_t pause_tx, pause_rx;
+	uint64_t reroutes;       /* source-routed packets moved off this uplink */
+};
+
+struct et_sw_port {
+	struct et_port port;
+	struct et_egress eg;
+	enum et_sw_role role;
+	uint8_t uplink;            /* ET_SW_UP: its index */
+	struct rte_ether_addr mac;
+	struct rte_ether_addr peer_mac;
+	/* failure: scheduled and/or forced at run time */
+	bool failed;
+	uint64_t failed_since;
+	bool down;                 /* failure detected: routed around */
+	uint64_t fail_at, restore_at; /* schedule; 0 = none */
+	/* PFC: bytes in the buffer that came in here */
+	uint64_t in_bytes;
+	bool xoff;
+	uint64_t xoff_sent_at;
+	struct et_capture *cap;
+	struct et_sw_port_stats st;
+};
+
+struct et_sw_params {
+	enum et_sw_mode mode;
+	uint64_t buffer_bytes;     /* shared buffer, default 64 MB */
+	double dt_alpha;           /* dynamic threshold, default 1 */
+	uint64_t ecn_k_bytes;      /* 0: derived from the link rate */
+	bool pfc;
+	double pfc_alpha;          /* XOFF at pfc_alpha x free buffer per ingress */
+	uint64_t detect_delay_ns;  /* default 100 ms */
+	uint32_t queue_pkts;       /* egress queue array size, power of 2 */
+	uint32_t ecmp_seed;
+};
+
+struct et_sw_group {
+	uint8_t n;
+	uint8_t port[ET_SW_MAX_PORTS];
+};
+
+struct rte_lpm;
+
+struct et_switch {
+	char name[32];
+	struct et_sw_params p;
+	uint16_t n_ports;
+	struct et_sw_port ports[ET_SW_MAX_PORTS];
+	struct rte_lpm *lpm;
+	struct et_sw_group groups[ET_SW_MAX_PORTS];
+	uint16_t n_groups;
+	uint8_t uplink_port[ET_SW_MAX_UPLINKS];
+	uint16_t n_uplinks;
+	uint8_t live_up[ET_SW_MAX_UPLINKS]; /* ports of the uplinks in use */
+	uint16_t n_live_up;
+	uint64_t used;             /* shared buffer bytes in use */
+	uint64_t used_max;
+	struct rte_mempool *ctrl_pool; /* PFC frames */
+};
+
+void et_sw_params_default(struct et_sw_params *p);
+
+int et_switch_init(struct et_switch *sw, const char *name,
+		   const struct et_sw_params *p, struct rte_mempool *ctrl_pool,
+		   int socket);
+void et_switch_free(struct et_switch *sw);
+
+/* Add a port (the switch takes the et_port over); returns its index or a
+ * negative errno.  lm: the link model of its egress. */
+int et_switch_add_port(struct et_switch *sw, const struct et_port *port,
+		       enum et_sw_role role, uint8_t uplink,
+		       const struct rte_ether_addr *mac,
+		       const struct rte_ether_addr *peer_mac,
+		       const struct et_link_model *lm);
+
+/* Destinations in prefix/depth are below port; the same prefix on several
+ * ports makes a group (parallel links), chosen by the path ID's low byte. */
+int et_switch_add_route(struct et_switch *sw, uint32_t prefix, uint8_t depth,
+			uint16_t port);
+
+/* Fail a port's link from at_ns (0: now), for duration_ns (0: for good). */
+void et_switch_fail(struct et_switch *sw, uint16_t port, uint64_t at_ns,
+		    uint64_t duration_ns);
+
+/* Bring a port's link back at at_ns (0: now). */
+void et_switch_restore(struct et_switch *sw, uint16_t port, uint64_t at_ns);
+
+/* Record a port's traffic, both ways (NULL: stop). */
+struct et_capture;
+void et_switch_set_capture(struct et_switch *sw, uint16_t port, struct et_capture *c);
+
+/* Receive, forward and transmit what is due; returns the work done
+ * (packets moved), 0 when there was nothing to do at now. */
+uint32_t et_switch_poll(struct et_switch *sw, uint64_t now);
+
+/* The next time the switch has something to do; UINT64_MAX if nothing. */
+uint64_t et_switch_next_event(const struct et_switch *sw, uint64_t now);
+
+/* ECN threshold a link of rate_bps gets by default: C x 10 us / 7 (the
+ * DCTCP rule K > C RTT / 7 for a 10 us datacenter RTT), at least 20 KB. */
+uint64_t et_sw_default_ecn_k(uint64_t rate_bps);
+
+#endif /* ET_SWITCH_H */

@@ -1,0 +1,431 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * ethereal-switch: one Ethereal switch on any DPDK ports, from a conf file.
+ *
+ *   ethereal-switch [EAL args --] --config FILE [--duration S] [--pcap DIR]
+ *
+ * Counters are served by rte_telemetry under /ethereal/switch/ and printed
+ * at exit; /ethereal/switch/fail,PORT fails a port's link at run time and
+ * /ethereal/switch/restore,PORT brings it back.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_telemetry.h>
+
+#include "et_capture.h"
+#include "et_conf.h"
+#include "et_switch.h"
+
+#define MAX_ROUTES 64
+
+static volatile sig_atomic_t stop;
+static struct et_switch sw;
+static _Atomic int fail_request = -1, restore_request = -1;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ethereal-switch [EAL args --] --config FILE [--duration S] [--pcap DIR]\n"
+		"  --config FILE  switch, ports and routes (see conf/switch-example.ini)\n"
+		"  --duration S   stop after S seconds (default: until SIGINT/SIGTERM)\n"
+		"  --pcap DIR     write every port's traffic to DIR/<switch>-p<N>.pcapng\n");
+}
+
+/* "10.0.0.0/24, 10.0.1.7/32" -> routes to port pi. */
+static int
+add_prefixes(struct et_conf *c, const char *sec, const char *list, uint16_t pi)
+{
+	char buf[512], *save = NULL, *tok;
+
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+		unsigned int a, b, cc, d, len = 32;
+		char tail;
+		int n = sscanf(tok, "%u.%u.%u.%u/%u%c", &a, &b, &cc, &d, &len, &tail);
+
+		if ((n != 4 && n != 5) || a > 255 || b > 255 || cc > 255 || d > 255 || len > 32)
+			return et_conf_fail(c, sec, "prefix",
+					    "expected IPv4 prefixes like 10.0.1.0/24, got '%s'", tok);
+		if (et_switch_add_route(&sw, a << 24 | b << 16 | cc << 8 | d, (uint8_t)len, pi))
+			return et_conf_fail(c, sec, "prefix", "cannot add route '%s'", tok);
+	}
+	return 0;
+}
+
+static int
+parse_rate(struct et_conf *c, const char *sec, uint64_t *bps)
+{
+	const char *v = et_conf_str(c, sec, "rate", "wire");
+	char *end;
+	double g;
+
+	if (strcmp(v, "wire") == 0) {
+		*bps = 0;
+		return 0;
+	}
+	g = strtod(v, &end);
+	if (end == v || (strcmp(end, "G") && strcmp(end, "Gbps")) || !(g > 0 && g <= 100000))
+		return et_conf_fail(c, sec, "rate",
+				    "expected 'wire' or a rate like 400G, got '%s'", v);
+	*bps = (uint64_t)(g * 1e9);
+	return 0;
+}
+
+static int
+load(const char *file, struct rte_mempool *mp)
+{
+	static const char *const sw_keys[] = {
+		"name", "mode", "buffer", "dt-alpha", "ecn-k", "pfc", "pfc-alpha",
+		"detect-delay-ms", NULL};
+	static const char *const port_keys[] = {
+		"dev", "role", "uplink", "prefix", "peer-mac", "rate", "latency-ns", NULL};
+	static const char *const fail_keys[] = {"port", "at-ms", "duration-ms", NULL};
+	static const char *const modes[] = {"source-route", "ecmp", NULL};
+	static const char *const roles[] = {"down", "up", NULL};
+	static const char *const onoff[] = {"off", "on", NULL};
+	struct et_sw_params p;
+	struct et_conf c;
+	char sec[32];
+	uint32_t ms, i, u;
+	int mode, pfc, rc = -1;
+
+	if (et_conf_open(&c, file))
+		goto out;
+	et_sw_params_default(&p);
+	if (et_conf_need_section(&c, "switch") || et_conf_check_keys(&c, "switch", sw_keys) ||
+	    et_conf_enum(&c, "switch", "mode", modes, false, ET_SW_SOURCE_ROUTE, &mode) ||
+	    et_conf_bytes(&c, "switch", "buffer", 4096, 1ull << 34, false, p.buffer_bytes,
+			  &p.buffer_bytes) ||
+	    et_conf_double(&c, "switch", "dt-alpha", 1.0 / 64, 64, false, 1, &p.dt_alpha) ||
+	    et_conf_bytes(&c, "switch", "ecn-k", 0, 1ull << 34, false, 0, &p.ecn_k_bytes) ||
+	    et_conf_enum(&c, "switch", "pfc", onoff, false, 0, &pfc) ||
+	    et_conf_double(&c, "switch", "pfc-alpha", 1.0 / 64, 64, false, p.pfc_alpha,
+			   &p.pfc_alpha) ||
+	    et_conf_u32(&c, "switch", "detect-delay-ms", 0, 3600000, false, 100, &ms))
+		goto out;
+	p.mode = (enum et_sw_mode)mode;
+	p.pfc = pfc;
+	p.detect_delay_ns = (uint64_t)ms * 1000000;
+	if (et_switch_init(&sw, et_conf_str(&c, "switch", "name", "switch"), &p, mp,
+			   (int)rte_socket_id())) {
+		et_conf_fail(&c, "switch", NULL, "cannot create the switch");
+		goto out;
+	}
+	for (i = 0; i < ET_SW_MAX_PORTS; i++) {
+		struct et_link_model lm = {0};
+		struct rte_ether_addr mac, peer;
+		const char *dev, *pm;
+		struct et_port port;
+		int role, err;
+
+		snprintf(sec, sizeof(sec), "port%u", i);
+		if (!et_conf_has_section(&c, sec))
+			break;
+		if (et_conf_check_keys(&c, sec, port_keys) ||
+		    et_conf_enum(&c, sec, "role", roles, true, 0, &role) ||
+		    parse_rate(&c, sec, &lm.rate_bps) ||
+		    et_conf_u32(&c, sec, "latency-ns", 0, 1000000000, false, 0, &ms))
+			goto out;
+		lm.latency_ns = ms;
+		dev = et_conf_str(&c, sec, "dev", NULL);
+		if (dev == NULL) {
+			et_conf_fail(&c, sec, "dev", "missing (expected a DPDK device, e.g. net_tap0,iface=sw0)");
+			goto out;
+		}
+		pm = et_conf_str(&c, sec, "peer-mac", "ff:ff:ff:ff:ff:ff");
+		if (rte_ether_unformat_addr(pm, &peer)) {
+			et_conf_fail(&c, sec, "peer-mac", "expected a MAC like 02:00:00:00:00:01, got '%s'", pm);
+			goto out;
+		}
+		err = et_port_ethdev(&port, dev, mp, 1024);
+		if (err) {
+			et_conf_fail(&c, sec, "dev", "cannot start '%s': %s", dev, strerror(-err));
+			goto out;
+		}
+		rte_eth_macaddr_get(port.eth_port, &mac);
+		u = 0;
+		if (role == ET_SW_UP &&
+		    et_conf_u32(&c, sec, "uplink", 0, ET_SW_MAX_UPLINKS - 1, true, 0, &u))
+			goto out;
+		err = et_switch_add_port(&sw, &port, (enum et_sw_role)role, (uint8_t)u, &mac,
+					 &peer, &lm);
+		if (err < 0) {
+			et_conf_fail(&c, sec, role == ET_SW_UP ? "uplink" : NULL,
+				     err == -EINVAL ? "uplinks must be numbered 0, 1, 2... in port order"
+						    : "cannot add the port");
+			goto out;
+		}
+		if (role == ET_SW_DOWN) {
+			const char *pf = et_conf_str(&c, sec, "prefix", NULL);
+
+			if (pf == NULL) {
+				et_conf_fail(&c, sec, "prefix", "missing: a down port needs the prefixes below it");
+				goto out;
+			}
+			if (add_prefixes(&c, sec, pf, (uint16_t)err))
+				goto out;
+		}
+	}
+	if (sw.n_ports == 0) {
+		et_conf_fail(&c, "port0", NULL, "section is missing: a switch needs ports");
+		goto out;
+	}
+	for (i = 0;; i++) {
+		uint32_t port, at, dur;
+
+		snprintf(sec, sizeof(sec), "fail%u", i);
+		if (!et_conf_has_section(&c, sec))
+			break;
+		if (et_conf_check_keys(&c, sec, fail_keys) ||
+		    et_conf_u32(&c, sec, "port", 0, sw.n_ports - 1, true, 0, &port) ||
+		    et_conf_u32(&c, sec, "at-ms", 0, 86400000, true, 0, &at) ||
+		    et_conf_u32(&c, sec, "duration-ms", 0, 86400000, false, 0, &dur))
+			goto out;
+		/* times count from the start of the poll loop, as now_ns does */
+		et_switch_fail(&sw, (uint16_t)port, (uint64_t)at * 1000000 + 1,
+			       (uint64_t)dur * 1000000);
+	}
+	rc = 0;
+out:
+	if (rc)
+		fprintf(stderr, "ethereal-switch: %s\n", c.err);
+	et_conf_close(&c);
+	return rc;
+}
+
+/* ---- telemetry ---- */
+
+static int
+tel_ports(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	uint16_t i;
+
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_dict(d);
+	for (i = 0; i < sw.n_ports; i++) {
+		const struct et_sw_port *p = &sw.ports[i];
+		struct rte_tel_data *c = rte_tel_data_alloc();
+		char name[16];
+		int k;
+
+		if (c == NULL)
+			return -ENOMEM;
+		rte_tel_data_start_dict(c);
+		rte_tel_data_add_dict_u64(c, "rx_pkts", p->st.rx_pkts);
+		rte_tel_data_add_dict_u64(c, "rx_bytes", p->st.rx_bytes);
+		rte_tel_data_add_dict_u64(c, "tx_pkts", p->eg.st.tx_pkts);
+		rte_tel_data_add_dict_u64(c, "tx_bytes", p->eg.st.tx_bytes);
+		rte_tel_data_add_dict_u64(c, "ecn_marks", p->st.ecn_marks);
+		rte_tel_data_add_dict_u64(c, "pause_tx", p->st.pause_tx);
+		rte_tel_data_add_dict_u64(c, "pause_rx", p->st.pause_rx);
+		rte_tel_data_add_dict_u64(c, "q_max_bytes", p->eg.st.q_max_bytes);
+		rte_tel_data_add_dict_u64(c, "fail_drops", p->eg.st.fail_drops);
+		rte_tel_data_add_dict_u64(c, "failed", p->failed);
+		for (k = 0; k < ET_SW_DROP_COUNT; k++) {
+			char key[40];
+
+			snprintf(key, sizeof(key), "drop_%s", et_sw_drop_name(k));
+			rte_tel_data_add_dict_u64(c, key, p->st.drops[k]);
+		}
+		snprintf(name, sizeof(name), "port%u", i);
+		rte_tel_data_add_dict_container(d, name, c, 0);
+	}
+	return 0;
+}
+
+static int
+tel_port_request(const char *params, _Atomic int *req, struct rte_tel_data *d)
+{
+	char *end;
+	long port;
+
+	if (params == NULL || *params == '\0')
+		return -EINVAL;
+	port = strtol(params, &end, 10);
+	if (*end != '\0' || port < 0 || port >= sw.n_ports)
+		return -EINVAL;
+	atomic_store(req, (int)port); /* the poll loop applies it */
+	rte_tel_data_string(d, "ok");
+	return 0;
+}
+
+static int
+tel_fail(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	return tel_port_request(params, &fail_request, d);
+}
+
+static int
+tel_restore(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	return tel_port_request(params, &restore_request, d);
+}
+
+static void
+dump_counters(FILE *f)
+{
+	uint16_t i;
+	int k;
+
+	fprintf(f, "%-6s %12s %12s %10s %8s %8s %12s  drops\n", "port", "rx_pkts", "tx_pkts",
+		"ecn_marks", "pause_tx", "pause_rx", "q_max_bytes");
+	for (i = 0; i < sw.n_ports; i++) {
+		const struct et_sw_port *p = &sw.ports[i];
+
+		fprintf(f, "%-6u %12" PRIu64 " %12" PRIu64 " %10" PRIu64 " %8" PRIu64
+			   " %8" PRIu64 " %12" PRIu64 " ",
+			i, p->st.rx_pkts, p->eg.st.tx_pkts, p->st.ecn_marks, p->st.pause_tx,
+			p->st.pause_rx, p->eg.st.q_max_bytes);
+		for (k = 0; k < ET_SW_DROP_COUNT; k++)
+			if (p->st.drops[k])
+				fprintf(f, " %s=%" PRIu64, et_sw_drop_name(k), p->st.drops[k]);
+		if (p->eg.st.fail_drops)
+			fprintf(f, " failed_link=%" PRIu64, p->eg.st.fail_drops);
+		fprintf(f, "\n");
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"config", required_argument, NULL, 'c'},
+		{"duration", required_argument, NULL, 'd'},
+		{"pcap", required_argument, NULL, 'p'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *file = NULL, *pcap_dir = NULL;
+	double duration = 0, ns_per_tsc;
+	struct et_capture *cap[ET_SW_MAX_PORTS] = {0};
+	struct rte_mempool *mp;
+	uint64_t start, now, end = UINT64_MAX;
+	int n, opt, rc = 0;
+	uint16_t i;
+	char *endp;
+
+	n = rte_eal_init(argc, argv);
+	if (n < 0) {
+		fprintf(stderr, "ethereal-switch: cannot initialise DPDK (EAL arguments?)\n");
+		return 1;
+	}
+	argc -= n;
+	argv += n;
+	while ((opt = getopt_long(argc, argv, "c:d:p:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			file = optarg;
+			break;
+		case 'd':
+			duration = strtod(optarg, &endp);
+			if (*endp != '\0' || !(duration > 0)) {
+				fprintf(stderr, "ethereal-switch: --duration: expected seconds > 0, got '%s'\n",
+					optarg);
+				rc = 2;
+				goto done;
+			}
+			break;
+		case 'p':
+			pcap_dir = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			goto done;
+		default:
+			usage(stderr);
+			rc = 2;
+			goto done;
+		}
+	}
+	if (file == NULL || optind != argc) {
+		fprintf(stderr, "ethereal-switch: %s\n",
+			file ? "unexpected argument" : "--config FILE is required");
+		usage(stderr);
+		rc = 2;
+		goto done;
+	}
+	mp = rte_pktmbuf_pool_create("switch", 32767, 256, 0,
+				     RTE_PKTMBUF_HEADROOM + 4096 + 256, /* a 4 KB-MTU frame */
+				     (int)rte_socket_id());
+	if (mp == NULL || load(file, mp)) {
+		if (mp == NULL)
+			fprintf(stderr, "ethereal-switch: cannot create the mbuf pool\n");
+		rc = 1;
+		goto done;
+	}
+	if (pcap_dir) {
+		for (i = 0; i < sw.n_ports; i++) {
+			char path[512];
+
+			snprintf(path, sizeof(path), "%s/%s-p%u.pcapng", pcap_dir, sw.name, i);
+			cap[i] = et_capture_open(path, sw.ports[i].port.name);
+			if (cap[i] == NULL) {
+				fprintf(stderr, "ethereal-switch: --pcap: cannot write %s\n", path);
+				rc = 1;
+				goto done;
+			}
+			et_switch_set_capture(&sw, i, cap[i]);
+		}
+	}
+	rte_telemetry_register_cmd("/ethereal/switch/ports", tel_ports,
+				   "Per-port counters of the switch");
+	rte_telemetry_register_cmd("/ethereal/switch/fail", tel_fail,
+				   "Fail a port's link now. Parameter: port index");
+	rte_telemetry_register_cmd("/ethereal/switch/restore", tel_restore,
+				   "Bring a failed port's link back. Parameter: port index");
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+
+	ns_per_tsc = 1e9 / (double)rte_get_tsc_hz();
+	start = rte_rdtsc();
+	if (duration > 0)
+		end = (uint64_t)(duration * 1e9);
+	printf("ethereal-switch: %s: %u ports, %u uplinks, %s mode%s\n", sw.name, sw.n_ports,
+	       sw.n_uplinks, sw.p.mode == ET_SW_ECMP ? "ECMP" : "source-route",
+	       sw.p.pfc ? ", PFC on" : "");
+	fflush(stdout);
+	while (!stop) {
+		int req;
+
+		now = (uint64_t)((double)(rte_rdtsc() - start) * ns_per_tsc) + 1;
+		if (now >= end)
+			break;
+		req = atomic_exchange(&fail_request, -1);
+		if (req >= 0)
+			et_switch_fail(&sw, (uint16_t)req, now, 0);
+		req = atomic_exchange(&restore_request, -1);
+		if (req >= 0)
+			et_switch_restore(&sw, (uint16_t)req, now);
+		et_switch_poll(&sw, now);
+	}
+	dump_counters(stdout);
+done:
+	for (i = 0; i < ET_SW_MAX_PORTS; i++)
+		et_capture_close(cap[i]);
+	for (i = 0; i < sw.n_ports; i++)
+		et_port_close(&sw.ports[i].port);
+	et_switch_free(&sw);
+	rte_eal_cleanup();
+	return rc;
+}
