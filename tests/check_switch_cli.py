@@ -5,9 +5,13 @@ gives one message naming file, section and key, and a non-zero exit.
 
 check_switch_cli.py ETHEREAL_SWITCH CONF_DIR WORKDIR
 """
+import json
 import os
+import signal
+import socket
 import subprocess
 import sys
+import time
 
 EAL = ["--no-huge", "--no-shconf", "--no-pci", "-m", "512", "--no-telemetry",
        "--log-level=error"]
@@ -47,6 +51,53 @@ def run(exe, args, timeout=60):
                           timeout=timeout, env=dict(os.environ, ASAN_OPTIONS="detect_leaks=0"))
 
 
+def telemetry(path, cmd):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.connect(path)
+    s.recv(1024)  # the greeting
+    s.send(cmd.encode())
+    reply = json.loads(s.recv(65536))
+    s.close()
+    return reply
+
+
+def check_runtime(exe, conf_dir):
+    """Telemetry: counters, failing and restoring a link at run time; then
+    SIGINT stops it cleanly with its counter table."""
+    prefix = f"etswcli{os.getpid()}"
+    eal = [a for a in EAL if a != "--no-telemetry"] + [f"--file-prefix={prefix}"]
+    p = subprocess.Popen([exe] + eal + ["--", "--config",
+                         os.path.join(conf_dir, "switch-example.ini")],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=dict(os.environ, ASAN_OPTIONS="detect_leaks=0"))
+    path = f"/var/run/dpdk/{prefix}/dpdk_telemetry.v2"
+    if os.getuid() != 0:
+        path = os.path.join(os.environ.get("XDG_RUNTIME_DIR", "/tmp"), "dpdk", prefix,
+                            "dpdk_telemetry.v2")
+    try:
+        # ready once it has said what it runs (the socket exists before)
+        first = p.stdout.readline()
+        ok = "4 ports" in first
+        ports = telemetry(path, "/ethereal/switch/ports")["/ethereal/switch/ports"]
+        ok = ok and sorted(ports) == ["port0", "port1", "port2", "port3"] and \
+            "drop_bad_uplink" in ports["port0"]
+        ok = ok and telemetry(path, "/ethereal/switch/fail,2")["/ethereal/switch/fail"] == "ok"
+        time.sleep(0.3)
+        ok = ok and telemetry(path, "/ethereal/switch/ports")["/ethereal/switch/ports"]["port2"]["failed"] == 1
+        ok = ok and "/ethereal/switch/fail" in telemetry(path, "/ethereal/switch/fail,9") and True
+        telemetry(path, "/ethereal/switch/restore,2")
+        time.sleep(0.3)
+        ok = ok and telemetry(path, "/ethereal/switch/ports")["/ethereal/switch/ports"]["port2"]["failed"] == 0
+    finally:
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+    ok = ok and p.returncode == 0 and "q_max_bytes" in out
+    print(("ok  " if ok else "FAIL") + " telemetry: counters, fail and restore at run time; SIGINT stops cleanly")
+    if not ok:
+        print(out, err)
+    return ok
+
+
 def main():
     exe, conf_dir, work = sys.argv[1:4]
     os.makedirs(work, exist_ok=True)
@@ -59,6 +110,7 @@ def main():
     if not ok:
         print(r.stdout, r.stderr)
         fails += 1
+    fails += not check_runtime(exe, conf_dir)
     for what, text, args, want in BAD:
         path = os.path.join(work, "bad.ini")
         if text is None:
@@ -75,7 +127,7 @@ def main():
             good = good and path in msg
         print(("ok  " if good else "FAIL") + f" {what}: exit {r.returncode}: {msg.splitlines()[-1] if msg else ''}")
         fails += not good
-    print(f"{1 + len(BAD) - fails} passed, {fails} failed")
+    print(f"{2 + len(BAD) - fails} passed, {fails} failed")
     sys.exit(1 if fails else 0)
 
 
