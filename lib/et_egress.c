@@ -6,6 +6,7 @@
 
 #include "et_capture.h"
 #include "et_egress.h"
+#include "et_pfc.h"
 
 #define BURST 32
 
@@ -69,6 +70,16 @@ et_egress_enqueue_ctrl(struct et_egress *e, struct rte_mbuf *m)
 		return false;
 	e->ctrl[e->ctrl_n++] = m;
 	return true;
+}
+
+void
+et_egress_pause(struct et_egress *e, uint16_t quanta, uint64_t now)
+{
+	if (e->paused_until > now)
+		e->st.paused_ns -= e->paused_until - now;
+	e->paused_until = quanta ? now + et_pfc_pause_ns(quanta, e->lm.rate_bps) : 0;
+	if (quanta)
+		e->st.paused_ns += e->paused_until - now;
 }
 
 /* Take the next frame to serialize: control first, then data unless paused. */

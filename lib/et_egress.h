@@ -69,6 +69,10 @@ bool et_egress_enqueue(struct et_egress *e, struct rte_mbuf *m);
 /* Queue a control frame ahead of the data (never paused). */
 bool et_egress_enqueue_ctrl(struct et_egress *e, struct rte_mbuf *m);
 
+/* A PAUSE/PFC frame arrived for this egress: no new data starts for
+ * quanta x 512 bit times (0: resume now). */
+void et_egress_pause(struct et_egress *e, uint16_t quanta, uint64_t now);
+
 /* Advance to now: start serializations, deliver arrivals.  Returns the
  * number of packets that moved (0: nothing to do now). */
 uint32_t et_egress_run(struct et_egress *e, uint64_t now);

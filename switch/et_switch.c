@@ -10,13 +10,11 @@
 #include "et_capture.h"
 #include "et_csum.h"
 #include "et_path.h"
+#include "et_pfc.h"
 #include "et_switch.h"
 #include "et_wire.h"
 
 #define BURST 32
-#define PFC_FRAME_LEN 60
-#define ET_ETHER_TYPE_MAC_CONTROL 0x8808 /* PAUSE and PFC (802.3x, 802.1Qbb) */
-#define PFC_QUANTA_MAX 0xffff
 
 static const char *const drop_names[ET_SW_DROP_COUNT] = {
 	[ET_SW_DROP_MALFORMED] = "malformed",
@@ -63,23 +61,10 @@ et_sw_default_ecn_k(uint64_t rate_bps)
 static void
 send_pause(struct et_switch *sw, uint16_t pi, uint16_t quanta)
 {
-	static const uint8_t pfc_dst[6] = {0x01, 0x80, 0xc2, 0x00, 0x00, 0x01};
 	struct et_sw_port *p = &sw->ports[pi];
-	struct rte_mbuf *m = rte_pktmbuf_alloc(sw->ctrl_pool);
-	uint8_t *f;
+	struct rte_mbuf *m = et_pfc_frame(sw->ctrl_pool, &p->mac, quanta);
 
-	if (m == NULL || (f = (uint8_t *)rte_pktmbuf_append(m, PFC_FRAME_LEN)) == NULL) {
-		rte_pktmbuf_free(m);
-		return;
-	}
-	memset(f, 0, PFC_FRAME_LEN);
-	memcpy(f, pfc_dst, 6);
-	memcpy(f + 6, &p->mac, 6);
-	et_store16(f + 12, ET_ETHER_TYPE_MAC_CONTROL);
-	et_store16(f + 14, 0x0101);                   /* PFC opcode */
-	et_store16(f + 16, 1u << ET_SW_PFC_PRIO);     /* class-enable vector */
-	et_store16(f + 18 + 2 * ET_SW_PFC_PRIO, quanta);
-	if (!et_egress_enqueue_ctrl(&p->eg, m)) {
+	if (m == NULL || !et_egress_enqueue_ctrl(&p->eg, m)) {
 		rte_pktmbuf_free(m);
 		return;
 	}
@@ -115,30 +100,17 @@ on_pause(struct et_switch *sw, uint16_t pi, const uint8_t *f, uint32_t len,
 	 uint64_t now)
 {
 	struct et_sw_port *p = &sw->ports[pi];
-	uint16_t opcode, quanta;
-	uint64_t rate = p->eg.lm.rate_bps ? p->eg.lm.rate_bps : 100000000000ull;
+	uint16_t quanta;
+	int rc = et_pfc_parse(f, len, &quanta);
 
-	if (len < 18 + 16) {
+	if (rc < 0) {
 		p->st.drops[ET_SW_DROP_MALFORMED]++;
 		return;
 	}
-	opcode = et_load16(f + 14);
-	if (opcode == 0x0001) {
-		quanta = et_load16(f + 16); /* 802.3x PAUSE: all traffic */
-	} else if (opcode == 0x0101) {
-		if (!(et_load16(f + 16) & (1u << ET_SW_PFC_PRIO)))
-			return;
-		quanta = et_load16(f + 18 + 2 * ET_SW_PFC_PRIO);
-	} else {
-		p->st.drops[ET_SW_DROP_NON_IP]++;
+	if (rc == 0)
 		return;
-	}
 	p->st.pause_rx++;
-	if (p->eg.paused_until > now)
-		p->eg.st.paused_ns -= p->eg.paused_until - now;
-	p->eg.paused_until = quanta ? now + (uint64_t)quanta * 512 * 1000000000ull / rate : 0;
-	if (quanta)
-		p->eg.st.paused_ns += p->eg.paused_until - now;
+	et_egress_pause(&p->eg, quanta, now);
 }
 
 /* ---- set-up ---- */
@@ -369,7 +341,7 @@ enqueue(struct et_switch *sw, uint16_t in, uint16_t out, struct rte_mbuf *m,
 	if (sw->p.pfc && !sw->ports[in].xoff && sw->ports[in].in_bytes > pfc_xoff(sw)) {
 		sw->ports[in].xoff = true;
 		sw->ports[in].xoff_sent_at = now;
-		send_pause(sw, in, PFC_QUANTA_MAX);
+		send_pause(sw, in, ET_PFC_QUANTA_MAX);
 	}
 }
 
@@ -465,10 +437,9 @@ et_switch_poll(struct et_switch *sw, uint64_t now)
 
 		/* a pause that lasts: say XOFF again before the last one expires */
 		if (p->xoff && p->eg.lm.rate_bps) {
-			hold = (uint64_t)PFC_QUANTA_MAX * 512 * 1000000000ull /
-			       p->eg.lm.rate_bps / 2;
+			hold = et_pfc_pause_ns(ET_PFC_QUANTA_MAX, p->eg.lm.rate_bps) / 2;
 			if (now >= p->xoff_sent_at + hold) {
-				send_pause(sw, i, PFC_QUANTA_MAX);
+				send_pause(sw, i, ET_PFC_QUANTA_MAX);
 				p->xoff_sent_at = now;
 			}
 		}

@@ -24,7 +24,6 @@
 
 #define ET_SW_MAX_PORTS 64
 #define ET_SW_MAX_UPLINKS 256
-#define ET_SW_PFC_PRIO 3 /* RoCE's customary lossless priority */
 
 enum et_sw_role {
 	ET_SW_DOWN, /* towards hosts or lower switches: reached by prefix */

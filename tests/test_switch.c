@@ -12,6 +12,7 @@
 #include "et_csum.h"
 #include "et_net.h"
 #include "et_path.h"
+#include "et_pfc.h"
 #include "et_wire.h"
 
 static struct rte_mempool *pool;
@@ -355,7 +356,7 @@ count_pauses(struct et_net *n, uint32_t host, uint16_t *last_quanta)
 
 			if (et_load16(f + 12) == 0x8808 && et_load16(f + 14) == 0x0101) {
 				pauses++;
-				*last_quanta = et_load16(f + 18 + 2 * ET_SW_PFC_PRIO);
+				*last_quanta = et_load16(f + 18 + 2 * ET_PFC_PRIO);
 			}
 			rte_pktmbuf_free(m[i]);
 		}
@@ -405,8 +406,8 @@ test_pfc(void **state)
 	memset(f, 0, 60);
 	et_store16(f + 12, 0x8808);
 	et_store16(f + 14, 0x0101);
-	et_store16(f + 16, 1u << ET_SW_PFC_PRIO);
-	et_store16(f + 18 + 2 * ET_SW_PFC_PRIO, 1000); /* 1000 x 512 bit = 51.2 us */
+	et_store16(f + 16, 1u << ET_PFC_PRIO);
+	et_store16(f + 18 + 2 * ET_PFC_PRIO, 1000); /* 1000 x 512 bit = 51.2 us */
 	inject(&n, 2, pf);
 	et_net_poll(&n, t_end);
 	assert_int_equal(n.sw[0].ports[2].st.pause_rx, 1);
