@@ -19,6 +19,7 @@ et_egress_init(struct et_egress *e, struct et_port *port,
 		return -1;
 	e->port = port;
 	e->lm = *lm;
+	e->rng = lm->seed | 1;
 	e->q = calloc(qcap, sizeof(*e->q));
 	/* at most one slot per packet queued, plus the control frames */
 	e->fly = calloc(qcap * 2, sizeof(*e->fly));
@@ -102,6 +103,22 @@ next_frame(struct et_egress *e, uint64_t now)
 	return m;
 }
 
+/* Lost on the wire?  A seeded xorshift decides, so a run replays. */
+static bool
+lost(struct et_egress *e, struct rte_mbuf *m)
+{
+	if (e->lm.loss_ppm == 0)
+		return false;
+	e->rng ^= e->rng << 13;
+	e->rng ^= e->rng >> 7;
+	e->rng ^= e->rng << 17;
+	if (e->rng % 1000000 >= e->lm.loss_ppm)
+		return false;
+	rte_pktmbuf_free(m);
+	e->st.loss_drops++;
+	return true;
+}
+
 /* Hand frames to the port; what it refuses stays for the next call. */
 static uint32_t
 push(struct et_egress *e, struct rte_mbuf **m, uint32_t n, uint64_t now)
@@ -133,7 +150,8 @@ run_wire(struct et_egress *e, uint64_t now)
 
 	for (;;) {
 		while (n < BURST && (burst[n] = next_frame(e, now)) != NULL)
-			n++;
+			if (!lost(e, burst[n]))
+				n++;
 		if (n == 0)
 			return moved;
 		sent = push(e, burst, n, now);
@@ -167,10 +185,12 @@ et_egress_run(struct et_egress *e, uint64_t now)
 		if (m == NULL)
 			break;
 		e->busy_until = start + et_link_tx_ns(&e->lm, rte_pktmbuf_pkt_len(m));
+		moved++;
+		if (lost(e, m))
+			continue; /* it took its time on the wire all the same */
 		e->fly[e->fly_tail & e->fly_mask] =
 			(struct et_egress_slot){m, e->busy_until + e->lm.latency_ns};
 		e->fly_tail++;
-		moved++;
 	}
 	/* deliver what has crossed the link */
 	while (e->fly_head != e->fly_tail) {

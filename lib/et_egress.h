@@ -20,6 +20,8 @@ struct et_capture;
 struct et_link_model {
 	uint64_t rate_bps;    /* 0: wire, no model */
 	uint64_t latency_ns;  /* propagation */
+	uint32_t loss_ppm;    /* random loss, parts per million (seeded) */
+	uint64_t seed;
 };
 
 struct et_egress_stats {
@@ -28,6 +30,7 @@ struct et_egress_stats {
 	uint64_t port_busy;             /* times the port refused a burst */
 	uint64_t port_drops;            /* wire mode: frames the port refused */
 	uint64_t fail_drops;            /* dropped because the link is failed */
+	uint64_t loss_drops;            /* dropped by the random loss model */
 	uint64_t paused_ns;             /* time spent paused by PFC */
 };
 
@@ -51,6 +54,7 @@ struct et_egress {
 	uint64_t busy_until;   /* the wire is serializing until then */
 	uint64_t paused_until; /* PFC: no new data starts before then */
 	bool failed;           /* everything sent is lost */
+	uint64_t rng;          /* loss model state */
 	/* told of every data frame leaving the queue (buffer accounting) */
 	void (*on_dequeue)(void *ctx, struct rte_mbuf *m, uint64_t now);
 	void *ctx;

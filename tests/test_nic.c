@@ -1,0 +1,411 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * The host NIC model: hosts on net_ring ports, back to back and through a
+ * switch, in virtual time.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include "et_test.h"
+
+#include <rte_ip.h>
+
+#include "et_net.h"
+#include "et_nic.h"
+#include "et_pfc.h"
+
+#define MEM (4u << 20)
+
+static struct rte_mempool *pool;
+
+static int
+setup(void **state)
+{
+	pool = et_test_eal_pool("test_nic", 16383);
+	return pool ? 0 : -1;
+}
+
+static int
+teardown(void **state)
+{
+	return et_test_eal_done(pool);
+}
+
+/* A host: its NIC, memory and completion queues. */
+struct host {
+	struct et_nic nic;
+	struct et_mr_table mrs;
+	struct et_cq scq, rcq;
+	uint8_t *mem;
+	const struct et_mr *mr;
+};
+
+static struct host H[2];
+static struct et_qp *QP[2][8];
+
+static void
+host_init(struct host *h, const struct et_port *port, uint32_t ip, uint8_t id,
+	  const struct et_link_model *lm)
+{
+	struct rte_ether_addr mac = {{0x02, 0, 0, 0, 0, id}};
+	uint64_t seed = id;
+
+	assert_int_equal(et_nic_init(&h->nic, port, lm, pool, &mac, ip, 0x100 * id, 64), 0);
+	assert_int_equal(et_mr_table_init(&h->mrs, 4), 0);
+	assert_int_equal(et_cq_init(&h->scq, 4096), 0);
+	assert_int_equal(et_cq_init(&h->rcq, 4096), 0);
+	h->mem = malloc(MEM);
+	for (uint32_t i = 0; i < MEM; i++)
+		h->mem[i] = (uint8_t)(et_test_rand(&seed) >> 11);
+	h->mr = et_mr_reg(&h->mrs, h->mem, MEM, ET_ACCESS_LOCAL_WRITE | ET_ACCESS_REMOTE_WRITE);
+}
+
+static void
+host_free(struct host *h)
+{
+	et_nic_free(&h->nic);
+	et_mr_table_free(&h->mrs);
+	et_cq_free(&h->scq);
+	et_cq_free(&h->rcq);
+	free(h->mem);
+}
+
+/* n connected QP pairs between host 0 and host 1. */
+static void
+connect_qps(int n, const struct rte_ether_addr *next_hop0,
+	    const struct rte_ether_addr *next_hop1)
+{
+	for (int i = 0; i < n; i++) {
+		struct et_qp_attr a;
+
+		et_qp_attr_default(&a);
+		a.mtu = 1024;
+		a.dctcp.init_cwnd = 32 * 1024;
+		QP[0][i] = et_nic_qp_create(&H[0].nic, &a, &H[0].mrs, &H[0].scq, &H[0].rcq);
+		QP[1][i] = et_nic_qp_create(&H[1].nic, &a, &H[1].mrs, &H[1].scq, &H[1].rcq);
+		assert_non_null(QP[0][i]);
+		assert_non_null(QP[1][i]);
+		QP[0][i]->a.dest_qpn = QP[1][i]->a.qpn;
+		QP[1][i]->a.dest_qpn = QP[0][i]->a.qpn;
+		QP[0][i]->a.dest_ip = H[1].nic.ip;
+		QP[1][i]->a.dest_ip = H[0].nic.ip;
+		QP[0][i]->a.dest_mac = *next_hop0;
+		QP[1][i]->a.dest_mac = *next_hop1;
+		assert_int_equal(et_qp_ready(QP[0][i]), 0);
+		assert_int_equal(et_qp_ready(QP[1][i]), 0);
+	}
+}
+
+/* Virtual time: poll everything, jump to the next event. */
+static uint64_t
+run(struct et_net *net, uint64_t now, bool (*done)(void), uint64_t until)
+{
+	for (int guard = 0; guard < 50000000; guard++) {
+		uint32_t w = et_nic_poll(&H[0].nic, now) + et_nic_poll(&H[1].nic, now);
+		uint64_t t;
+
+		if (net)
+			w += et_net_poll(net, now);
+		if (done && done())
+			return now;
+		if (w)
+			continue;
+		t = et_nic_next_event(&H[0].nic, now);
+		if (et_nic_next_event(&H[1].nic, now) < t)
+			t = et_nic_next_event(&H[1].nic, now);
+		if (net && et_net_next_event(net, now) < t)
+			t = et_net_next_event(net, now);
+		if (t == UINT64_MAX || t > until)
+			return now;
+		now = t > now ? t : now + 1;
+	}
+	fail_msg("no progress");
+	return now;
+}
+
+static uint32_t expect_send;
+
+static bool
+sends_done(void)
+{
+	return et_cq_count(&H[0].scq) >= expect_send;
+}
+
+/* Messages of many sizes on every QP, WRITE and SEND; all verified. */
+static uint64_t
+transfer(struct et_net *net, int nqp)
+{
+	uint32_t off = 0, i = 0, nrecv = 0;
+	uint64_t now;
+	struct et_wc wc;
+
+	expect_send = 0;
+	while (off < MEM / 2) {
+		uint32_t len = (i * 7919) % 70000;
+		struct et_qp *q = QP[0][i % nqp];
+		struct et_send_wr wr = {.wr_id = i, .opcode = (uint8_t)(i % 2 ? ET_WR_SEND
+									  : ET_WR_RDMA_WRITE),
+					.local_addr = H[0].mem + off, .length = len,
+					.lkey = H[0].mr->key,
+					.remote_addr = (uintptr_t)(H[1].mem + off),
+					.rkey = H[1].mr->key};
+
+		if (off + len > MEM / 2)
+			break;
+		if (wr.opcode == ET_WR_SEND) {
+			struct et_recv_wr rw = {.wr_id = i, .addr = H[1].mem + off,
+						.length = len, .lkey = H[1].mr->key};
+
+			assert_int_equal(et_qp_post_recv(QP[1][i % nqp], &rw), 0);
+			nrecv++;
+		}
+		if (et_nic_post_send(&H[0].nic, q, &wr) == -ENOSPC)
+			break;
+		expect_send++;
+		off += len;
+		i++;
+	}
+	now = run(net, 0, sends_done, 10ull * 1000000000);
+	assert_int_equal(et_cq_count(&H[0].scq), expect_send);
+	while (et_cq_poll(&H[0].scq, &wc, 1))
+		assert_int_equal(wc.status, ET_WC_SUCCESS);
+	assert_int_equal(et_cq_count(&H[1].rcq), nrecv);
+	while (et_cq_poll(&H[1].rcq, &wc, 1))
+		assert_int_equal(wc.status, ET_WC_SUCCESS);
+	assert_memory_equal(H[1].mem, H[0].mem, off);
+	return now;
+}
+
+static void
+test_back_to_back(void **state)
+{
+	struct et_link_model lm = {.rate_bps = 100000000000ull, .latency_ns = 1000};
+	struct et_port a, b;
+
+	assert_int_equal(et_port_net_ring_pair(&a, &b, "b2b", 1024, 0, pool), 0);
+	host_init(&H[0], &a, RTE_IPV4(10, 0, 0, 1), 1, &lm);
+	host_init(&H[1], &b, RTE_IPV4(10, 0, 0, 2), 2, &lm);
+	connect_qps(4, &H[1].nic.mac, &H[0].nic.mac);
+	uint64_t ns = transfer(NULL, 4);
+	/* at 100 Gbit/s 2 MB takes at least 168 us */
+	assert_true(ns > 160000);
+	/* every frame sent arrived: nothing lost, nothing refused */
+	assert_int_equal(H[0].nic.eg.st.tx_pkts, H[1].nic.st.rx_pkts);
+	assert_int_equal(H[1].nic.eg.st.tx_pkts, H[0].nic.st.rx_pkts);
+	assert_int_equal(H[0].nic.st.tx_pkts, H[0].nic.eg.st.tx_pkts);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(QP[0][i]->st.retransmits, 0);
+	host_free(&H[0]);
+	host_free(&H[1]);
+	et_port_close(&b);
+	et_port_close(&a);
+	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+}
+
+static void
+test_through_a_switch_with_loss(void **state)
+{
+	struct et_link_model lm = {.rate_bps = 100000000000ull, .latency_ns = 500,
+				   .loss_ppm = 5000, .seed = 7};
+	struct et_net_params p;
+	struct et_topo t;
+	struct et_net net;
+	struct rte_ether_addr tor0, tor1;
+
+	memset(&p, 0, sizeof(p));
+	et_sw_params_default(&p.sw);
+	p.sw.queue_pkts = 1024;
+	p.link = lm;
+	p.ethdev = true;
+	p.ring_size = 1024;
+	et_topo_leaf_spine(&t, 1, 1, 2, 1);
+	assert_int_equal(et_net_build(&net, &t, &p, pool, 0), 0);
+	host_init(&H[0], &net.host_port[0], et_net_host_ip(&t, 0), 1, &lm);
+	host_init(&H[1], &net.host_port[1], et_net_host_ip(&t, 1), 2, &lm);
+	et_net_host_mac(0, &H[0].nic.mac);
+	et_net_host_mac(1, &H[1].nic.mac);
+	et_net_tor_mac(&net, 0, &tor0);
+	et_net_tor_mac(&net, 1, &tor1);
+	connect_qps(3, &tor0, &tor1);
+	transfer(&net, 3);
+	/* frames were lost both at the hosts and at the switch, and repaired */
+	assert_true(H[0].nic.eg.st.loss_drops > 0);
+	assert_true(net.sw[0].ports[1].eg.st.loss_drops > 0);
+	assert_true(QP[0][0]->st.retransmits > 0);
+	host_free(&H[0]);
+	host_free(&H[1]);
+	et_net_free(&net);
+	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+}
+
+static void
+inject(struct et_port *from, const uint8_t *f, uint32_t len)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+
+	memcpy(rte_pktmbuf_append(m, (uint16_t)len), f, len);
+	assert_int_equal(et_port_tx(from, &m, 1), 1);
+}
+
+static void
+test_bad_input_and_pause(void **state)
+{
+	struct et_link_model lm = {.rate_bps = 10000000000ull, .latency_ns = 0};
+	struct et_port a, b;
+	struct et_roce_hdr h;
+	uint8_t f[512];
+	uint64_t seed = 5, now;
+	int len;
+
+	assert_int_equal(et_port_net_ring_pair(&a, &b, "bad", 1024, 0, pool), 0);
+	host_init(&H[0], &a, RTE_IPV4(10, 0, 0, 1), 1, &lm);
+	host_init(&H[1], &b, RTE_IPV4(10, 0, 0, 2), 2, &lm);
+	connect_qps(1, &H[1].nic.mac, &H[0].nic.mac);
+
+	/* a peer that sends garbage, a wrong QPN, a bad ICRC, a stranger's IP */
+	for (int i = 0; i < 100; i++) {
+		for (int k = 0; k < 80; k++)
+			f[k] = (uint8_t)et_test_rand(&seed);
+		inject(&H[0].nic.port, f, 80);
+	}
+	memset(&h, 0, sizeof(h));
+	h.src_ip = H[0].nic.ip;
+	h.dst_ip = H[1].nic.ip;
+	h.ttl = 64;
+	h.opcode = ET_OP_SEND_ONLY;
+	h.dest_qp = 0x999;
+	len = et_roce_build(f, sizeof(f), &h, NULL, 16);
+	inject(&H[0].nic.port, f, (uint32_t)len);         /* unknown QPN */
+	h.dest_qp = QP[1][0]->a.qpn;
+	len = et_roce_build(f, sizeof(f), &h, NULL, 16);
+	f[len - 1] ^= 1;
+	inject(&H[0].nic.port, f, (uint32_t)len);         /* bad ICRC */
+	h.dst_ip = RTE_IPV4(10, 9, 9, 9);
+	len = et_roce_build(f, sizeof(f), &h, NULL, 16);
+	inject(&H[0].nic.port, f, (uint32_t)len);         /* not ours */
+	run(NULL, 0, NULL, 1000);
+	struct et_nic_stats *st = &H[1].nic.st;
+	uint64_t bad = 0;
+	for (int e = 0; e < ET_WIRE_E_COUNT; e++)
+		bad += st->rx_bad[e];
+	assert_int_equal(bad, 101);
+	assert_int_equal(st->rx_bad[ET_WIRE_E_ICRC], 1);
+	assert_int_equal(st->rx_unknown_qpn, 1);
+	assert_int_equal(st->rx_not_ours, 1);
+	assert_int_equal(st->rx_pkts, 0);
+	assert_int_equal(QP[1][0]->st.rx_pkts, 0);
+
+	/* a PAUSE holds host 0's egress: 1000 quanta at 10 Gbit/s = 51.2 us */
+	struct rte_mbuf *pf = et_pfc_frame(pool, &H[1].nic.mac, 1000);
+	assert_int_equal(et_port_tx(&H[1].nic.port, &pf, 1), 1);
+	run(NULL, 1000, NULL, 1000);
+	assert_int_equal(H[0].nic.st.pause_rx, 1);
+	struct et_send_wr wr = {.wr_id = 1, .opcode = ET_WR_RDMA_WRITE, .local_addr = H[0].mem,
+				.length = 100, .lkey = H[0].mr->key,
+				.remote_addr = (uintptr_t)H[1].mem, .rkey = H[1].mr->key};
+	expect_send = 1;
+	assert_int_equal(et_nic_post_send(&H[0].nic, QP[0][0], &wr), 0);
+	run(NULL, 1000, NULL, 50000);
+	assert_int_equal(QP[1][0]->st.rx_pkts, 0); /* held */
+	now = run(NULL, 50000, sends_done, 1000000);
+	assert_int_equal(et_cq_count(&H[0].scq), 1);
+	assert_true(now >= 1000 + 51200);
+	/* and a transfer after all this is undisturbed */
+	assert_int_equal(et_cq_poll(&H[0].scq, &(struct et_wc){0}, 1), 1);
+	transfer(NULL, 1);
+	host_free(&H[0]);
+	host_free(&H[1]);
+	et_port_close(&b);
+	et_port_close(&a);
+	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+}
+
+/* Three busy QPs take turns, one packet each. */
+static void
+test_round_robin(void **state)
+{
+	struct et_link_model lm = {.rate_bps = 100000000000ull, .latency_ns = 1000};
+	struct et_port a, b;
+	struct rte_mbuf *m[64];
+	uint32_t order[64], n = 0, k;
+
+	assert_int_equal(et_port_ring_pair(&a, &b, "rr", 1024, 0), 0);
+	host_init(&H[0], &a, RTE_IPV4(10, 0, 0, 1), 1, &lm);
+	host_init(&H[1], &b, RTE_IPV4(10, 0, 0, 2), 2, &lm);
+	connect_qps(3, &H[1].nic.mac, &H[0].nic.mac);
+	for (int i = 0; i < 3; i++) {
+		struct et_send_wr wr = {.wr_id = i, .opcode = ET_WR_RDMA_WRITE,
+					.local_addr = H[0].mem, .length = 20 * 1024,
+					.lkey = H[0].mr->key,
+					.remote_addr = (uintptr_t)H[1].mem, .rkey = H[1].mr->key};
+
+		assert_int_equal(et_nic_post_send(&H[0].nic, QP[0][i], &wr), 0);
+	}
+	/* host 1 is not polled: read what host 0 puts on the wire */
+	for (uint64_t now = 0; now < 10000 && n < 30; now += 50) {
+		et_nic_poll(&H[0].nic, now);
+		k = et_port_rx(&b, m, 64);
+		for (uint32_t i = 0; i < k; i++) {
+			struct et_roce_pkt p;
+
+			assert_int_equal(et_roce_parse_mbuf(m[i], &p, 0), 0);
+			if (n < 64)
+				order[n++] = p.h.dest_qp;
+			rte_pktmbuf_free(m[i]);
+		}
+	}
+	assert_true(n >= 30);
+	for (uint32_t i = 3; i < 30; i++)
+		assert_int_equal(order[i], order[i - 3]);
+	assert_true(order[0] != order[1] && order[1] != order[2] && order[0] != order[2]);
+	host_free(&H[0]);
+	host_free(&H[1]);
+	et_port_close(&a);
+	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+}
+
+/* Many QPs waiting on a dead link: each times out through the heap. */
+static void
+test_timer_heap(void **state)
+{
+	struct et_link_model lm = {.rate_bps = 100000000000ull, .latency_ns = 1000,
+				   .loss_ppm = 1000000};
+	struct et_port a, b;
+
+	assert_int_equal(et_port_ring_pair(&a, &b, "th", 1024, 0), 0);
+	host_init(&H[0], &a, RTE_IPV4(10, 0, 0, 1), 1, &lm);
+	host_init(&H[1], &b, RTE_IPV4(10, 0, 0, 2), 2, &lm);
+	connect_qps(8, &H[1].nic.mac, &H[0].nic.mac);
+	for (int i = 0; i < 8; i++) {
+		struct et_send_wr wr = {.wr_id = i, .opcode = ET_WR_RDMA_WRITE,
+					.local_addr = H[0].mem, .length = 3000,
+					.lkey = H[0].mr->key,
+					.remote_addr = (uintptr_t)H[1].mem, .rkey = H[1].mr->key};
+
+		QP[0][i]->a.retry_cnt = 2;
+		QP[0][i]->retries_left = 2;
+		assert_int_equal(et_nic_post_send(&H[0].nic, QP[0][i], &wr), 0);
+	}
+	run(NULL, 0, NULL, 100000000);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(QP[0][i]->st.timeouts, 3);
+	assert_int_equal(et_cq_count(&H[0].scq), 8);
+	assert_true(H[0].nic.st.timer_fires >= 24);
+	host_free(&H[0]);
+	host_free(&H[1]);
+	et_port_close(&a);
+	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_back_to_back),
+		cmocka_unit_test(test_through_a_switch_with_loss),
+		cmocka_unit_test(test_bad_input_and_pause),
+		cmocka_unit_test(test_round_robin),
+		cmocka_unit_test(test_timer_heap),
+	};
+
+	return cmocka_run_group_tests_name("nic", tests, setup, teardown);
+}
