@@ -1,0 +1,538 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * ethereal-node: one RoCEv2 host on any DPDK port, with perftest-like modes.
+ *
+ *   server: ethereal-node [EAL args --] --port DEV --ip A.B.C.D --server [opts]
+ *   client: ethereal-node [EAL args --] --port DEV --ip A.B.C.D --client HOST [opts]
+ *
+ * Like perftest, the two sides trade their parameters (MAC, IP, QPNs, PSN,
+ * rkey, buffer address) over TCP on a management network first; then the
+ * client runs the test over the DPDK port and the server answers.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
+#include "et_nic.h"
+
+#define MAX_QPS 64
+#define DEPTH 16 /* requests in flight per QP */
+
+enum mode { MODE_WRITE_BW, MODE_SEND_BW, MODE_WRITE_LAT };
+static const char *const mode_names[] = {"write_bw", "send_bw", "write_lat", NULL};
+
+struct opts {
+	const char *port, *client, *json;
+	uint32_t ip;
+	int server;
+	enum mode mode;
+	uint32_t size, qps, mtu;
+	uint64_t iters;
+	double duration;
+	uint16_t oob_port;
+	uint64_t rate_bps;
+	int verify;
+};
+
+/* What one side tells the other. */
+struct peer {
+	struct rte_ether_addr mac;
+	uint32_t ip, qpn_base, nqp, psn, rkey, size, mtu;
+	uint64_t addr;
+};
+
+static volatile sig_atomic_t stop;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ethereal-node [EAL args --] --port DEV --ip ADDR (--server | --client HOST)\n"
+		"         [--mode write_bw|send_bw|write_lat] [--size BYTES] [--iters N | --duration S]\n"
+		"         [--qps N] [--mtu 256..4096] [--rate GBPS] [--oob-port N] [--verify] [--json FILE]\n"
+		"  --port DEV     a DPDK device: net_memif0,role=server,socket=/run/x.sock, net_tap0,iface=t0, a PCI address\n"
+		"  --ip ADDR      this host's RoCE IPv4 address\n"
+		"  --client HOST  the server's management address (TCP --oob-port, default 19875)\n"
+		"  --rate GBPS    pace the NIC with a link model (default: the wire decides)\n");
+}
+
+static uint64_t
+now_ns(void)
+{
+	static double ns_per_tsc;
+
+	if (ns_per_tsc == 0)
+		ns_per_tsc = 1e9 / (double)rte_get_tsc_hz();
+	return (uint64_t)((double)rte_rdtsc() * ns_per_tsc);
+}
+
+static int
+parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{"port", required_argument, NULL, 'p'}, {"ip", required_argument, NULL, 'i'},
+		{"server", no_argument, NULL, 's'}, {"client", required_argument, NULL, 'c'},
+		{"mode", required_argument, NULL, 'm'}, {"size", required_argument, NULL, 'z'},
+		{"iters", required_argument, NULL, 'n'}, {"duration", required_argument, NULL, 'D'},
+		{"qps", required_argument, NULL, 'q'}, {"mtu", required_argument, NULL, 'M'},
+		{"rate", required_argument, NULL, 'r'}, {"oob-port", required_argument, NULL, 'o'},
+		{"verify", no_argument, NULL, 'v'}, {"json", required_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+	};
+	struct in_addr a;
+	char *end;
+	int c, k;
+
+	memset(o, 0, sizeof(*o));
+	o->size = 65536;
+	o->qps = 1;
+	o->mtu = 4096;
+	o->iters = 1000;
+	o->oob_port = 19875;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		unsigned long long v = 0;
+
+		if (strchr("znqMo", c)) {
+			errno = 0;
+			v = strtoull(optarg, &end, 10);
+			if (*end || errno || optarg[0] == '-') {
+				fprintf(stderr, "ethereal-node: --%s: expected a number, got '%s'\n",
+					lo[c == 'z' ? 5 : c == 'n' ? 6 : c == 'q' ? 8 : c == 'M' ? 9 : 11].name,
+					optarg);
+				return -1;
+			}
+		}
+		switch (c) {
+		case 'p': o->port = optarg; break;
+		case 'i':
+			if (inet_pton(AF_INET, optarg, &a) != 1) {
+				fprintf(stderr, "ethereal-node: --ip: expected an IPv4 address, got '%s'\n", optarg);
+				return -1;
+			}
+			o->ip = ntohl(a.s_addr);
+			break;
+		case 's': o->server = 1; break;
+		case 'c': o->client = optarg; break;
+		case 'm':
+			for (k = 0; mode_names[k] && strcmp(mode_names[k], optarg); k++)
+				;
+			if (!mode_names[k]) {
+				fprintf(stderr, "ethereal-node: --mode: expected write_bw, send_bw or write_lat, got '%s'\n", optarg);
+				return -1;
+			}
+			o->mode = (enum mode)k;
+			break;
+		case 'z':
+			if (v == 0 || v > (1u << 30)) {
+				fprintf(stderr, "ethereal-node: --size: expected 1..1G bytes\n");
+				return -1;
+			}
+			o->size = (uint32_t)v;
+			break;
+		case 'n': o->iters = v; break;
+		case 'D':
+			o->duration = strtod(optarg, &end);
+			if (*end || !(o->duration > 0)) {
+				fprintf(stderr, "ethereal-node: --duration: expected seconds > 0, got '%s'\n", optarg);
+				return -1;
+			}
+			break;
+		case 'q':
+			if (v == 0 || v > MAX_QPS) {
+				fprintf(stderr, "ethereal-node: --qps: expected 1..%d\n", MAX_QPS);
+				return -1;
+			}
+			o->qps = (uint32_t)v;
+			break;
+		case 'M':
+			if (v < 256 || v > 4096 || (v & (v - 1))) {
+				fprintf(stderr, "ethereal-node: --mtu: expected 256, 512, 1024, 2048 or 4096\n");
+				return -1;
+			}
+			o->mtu = (uint32_t)v;
+			break;
+		case 'r':
+			o->rate_bps = (uint64_t)(strtod(optarg, &end) * 1e9);
+			if (*end || o->rate_bps == 0) {
+				fprintf(stderr, "ethereal-node: --rate: expected Gbit/s > 0, got '%s'\n", optarg);
+				return -1;
+			}
+			break;
+		case 'o': o->oob_port = (uint16_t)v; break;
+		case 'v': o->verify = 1; break;
+		case 'j': o->json = optarg; break;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); return -1;
+		}
+	}
+	if (optind != argc || !o->port || !o->ip || o->server == !!o->client) {
+		fprintf(stderr, "ethereal-node: %s\n", optind != argc ? "unexpected argument"
+			: !o->port ? "--port DEV is required" : !o->ip ? "--ip ADDR is required"
+			: "give exactly one of --server and --client HOST");
+		usage(stderr);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- out of band: one line each way over TCP ---- */
+
+static int
+oob_connect(const struct opts *o)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(o->oob_port)};
+	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1, tries;
+
+	if (fd < 0)
+		return -1;
+	if (o->server) {
+		int c;
+
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		sa.sin_addr.s_addr = htonl(INADDR_ANY);
+		if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 1)) {
+			close(fd);
+			return -1;
+		}
+		c = accept(fd, NULL, NULL);
+		close(fd);
+		return c;
+	}
+	if (inet_pton(AF_INET, o->client, &sa.sin_addr) != 1) {
+		close(fd);
+		return -1;
+	}
+	for (tries = 0; tries < 100; tries++) { /* the server may not listen yet */
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+			return fd;
+		usleep(100000);
+	}
+	close(fd);
+	return -1;
+}
+
+static int
+oob_line(int fd, char *buf, size_t cap)
+{
+	size_t n = 0;
+
+	while (n + 1 < cap) {
+		ssize_t r = read(fd, buf + n, 1);
+
+		if (r <= 0)
+			return -1;
+		if (buf[n] == '\n')
+			break;
+		n++;
+	}
+	buf[n] = '\0';
+	return 0;
+}
+
+static int
+oob_exchange(int fd, const struct peer *me, struct peer *them)
+{
+	char line[256];
+	int n = snprintf(line, sizeof(line),
+			 "ETHEREAL1 %02x:%02x:%02x:%02x:%02x:%02x %u %u %u %u %u %u %u %" PRIu64 "\n",
+			 me->mac.addr_bytes[0], me->mac.addr_bytes[1], me->mac.addr_bytes[2],
+			 me->mac.addr_bytes[3], me->mac.addr_bytes[4], me->mac.addr_bytes[5],
+			 me->ip, me->qpn_base, me->nqp, me->psn, me->rkey, me->size, me->mtu, me->addr);
+	unsigned int m[6];
+
+	if (write(fd, line, (size_t)n) != n || oob_line(fd, line, sizeof(line)))
+		return -1;
+	if (sscanf(line, "ETHEREAL1 %x:%x:%x:%x:%x:%x %u %u %u %u %u %u %u %" SCNu64, &m[0], &m[1],
+		   &m[2], &m[3], &m[4], &m[5], &them->ip, &them->qpn_base, &them->nqp, &them->psn,
+		   &them->rkey, &them->size, &them->mtu, &them->addr) != 14)
+		return -1;
+	for (int i = 0; i < 6; i++)
+		them->mac.addr_bytes[i] = (uint8_t)m[i];
+	return 0;
+}
+
+/* ---- the test ---- */
+
+static uint8_t
+pattern(uint64_t off)
+{
+	return (uint8_t)(off * 131 + (off >> 9) * 7 + 1);
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct et_link_model lm = {0};
+	struct et_mr_table mrs = {0};
+	struct et_cq scq = {0}, rcq = {0};
+	struct et_qp *qp[MAX_QPS];
+	struct rte_mempool *mp;
+	struct et_port port;
+	struct et_nic nic;
+	struct rte_ether_addr mac;
+	struct peer me, them;
+	const struct et_mr *mr;
+	struct opts o;
+	uint8_t *buf;
+	uint64_t *lat = NULL, posted = 0, done = 0, t0, t1, deadline;
+	uint32_t i;
+	int n, fd, rc = 1, bad = 0;
+
+	n = rte_eal_init(argc, argv);
+	if (n < 0) {
+		fprintf(stderr, "ethereal-node: cannot initialise DPDK (EAL arguments?)\n");
+		return 1;
+	}
+	argc -= n;
+	argv += n;
+	if (parse_opts(argc, argv, &o)) {
+		rte_eal_cleanup();
+		return 2;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	mp = rte_pktmbuf_pool_create("node", 16383, 256, 0, RTE_PKTMBUF_HEADROOM + 4096 + 256,
+				     (int)rte_socket_id());
+	buf = calloc(1, (size_t)o.size * o.qps);
+	if (!mp || !buf || et_mr_table_init(&mrs, 4) || et_cq_init(&scq, 4096) ||
+	    et_cq_init(&rcq, 4096)) {
+		fprintf(stderr, "ethereal-node: out of memory\n");
+		goto out;
+	}
+	n = et_port_ethdev(&port, o.port, mp, 1024);
+	if (n) {
+		fprintf(stderr, "ethereal-node: --port: cannot start '%s': %s\n", o.port, strerror(-n));
+		goto out;
+	}
+	rte_eth_macaddr_get(port.eth_port, &mac);
+	lm.rate_bps = o.rate_bps;
+	if (et_nic_init(&nic, &port, &lm, mp, &mac, o.ip, 0x100, o.qps)) {
+		fprintf(stderr, "ethereal-node: cannot set up the NIC model\n");
+		goto out;
+	}
+	if (!o.server)
+		for (uint64_t k = 0; k < (uint64_t)o.size * o.qps; k++)
+			buf[k] = pattern(k);
+	mr = et_mr_reg(&mrs, buf, (uint64_t)o.size * o.qps,
+		       ET_ACCESS_LOCAL_WRITE | ET_ACCESS_REMOTE_WRITE);
+	me = (struct peer){.mac = mac, .ip = o.ip, .qpn_base = 0x100, .nqp = o.qps,
+			   .psn = 0x1000, .rkey = mr->key, .size = o.size, .mtu = o.mtu,
+			   .addr = (uintptr_t)buf};
+	printf("ethereal-node: %s on %s, %s, waiting for the peer on TCP %u\n",
+	       o.server ? "server" : "client", o.port, mode_names[o.mode], o.oob_port);
+	fflush(stdout);
+	fd = oob_connect(&o);
+	if (fd < 0 || oob_exchange(fd, &me, &them)) {
+		fprintf(stderr, "ethereal-node: out-of-band exchange with the peer failed\n");
+		goto out_nic;
+	}
+	if (them.nqp != o.qps || them.size != o.size || them.mtu != o.mtu) {
+		fprintf(stderr, "ethereal-node: the peer runs --qps %u --size %u --mtu %u; give both the same\n",
+			them.nqp, them.size, them.mtu);
+		goto out_nic;
+	}
+	for (i = 0; i < o.qps; i++) {
+		struct et_qp_attr a;
+
+		et_qp_attr_default(&a);
+		a.dest_qpn = them.qpn_base + i;
+		a.dest_mac = them.mac;
+		a.dest_ip = them.ip;
+		a.mtu = o.mtu;
+		a.sq_psn = me.psn;
+		a.rq_psn = them.psn;
+		a.max_send_wr = 64;
+		a.max_recv_wr = 64;
+		a.retry_cnt = 6; /* a test tool must end: 7 would retry forever */
+		qp[i] = et_nic_qp_create(&nic, &a, &mrs, &scq, &rcq);
+		if (!qp[i] || et_qp_ready(qp[i])) {
+			fprintf(stderr, "ethereal-node: cannot create QP %u\n", i);
+			goto out_nic;
+		}
+		if (o.mode == MODE_SEND_BW)
+			for (int k = 0; k < DEPTH; k++) {
+				struct et_recv_wr rw = {.wr_id = i, .addr = buf + (uint64_t)i * o.size,
+							.length = o.size, .lkey = mr->key};
+
+				et_qp_post_recv(qp[i], &rw);
+			}
+	}
+	if (o.mode == MODE_WRITE_LAT)
+		lat = calloc(o.iters, sizeof(*lat));
+
+	/* memif and tap come up a little after start: frames sent before are lost */
+	for (int k = 0;; k++) {
+		struct rte_eth_link link;
+
+		if (rte_eth_link_get_nowait(port.eth_port, &link) == 0 && link.link_status)
+			break;
+		if (k == 500 || stop) {
+			fprintf(stderr, "ethereal-node: --port %s: the link is not up after 5 s\n", o.port);
+			goto out_nic;
+		}
+		usleep(10000);
+	}
+	t0 = now_ns();
+	deadline = o.duration > 0 ? t0 + (uint64_t)(o.duration * 1e9) : UINT64_MAX;
+	if (o.server) {
+		char line[64];
+
+		/* answer until the client says it is done */
+		struct timeval tv = {0, 0};
+		fd_set rd;
+
+		for (;;) {
+			for (int k = 0; k < 4096; k++) {
+				struct et_wc wc;
+
+				et_nic_poll(&nic, now_ns());
+				while (et_cq_poll(&rcq, &wc, 1)) {
+					struct et_recv_wr rw = {.wr_id = wc.wr_id,
+								.addr = buf + wc.wr_id * o.size,
+								.length = o.size, .lkey = mr->key};
+
+					done++;
+					et_qp_post_recv(qp[wc.wr_id], &rw);
+				}
+			}
+			FD_ZERO(&rd);
+			FD_SET(fd, &rd);
+			if (stop || select(fd + 1, &rd, NULL, NULL, &tv) > 0)
+				break;
+		}
+		t1 = now_ns();
+		if (!stop && oob_line(fd, line, sizeof(line)) == 0 && o.verify)
+			for (uint64_t k = 0; k < (uint64_t)o.size * o.qps; k++)
+				bad += buf[k] != pattern(k);
+	} else {
+		uint64_t want = o.duration > 0 ? UINT64_MAX : o.iters * o.qps;
+		uint64_t *posted_at = calloc(o.qps, sizeof(*posted_at));
+
+		while (!stop && done < want && (done < posted || now_ns() < deadline)) {
+			struct et_wc wc[32];
+			uint32_t k;
+
+			for (i = 0; i < o.qps && posted < want && now_ns() < deadline; i++) {
+				uint32_t depth = o.mode == MODE_WRITE_LAT ? 1 : DEPTH;
+
+				while (et_qp_sq_outstanding(qp[i]) < depth && posted < want) {
+					struct et_send_wr wr = {
+						.wr_id = i, .opcode = o.mode == MODE_SEND_BW ? ET_WR_SEND
+											     : ET_WR_RDMA_WRITE,
+						.local_addr = buf + (uint64_t)i * o.size, .length = o.size,
+						.lkey = mr->key,
+						.remote_addr = them.addr + (uint64_t)i * o.size,
+						.rkey = them.rkey};
+
+					if (et_nic_post_send(&nic, qp[i], &wr))
+						break;
+					posted_at[i] = now_ns();
+					posted++;
+				}
+			}
+			et_nic_poll(&nic, now_ns());
+			k = et_cq_poll(&scq, wc, 32);
+			for (uint32_t j = 0; j < k; j++) {
+				if (wc[j].status != ET_WC_SUCCESS) {
+					fprintf(stderr, "ethereal-node: QP %u: %s\n", qp[wc[j].wr_id]->a.qpn,
+						et_wc_status_str(wc[j].status));
+					stop = 1;
+					bad++;
+				}
+				if (lat && done < o.iters)
+					lat[done] = now_ns() - posted_at[wc[j].wr_id];
+				done++;
+			}
+		}
+		t1 = now_ns();
+		free(posted_at);
+		/* tell the server, which then checks its memory */
+		if (write(fd, "DONE\n", 5) != 5)
+			bad++;
+	}
+	close(fd);
+
+	{
+		double s = (double)(t1 - t0) / 1e9;
+		uint64_t bytes = done * o.size, pkts = o.server ? nic.st.rx_pkts : nic.st.tx_pkts;
+		double gbps;
+		uint64_t p50 = 0, p99 = 0, p999 = 0, retx = 0, tmo = 0;
+		FILE *j;
+
+		for (i = 0; i < o.qps; i++) {
+			retx += qp[i]->st.retransmits;
+			tmo += qp[i]->st.timeouts;
+			if (o.server)
+				bytes += qp[i]->st.rx_bytes; /* payload placed here */
+		}
+		if (o.server)
+			bytes -= done * o.size;
+		gbps = bytes * 8 / s / 1e9;
+		if (lat && done) {
+			uint64_t nl = done < o.iters ? done : o.iters;
+
+			qsort(lat, nl, sizeof(*lat), cmp_u64);
+			p50 = lat[nl / 2];
+			p99 = lat[nl * 99 / 100];
+			p999 = lat[nl * 999 / 1000];
+		}
+		printf("%-10s %10s %6s %12s %10s %10s %10s %10s %10s %10s %8s\n", "mode", "size", "qps",
+		       "messages", "seconds", "Gbit/s", "Mpps", "p50_us", "p99_us", "p99.9_us", "verify");
+		printf("%-10s %10u %6u %12" PRIu64 " %10.3f %10.2f %10.3f %10.2f %10.2f %10.2f %8s\n",
+		       mode_names[o.mode], o.size, o.qps, done, s, gbps, pkts / s / 1e6, p50 / 1e3,
+		       p99 / 1e3, p999 / 1e3, !o.verify ? "off" : bad ? "FAILED" : "ok");
+		printf("retransmits %" PRIu64 ", timeouts %" PRIu64 ", rx bad ICRC %" PRIu64
+		       ", rx unknown QPN %" PRIu64 "\n",
+		       retx, tmo, nic.st.rx_bad[ET_WIRE_E_ICRC], nic.st.rx_unknown_qpn);
+		if (o.json && (j = fopen(o.json, "w")) != NULL) {
+			fprintf(j, "{\"mode\": \"%s\", \"role\": \"%s\", \"size\": %u, \"qps\": %u, "
+				   "\"messages\": %" PRIu64 ", \"seconds\": %.6f, \"gbps\": %.3f, "
+				   "\"mpps\": %.4f, \"lat_p50_ns\": %" PRIu64 ", \"lat_p99_ns\": %" PRIu64
+				   ", \"lat_p999_ns\": %" PRIu64 ", \"retransmits\": %" PRIu64
+				   ", \"timeouts\": %" PRIu64 ", \"verified\": %s}\n",
+				mode_names[o.mode], o.server ? "server" : "client", o.size, o.qps, done, s,
+				gbps, pkts / s / 1e6, p50, p99, p999, retx, tmo,
+				!o.verify ? "null" : bad ? "false" : "true");
+			fclose(j);
+		}
+	}
+	rc = bad ? 1 : 0;
+out_nic:
+	et_nic_free(&nic);
+	et_port_close(&port);
+out:
+	et_cq_free(&scq);
+	et_cq_free(&rcq);
+	et_mr_table_free(&mrs);
+	free(lat);
+	free(buf);
+	rte_eal_cleanup();
+	return rc;
+}

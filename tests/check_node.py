@@ -1,0 +1,90 @@
+#!/usr/bin/python3
+"""Two ethereal-node processes over a memif link, as a lab user runs them:
+the server and the client trade parameters over TCP, the client runs
+write_bw / send_bw / write_lat, the server checks its memory byte for byte.
+Then bad arguments: one clear message and a non-zero exit each.
+
+check_node.py ETHEREAL_NODE WORKDIR
+"""
+import json
+import os
+import subprocess
+import sys
+
+EAL = ["--no-huge", "--no-pci", "-m", "512", "--no-telemetry", "--log-level=error"]
+
+
+def pair(exe, work, mode, extra, port):
+    sock = os.path.join(work, f"memif-{mode}.sock")
+    if os.path.exists(sock):
+        os.unlink(sock)
+    common = ["--mode", mode, "--size", "16384", "--qps", "2", "--verify",
+              "--oob-port", str(port)]
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0")
+    srv = subprocess.Popen(
+        [exe] + EAL + [f"--file-prefix=ens{os.getpid()}", "-l", "0",
+                       f"--vdev=net_memif0,role=server,socket={sock}", "--",
+                       "--port", "net_memif0", "--ip", "10.0.0.2", "--server"] + common,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    out = os.path.join(work, f"{mode}.json")
+    # the server has made its memif socket once it says it waits for the peer
+    srv.stdout.readline()
+    try:
+        cli = subprocess.run(
+            [exe] + EAL + [f"--file-prefix=enc{os.getpid()}", "-l", "1",
+                           f"--vdev=net_memif0,role=client,socket={sock}", "--",
+                           "--port", "net_memif0", "--ip", "10.0.0.1", "--client", "127.0.0.1",
+                           "--json", out] + common + extra,
+            capture_output=True, text=True, timeout=120, env=env)
+        so, se = srv.communicate(timeout=60)
+    finally:
+        if srv.poll() is None:
+            srv.kill()
+    ok = cli.returncode == 0 and srv.returncode == 0 and " ok\n" in so and " ok\n" in cli.stdout
+    res = json.load(open(out)) if os.path.exists(out) else {}
+    ok = ok and res.get("verified") is True and res.get("messages", 0) > 0
+    print(("ok  " if ok else "FAIL") + f" {mode}: {res.get('messages')} messages, "
+          f"{res.get('gbps')} Gbit/s, p50 {res.get('lat_p50_ns')} ns, verified {res.get('verified')}")
+    if not ok:
+        print(cli.stdout, cli.stderr, so, se)
+    return ok
+
+
+BAD = [
+    (["--ip", "10.0.0.1", "--server"], "--port DEV is required"),
+    (["--port", "net_memif0", "--server"], "--ip ADDR is required"),
+    (["--port", "net_memif0", "--ip", "10.0.0.300", "--server"], "--ip: expected an IPv4 address"),
+    (["--port", "net_memif0", "--ip", "10.0.0.1"], "exactly one of --server and --client"),
+    (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--mode", "read_bw"], "--mode: expected"),
+    (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--mtu", "1000"], "--mtu: expected"),
+    (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--size", "big"], "--size: expected a number"),
+    (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--qps", "0"], "--qps: expected 1..64"),
+    (["--port", "net_nosuch0", "--ip", "10.0.0.1", "--server"], "cannot start 'net_nosuch0'"),
+]
+
+
+def main():
+    exe, work = sys.argv[1:3]
+    os.makedirs(work, exist_ok=True)
+    fails = 0
+    base = 20000 + os.getpid() % 20000
+    for i, (mode, extra) in enumerate([("write_bw", ["--iters", "2000"]),
+                                       ("send_bw", ["--iters", "2000"]),
+                                       ("write_lat", ["--iters", "2000"])]):
+        fails += not pair(exe, work, mode, extra, base + i)
+    for args, want in BAD:
+        r = subprocess.run([exe] + EAL + [f"--file-prefix=enb{os.getpid()}", "--"] + args,
+                           capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ, ASAN_OPTIONS="detect_leaks=0"))
+        good = r.returncode != 0 and want in r.stderr
+        print(("ok  " if good else "FAIL") + f" {' '.join(args)}: exit {r.returncode}")
+        if not good:
+            print(r.stderr)
+        fails += not good
+    total = 3 + len(BAD)
+    print(f"{total - fails} passed, {fails} failed")
+    sys.exit(1 if fails else 0)
+
+
+if __name__ == "__main__":
+    main()
