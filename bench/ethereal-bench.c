@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * ethereal-bench: the project's benchmarks, one JSON object on stdout.
  *
- *   ethereal-bench [EAL args --] [icrc|wire|qp|switch ...]
+ *   ethereal-bench [EAL args --] [icrc|wire|qp|switch|endpoint ...]
  *
  * Without EAL arguments it uses hugepages when the machine has free ones and
  * falls back to --no-huge otherwise; the JSON says which ("hugepages").
@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_eal.h>
@@ -168,6 +169,12 @@ bench_qp_run(struct bench_out *o)
 	return bench_qp(o, pool);
 }
 
+static int
+bench_endpoint_run(struct bench_out *o)
+{
+	return bench_endpoint(o, pool);
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(struct bench_out *o);
@@ -176,6 +183,7 @@ static const struct {
 	{"wire", bench_wire},
 	{"qp", bench_qp_run},
 	{"switch", bench_switch_run},
+	{"endpoint", bench_endpoint_run},
 };
 
 #define N_BENCHES (sizeof(benches) / sizeof(benches[0]))
@@ -198,10 +206,12 @@ have_free_hugepages(void)
 static int
 eal_init(int argc, char **argv, int *consumed)
 {
+	/* two lcores where there are two cores: the endpoint bench's receiver */
+	static char cores[8] = "0";
 	static char *huge[] = {"ethereal-bench", "--in-memory", "--no-pci",
-			       "-l", "0", "--log-level=error", NULL};
+			       "-l", cores, "--log-level=error", NULL};
 	static char *nohuge[] = {"ethereal-bench", "--no-huge", "--no-shconf",
-				 "--no-pci", "-m", "1024", "-l", "0",
+				 "--no-pci", "-m", "1024", "-l", cores,
 				 "--log-level=error", NULL};
 	int i, ret;
 
@@ -214,6 +224,8 @@ eal_init(int argc, char **argv, int *consumed)
 		return ret < 0 ? ret : 0;
 	}
 	*consumed = 1;
+	if (sysconf(_SC_NPROCESSORS_ONLN) >= 2)
+		strcpy(cores, "0-1");
 	if (have_free_hugepages()) {
 		ret = rte_eal_init(RTE_DIM(huge) - 1, huge);
 		if (ret >= 0)

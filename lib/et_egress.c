@@ -45,6 +45,9 @@ et_egress_free(struct et_egress *e)
 			rte_pktmbuf_free(e->fly[i & e->fly_mask].m);
 	for (i = 0; i < e->ctrl_n; i++)
 		rte_pktmbuf_free(e->ctrl[i]);
+	for (i = 0; i < e->pend_n; i++)
+		rte_pktmbuf_free(e->pend[i]);
+	e->pend_n = 0;
 	free(e->q);
 	free(e->fly);
 	e->q = NULL;
@@ -146,9 +149,18 @@ static uint32_t
 run_wire(struct et_egress *e, uint64_t now)
 {
 	struct rte_mbuf *burst[BURST];
-	uint32_t n = 0, sent, moved = 0;
+	uint32_t n, sent, moved = 0;
 
+	if (e->pend_n) {
+		sent = push(e, e->pend, e->pend_n, now);
+		e->pend_n -= sent;
+		memmove(e->pend, e->pend + sent, e->pend_n * sizeof(e->pend[0]));
+		moved += sent;
+		if (e->pend_n)
+			return moved;
+	}
 	for (;;) {
+		n = 0;
 		while (n < BURST && (burst[n] = next_frame(e, now)) != NULL)
 			if (!lost(e, burst[n]))
 				n++;
@@ -157,14 +169,10 @@ run_wire(struct et_egress *e, uint64_t now)
 		sent = push(e, burst, n, now);
 		moved += sent;
 		if (sent < n) {
-			/* the wire is the port itself: what it refuses is dropped,
-			 * as a NIC with a full TX ring would */
-			for (uint32_t i = sent; i < n; i++)
-				rte_pktmbuf_free(burst[i]);
-			e->st.port_drops += n - sent;
+			e->pend_n = n - sent;
+			memcpy(e->pend, burst + sent, e->pend_n * sizeof(burst[0]));
 			return moved;
 		}
-		n = 0;
 	}
 }
 
@@ -218,6 +226,8 @@ et_egress_next_event(const struct et_egress *e, uint64_t now)
 {
 	uint64_t t = UINT64_MAX;
 
+	if (e->pend_n)
+		return now;
 	if (e->fly_head != e->fly_tail)
 		t = e->fly[e->fly_head & e->fly_mask].at;
 	if (e->ctrl_n || e->q_head != e->q_tail) {

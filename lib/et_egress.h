@@ -28,7 +28,6 @@ struct et_egress_stats {
 	uint64_t tx_pkts, tx_bytes;     /* handed to the port */
 	uint64_t q_max_bytes;           /* deepest queue seen */
 	uint64_t port_busy;             /* times the port refused a burst */
-	uint64_t port_drops;            /* wire mode: frames the port refused */
 	uint64_t fail_drops;            /* dropped because the link is failed */
 	uint64_t loss_drops;            /* dropped by the random loss model */
 	uint64_t paused_ns;             /* time spent paused by PFC */
@@ -48,6 +47,10 @@ struct et_egress {
 	uint64_t q_bytes;
 	struct rte_mbuf *ctrl[8];
 	uint32_t ctrl_n;
+	/* wire mode: frames the port refused, held as a full TX ring holds them
+	 * (they have left the queue and its buffer) and sent first next time */
+	struct rte_mbuf *pend[32];
+	uint32_t pend_n;
 	/* on the wire, in order of arrival */
 	struct et_egress_slot *fly;
 	uint32_t fly_mask, fly_head, fly_tail;

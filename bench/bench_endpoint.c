@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Two hosts, each a NIC model with its QPs, on two lcores joined by a
+ * net_ring link: the sender posts 1 MB RDMA WRITEs on 4 QPs (4 KB MTU, ICRC
+ * built), the receiver checks every ICRC and places every payload.  Goodput
+ * is the payload placed per second; memcpy bandwidth of the same sizes is
+ * measured in the same run, as the receiver's copy into memory is its floor.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_ip.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+
+#include "bench.h"
+#include "et_nic.h"
+
+#define NQP 4
+#define MSG (1u << 20)
+#define DEPTH 4
+
+struct side {
+	struct et_nic nic;
+	struct et_mr_table mrs;
+	struct et_cq scq, rcq;
+	uint8_t *mem;
+	const struct et_mr *mr;
+	struct et_qp *qp[NQP];
+};
+
+static struct side S[2];
+static _Atomic int running;
+
+static uint64_t
+ns(void)
+{
+	return rte_rdtsc() * 1000000000ull / rte_get_tsc_hz();
+}
+
+static int
+receiver(void *arg)
+{
+	(void)arg;
+	while (atomic_load_explicit(&running, memory_order_relaxed))
+		et_nic_poll(&S[1].nic, ns());
+	return 0;
+}
+
+static int
+side_init(struct side *s, const struct et_port *port, uint8_t id, struct rte_mempool *mp)
+{
+	struct et_link_model wire = {0};
+	struct rte_ether_addr mac = {{0x02, 0, 0, 0, 0, id}};
+
+	memset(s, 0, sizeof(*s));
+	s->mem = calloc(1, (size_t)MSG * NQP);
+	if (!s->mem || et_nic_init(&s->nic, port, &wire, mp, &mac, RTE_IPV4(10, 0, 0, id),
+				   0x100, NQP) ||
+	    et_mr_table_init(&s->mrs, 2) || et_cq_init(&s->scq, 1024) || et_cq_init(&s->rcq, 1024))
+		return -1;
+	s->mr = et_mr_reg(&s->mrs, s->mem, (uint64_t)MSG * NQP, ET_ACCESS_REMOTE_WRITE);
+	return 0;
+}
+
+static void
+side_free(struct side *s)
+{
+	et_nic_free(&s->nic);
+	et_mr_table_free(&s->mrs);
+	et_cq_free(&s->scq);
+	et_cq_free(&s->rcq);
+	free(s->mem);
+}
+
+/* GB/s of memcpy in 4 KB pieces across buffers larger than the caches. */
+static double
+memcpy_gbps(void)
+{
+	size_t size = 64u << 20, off;
+	uint8_t *a = malloc(size), *b = malloc(size);
+	uint64_t t0, bytes = 0;
+
+	if (!a || !b) {
+		free(a);
+		free(b);
+		return 0;
+	}
+	memset(a, 1, size);
+	memset(b, 2, size);
+	t0 = ns();
+	while (ns() - t0 < 300000000ull)
+		for (off = 0; off < size; off += 4096, bytes += 4096)
+			memcpy(b + off, a + off, 4096);
+	t0 = ns() - t0;
+	free(a);
+	free(b);
+	return bytes * 8.0 / (double)t0;
+}
+
+int
+bench_endpoint(struct bench_out *o, struct rte_mempool *mp)
+{
+	unsigned int lcore = rte_get_next_lcore(rte_lcore_id(), 1, 0);
+	bool two_cores = lcore < RTE_MAX_LCORE;
+	struct et_port a, b;
+	uint64_t t0, t_end, pkts0, bytes0;
+	struct et_wc wc[32];
+	double s;
+	int i;
+
+	if (et_port_net_ring_pair(&a, &b, "bend", 4096, (int)rte_socket_id(), mp) ||
+	    side_init(&S[0], &a, 1, mp) || side_init(&S[1], &b, 2, mp))
+		return -1;
+	for (i = 0; i < NQP; i++) {
+		struct et_qp_attr at;
+
+		et_qp_attr_default(&at);
+		at.mtu = 4096;
+		/* the ring drains at the receiver's speed, with no ECN to say so:
+		 * a window near the BDP keeps its queue below the 1 ms RTO */
+		at.dctcp.init_cwnd = 256 * 1024;
+		at.dctcp.max_cwnd = 1024 * 1024;
+		for (int k = 0; k < 2; k++) {
+			S[k].qp[i] = et_nic_qp_create(&S[k].nic, &at, &S[k].mrs, &S[k].scq, &S[k].rcq);
+			if (!S[k].qp[i])
+				return -1;
+		}
+		for (int k = 0; k < 2; k++) {
+			S[k].qp[i]->a.dest_qpn = S[1 - k].qp[i]->a.qpn;
+			S[k].qp[i]->a.dest_ip = S[1 - k].nic.ip;
+			S[k].qp[i]->a.dest_mac = S[1 - k].nic.mac;
+			et_qp_ready(S[k].qp[i]);
+		}
+	}
+	atomic_store(&running, 1);
+	if (two_cores)
+		rte_eal_remote_launch(receiver, NULL, lcore);
+	t0 = ns();
+	t_end = t0 + 1000000000ull;
+	pkts0 = S[1].nic.st.rx_pkts;
+	bytes0 = 0;
+	while (ns() < t_end) {
+		for (i = 0; i < NQP; i++)
+			while (et_qp_sq_outstanding(S[0].qp[i]) < DEPTH) {
+				struct et_send_wr wr = {.opcode = ET_WR_RDMA_WRITE,
+							.local_addr = S[0].mem + (uint64_t)i * MSG,
+							.length = MSG, .lkey = S[0].mr->key,
+							.remote_addr = (uintptr_t)(S[1].mem + (uint64_t)i * MSG),
+							.rkey = S[1].mr->key};
+
+				if (et_nic_post_send(&S[0].nic, S[0].qp[i], &wr))
+					break;
+			}
+		et_nic_poll(&S[0].nic, ns());
+		while (et_cq_poll(&S[0].scq, wc, 32))
+			;
+		if (!two_cores)
+			et_nic_poll(&S[1].nic, ns());
+	}
+	s = (double)(ns() - t0) / 1e9;
+	atomic_store(&running, 0);
+	if (two_cores)
+		rte_eal_wait_lcore(lcore);
+	for (i = 0; i < NQP; i++)
+		bytes0 += S[1].qp[i]->st.rx_bytes;
+	bench_num(o, "endpoint_gbps", bytes0 * 8 / s / 1e9);
+	bench_num(o, "endpoint_mpps", (S[1].nic.st.rx_pkts - pkts0) / s / 1e6);
+	bench_num(o, "endpoint_lcores", two_cores ? 2 : 1);
+	for (i = 1; i < NQP; i++)
+		S[0].qp[0]->st.retransmits += S[0].qp[i]->st.retransmits;
+	bench_num(o, "endpoint_retransmits", (double)S[0].qp[0]->st.retransmits);
+	bench_num(o, "memcpy_4k_gbps", memcpy_gbps());
+	side_free(&S[0]);
+	side_free(&S[1]);
+	et_port_close(&b);
+	et_port_close(&a);
+	return 0;
+}
