@@ -13,6 +13,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <netdb.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@
 #include <rte_mbuf.h>
 
 #include "et_nic.h"
+#include "et_path.h"
 
 #define MAX_QPS 64
 #define DEPTH 16 /* requests in flight per QP */
@@ -42,6 +44,9 @@ struct opts {
 	uint64_t iters;
 	double duration;
 	uint16_t oob_port;
+	uint32_t paths;
+	uint32_t rto_ms;
+	int yield;
 	uint64_t rate_bps;
 	int verify;
 };
@@ -68,11 +73,15 @@ usage(FILE *f)
 	fprintf(f,
 		"usage: ethereal-node [EAL args --] --port DEV --ip ADDR (--server | --client HOST)\n"
 		"         [--mode write_bw|send_bw|write_lat] [--size BYTES] [--iters N | --duration S]\n"
-		"         [--qps N] [--mtu 256..4096] [--rate GBPS] [--oob-port N] [--verify] [--json FILE]\n"
+		"         [--qps N] [--mtu 256..4096] [--paths N] [--rate GBPS] [--oob-port N] [--verify]\n"
+		"         [--json FILE] [--yield] [--rto-ms N]\n"
 		"  --port DEV     a DPDK device: net_memif0,role=server,socket=/run/x.sock, net_tap0,iface=t0, a PCI address\n"
 		"  --ip ADDR      this host's RoCE IPv4 address\n"
 		"  --client HOST  the server's management address (TCP --oob-port, default 19875)\n"
-		"  --rate GBPS    pace the NIC with a link model (default: the wire decides)\n");
+		"  --paths N      QP i takes path ID (i mod N, 0): uplink i mod N at the first switch up\n"
+		"  --rate GBPS    pace the NIC with a link model (default: the wire decides)\n"
+		"  --yield        give the core away when idle (processes sharing cores)\n"
+		"  --rto-ms N     retransmit timeout (default 1 ms)\n");
 }
 
 static uint64_t
@@ -96,6 +105,8 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{"qps", required_argument, NULL, 'q'}, {"mtu", required_argument, NULL, 'M'},
 		{"rate", required_argument, NULL, 'r'}, {"oob-port", required_argument, NULL, 'o'},
 		{"verify", no_argument, NULL, 'v'}, {"json", required_argument, NULL, 'j'},
+		{"paths", required_argument, NULL, 'P'}, {"yield", no_argument, NULL, 'y'},
+		{"rto-ms", required_argument, NULL, 'R'},
 		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
 	};
 	struct in_addr a;
@@ -108,16 +119,19 @@ parse_opts(int argc, char **argv, struct opts *o)
 	o->mtu = 4096;
 	o->iters = 1000;
 	o->oob_port = 19875;
+	o->paths = 1;
+	o->rto_ms = 1;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		unsigned long long v = 0;
 
-		if (strchr("znqMo", c)) {
+		if (strchr("znqMoPR", c)) {
 			errno = 0;
 			v = strtoull(optarg, &end, 10);
 			if (*end || errno || optarg[0] == '-') {
+				for (k = 0; lo[k].val != c; k++)
+					;
 				fprintf(stderr, "ethereal-node: --%s: expected a number, got '%s'\n",
-					lo[c == 'z' ? 5 : c == 'n' ? 6 : c == 'q' ? 8 : c == 'M' ? 9 : 11].name,
-					optarg);
+					lo[k].name, optarg);
 				return -1;
 			}
 		}
@@ -178,7 +192,22 @@ parse_opts(int argc, char **argv, struct opts *o)
 			}
 			break;
 		case 'o': o->oob_port = (uint16_t)v; break;
+		case 'P':
+			if (v == 0 || v > 256) {
+				fprintf(stderr, "ethereal-node: --paths: expected 1..256 uplinks\n");
+				return -1;
+			}
+			o->paths = (uint32_t)v;
+			break;
 		case 'v': o->verify = 1; break;
+		case 'y': o->yield = 1; break;
+		case 'R':
+			if (v == 0 || v > 60000) {
+				fprintf(stderr, "ethereal-node: --rto-ms: expected 1..60000\n");
+				return -1;
+			}
+			o->rto_ms = (uint32_t)v;
+			break;
 		case 'j': o->json = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return -1;
@@ -371,6 +400,8 @@ main(int argc, char **argv)
 		a.max_send_wr = 64;
 		a.max_recv_wr = 64;
 		a.retry_cnt = 6; /* a test tool must end: 7 would retry forever */
+		a.path_id = et_path_make((uint8_t)(i % o.paths), 0);
+		a.rto_ns = (uint64_t)o.rto_ms * 1000000;
 		qp[i] = et_nic_qp_create(&nic, &a, &mrs, &scq, &rcq);
 		if (!qp[i] || et_qp_ready(qp[i])) {
 			fprintf(stderr, "ethereal-node: cannot create QP %u\n", i);
@@ -412,7 +443,8 @@ main(int argc, char **argv)
 			for (int k = 0; k < 4096; k++) {
 				struct et_wc wc;
 
-				et_nic_poll(&nic, now_ns());
+				if (et_nic_poll(&nic, now_ns()) == 0 && o.yield)
+					sched_yield();
 				while (et_cq_poll(&rcq, &wc, 1)) {
 					struct et_recv_wr rw = {.wr_id = wc.wr_id,
 								.addr = buf + wc.wr_id * o.size,
@@ -457,7 +489,8 @@ main(int argc, char **argv)
 					posted++;
 				}
 			}
-			et_nic_poll(&nic, now_ns());
+			if (et_nic_poll(&nic, now_ns()) == 0 && o.yield)
+				sched_yield();
 			k = et_cq_poll(&scq, wc, 32);
 			for (uint32_t j = 0; j < k; j++) {
 				if (wc[j].status != ET_WC_SUCCESS) {

@@ -211,12 +211,18 @@ et_nic_post_send(struct et_nic *n, struct et_qp *qp, const struct et_send_wr *wr
 static void
 rx_one(struct et_nic *n, struct rte_mbuf *m, uint64_t now)
 {
-	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
+	const uint8_t *f;
 	struct et_roce_pkt p;
 	uint16_t quanta;
 	uint32_t idx;
 	int rc;
 
+	/* a PMD with small buffers (memif's default 2 KB) chains big frames */
+	if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0) {
+		n->st.rx_bad[ET_WIRE_E_SEGMENTED]++;
+		return;
+	}
+	f = rte_pktmbuf_mtod(m, const uint8_t *);
 	if (rte_pktmbuf_data_len(m) >= RTE_ETHER_HDR_LEN &&
 	    et_load16(f + 12) == ET_ETHER_TYPE_MAC_CONTROL) {
 		rc = et_pfc_parse(f, rte_pktmbuf_data_len(m), &quanta);

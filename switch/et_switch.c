@@ -349,8 +349,8 @@ static void
 forward(struct et_switch *sw, uint16_t in, struct rte_mbuf *m, uint64_t now)
 {
 	struct et_sw_port *ip_ = &sw->ports[in];
-	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
-	uint32_t len = rte_pktmbuf_data_len(m), nh, ihl, tot;
+	uint8_t *f;
+	uint32_t len, nh, ihl, tot;
 	uint8_t *ip, *l4;
 	bool roce;
 	int out;
@@ -359,7 +359,12 @@ forward(struct et_switch *sw, uint16_t in, struct rte_mbuf *m, uint64_t now)
 	ip_->st.rx_bytes += rte_pktmbuf_pkt_len(m);
 	if (ip_->failed)
 		return drop(ip_, ET_SW_DROP_FAILED, m);
-	if (len < RTE_ETHER_HDR_LEN || m->nb_segs != 1)
+	/* a PMD with small buffers (memif's default 2 KB) chains big frames */
+	if (unlikely(m->nb_segs != 1) && rte_pktmbuf_linearize(m) != 0)
+		return drop(ip_, ET_SW_DROP_MALFORMED, m);
+	f = rte_pktmbuf_mtod(m, uint8_t *);
+	len = rte_pktmbuf_data_len(m);
+	if (len < RTE_ETHER_HDR_LEN)
 		return drop(ip_, ET_SW_DROP_MALFORMED, m);
 	if (et_load16(f + 12) == ET_ETHER_TYPE_MAC_CONTROL) {
 		on_pause(sw, in, f, len, now);

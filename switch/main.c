@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -43,10 +44,11 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ethereal-switch [EAL args --] --config FILE [--duration S] [--pcap DIR]\n"
+		"usage: ethereal-switch [EAL args --] --config FILE [--duration S] [--pcap DIR] [--yield]\n"
 		"  --config FILE  switch, ports and routes (see conf/switch-example.ini)\n"
 		"  --duration S   stop after S seconds (default: until SIGINT/SIGTERM)\n"
-		"  --pcap DIR     write every port's traffic to DIR/<switch>-p<N>.pcapng\n");
+		"  --pcap DIR     write every port's traffic to DIR/<switch>-p<N>.pcapng\n"
+		"  --yield        give the core away when idle (processes sharing cores)\n");
 }
 
 /* "10.0.0.0/24, 10.0.1.7/32" -> routes to port pi. */
@@ -313,6 +315,7 @@ main(int argc, char **argv)
 		{"config", required_argument, NULL, 'c'},
 		{"duration", required_argument, NULL, 'd'},
 		{"pcap", required_argument, NULL, 'p'},
+		{"yield", no_argument, NULL, 'y'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -321,7 +324,7 @@ main(int argc, char **argv)
 	struct et_capture *cap[ET_SW_MAX_PORTS] = {0};
 	struct rte_mempool *mp;
 	uint64_t start, now, end = UINT64_MAX;
-	int n, opt, rc = 0;
+	int n, opt, rc = 0, yield = 0;
 	uint16_t i;
 	char *endp;
 
@@ -348,6 +351,9 @@ main(int argc, char **argv)
 			break;
 		case 'p':
 			pcap_dir = optarg;
+			break;
+		case 'y':
+			yield = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -417,7 +423,10 @@ main(int argc, char **argv)
 		req = atomic_exchange(&restore_request, -1);
 		if (req >= 0)
 			et_switch_restore(&sw, (uint16_t)req, now);
-		et_switch_poll(&sw, now);
+		/* sharing cores with other processes (a testbed on one machine):
+		 * give the core away when there was nothing to do */
+		if (et_switch_poll(&sw, now) == 0 && yield)
+			sched_yield();
 	}
 	dump_counters(stdout);
 done:
