@@ -25,6 +25,7 @@
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
+#include <rte_telemetry.h>
 
 #include "et_nic.h"
 #include "et_path.h"
@@ -60,6 +61,11 @@ struct peer {
 
 static volatile sig_atomic_t stop;
 
+/* what telemetry reads (from its own thread: plain counters, read racily) */
+static struct et_nic *tel_nic;
+static struct et_qp **tel_qps;
+static uint32_t tel_nqp;
+
 static void
 on_signal(int sig)
 {
@@ -82,6 +88,68 @@ usage(FILE *f)
 		"  --rate GBPS    pace the NIC with a link model (default: the wire decides)\n"
 		"  --yield        give the core away when idle (processes sharing cores)\n"
 		"  --rto-ms N     retransmit timeout (default 1 ms)\n");
+}
+
+static int
+tel_port(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	const struct et_nic_stats *st;
+	uint64_t bad = 0;
+
+	(void)cmd;
+	(void)params;
+	if (tel_nic == NULL)
+		return -EAGAIN;
+	st = &tel_nic->st;
+	for (int e = 0; e < ET_WIRE_E_COUNT; e++)
+		bad += st->rx_bad[e];
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "rx_pkts", st->rx_pkts);
+	rte_tel_data_add_dict_u64(d, "rx_bytes", st->rx_bytes);
+	rte_tel_data_add_dict_u64(d, "rx_bad", bad);
+	rte_tel_data_add_dict_u64(d, "rx_bad_icrc", st->rx_bad[ET_WIRE_E_ICRC]);
+	rte_tel_data_add_dict_u64(d, "rx_not_ours", st->rx_not_ours);
+	rte_tel_data_add_dict_u64(d, "rx_unknown_qpn", st->rx_unknown_qpn);
+	rte_tel_data_add_dict_u64(d, "pause_rx", st->pause_rx);
+	rte_tel_data_add_dict_u64(d, "tx_pkts", st->tx_pkts);
+	rte_tel_data_add_dict_u64(d, "timer_fires", st->timer_fires);
+	rte_tel_data_add_dict_u64(d, "qps", tel_nqp);
+	return 0;
+}
+
+static int
+tel_qps_cb(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_dict(d);
+	for (uint32_t i = 0; i < tel_nqp; i++) {
+		const struct et_qp *q = tel_qps[i];
+		struct rte_tel_data *c = rte_tel_data_alloc();
+		char name[16], alpha[16];
+
+		if (c == NULL)
+			return -ENOMEM;
+		rte_tel_data_start_dict(c);
+		rte_tel_data_add_dict_u64(c, "tx_pkts", q->st.tx_pkts);
+		rte_tel_data_add_dict_u64(c, "tx_bytes", q->st.tx_bytes);
+		rte_tel_data_add_dict_u64(c, "rx_pkts", q->st.rx_pkts);
+		rte_tel_data_add_dict_u64(c, "rx_bytes", q->st.rx_bytes);
+		rte_tel_data_add_dict_u64(c, "retransmits", q->st.retransmits);
+		rte_tel_data_add_dict_u64(c, "timeouts", q->st.timeouts);
+		rte_tel_data_add_dict_u64(c, "naks_rx", q->st.naks_rx);
+		rte_tel_data_add_dict_u64(c, "naks_tx", q->st.naks_tx);
+		rte_tel_data_add_dict_u64(c, "cnps_rx", q->st.cnps_rx);
+		rte_tel_data_add_dict_u64(c, "cnps_tx", q->st.cnps_tx);
+		rte_tel_data_add_dict_u64(c, "cwnd", et_dctcp_cwnd(&q->cc));
+		snprintf(alpha, sizeof(alpha), "%.4f", q->cc.alpha);
+		rte_tel_data_add_dict_string(c, "alpha", alpha);
+		rte_tel_data_add_dict_u64(c, "path_id", q->path_id);
+		rte_tel_data_add_dict_u64(c, "outstanding", et_qp_sq_outstanding(q));
+		snprintf(name, sizeof(name), "qp%u", q->a.qpn);
+		rte_tel_data_add_dict_container(d, name, c, 0);
+	}
+	return 0;
 }
 
 static uint64_t
@@ -330,7 +398,7 @@ main(int argc, char **argv)
 	const struct et_mr *mr;
 	struct opts o;
 	uint8_t *buf;
-	uint64_t *lat = NULL, posted = 0, done = 0, t0, t1, deadline;
+	uint64_t *lat = NULL, posted = 0, done = 0, flushed = 0, t0, t1, deadline;
 	uint32_t i;
 	int n, fd, rc = 1, bad = 0;
 
@@ -417,6 +485,13 @@ main(int argc, char **argv)
 	}
 	if (o.mode == MODE_WRITE_LAT)
 		lat = calloc(o.iters, sizeof(*lat));
+	tel_qps = qp;
+	tel_nqp = o.qps;
+	tel_nic = &nic;
+	rte_telemetry_register_cmd("/ethereal/node/port", tel_port,
+				   "The host NIC's counters (rx by reason, tx, pauses, timers)");
+	rte_telemetry_register_cmd("/ethereal/node/qps", tel_qps_cb,
+				   "Per-QP counters: packets, bytes, retransmits, timeouts, NAKs, CNPs, cwnd, alpha, path ID");
 
 	/* memif and tap come up a little after start: frames sent before are lost */
 	for (int k = 0;; k++) {
@@ -467,11 +542,22 @@ main(int argc, char **argv)
 		uint64_t want = o.duration > 0 ? UINT64_MAX : o.iters * o.qps;
 		uint64_t *posted_at = calloc(o.qps, sizeof(*posted_at));
 
-		while (!stop && done < want && (done < posted || now_ns() < deadline)) {
+		uint64_t drain_until = 0;
+
+		/* on SIGINT/SIGTERM post nothing more, let what is out complete for
+		 * up to a second, then flush the rest */
+		while (done < posted || (!stop && done < want && now_ns() < deadline)) {
 			struct et_wc wc[32];
 			uint32_t k;
 
-			for (i = 0; i < o.qps && posted < want && now_ns() < deadline; i++) {
+			if (stop && drain_until == 0)
+				drain_until = now_ns() + 1000000000ull;
+			if (drain_until && now_ns() > drain_until) {
+				for (i = 0; i < o.qps; i++)
+					et_qp_flush(qp[i]);
+				drain_until = UINT64_MAX;
+			}
+			for (i = 0; !stop && i < o.qps && posted < want && now_ns() < deadline; i++) {
 				uint32_t depth = o.mode == MODE_WRITE_LAT ? 1 : DEPTH;
 
 				while (et_qp_sq_outstanding(qp[i]) < depth && posted < want) {
@@ -493,7 +579,9 @@ main(int argc, char **argv)
 				sched_yield();
 			k = et_cq_poll(&scq, wc, 32);
 			for (uint32_t j = 0; j < k; j++) {
-				if (wc[j].status != ET_WC_SUCCESS) {
+				if (wc[j].status == ET_WC_WR_FLUSH_ERR) {
+					flushed++;
+				} else if (wc[j].status != ET_WC_SUCCESS) {
 					fprintf(stderr, "ethereal-node: QP %u: %s\n", qp[wc[j].wr_id]->a.qpn,
 						et_wc_status_str(wc[j].status));
 					stop = 1;
@@ -506,6 +594,9 @@ main(int argc, char **argv)
 		}
 		t1 = now_ns();
 		free(posted_at);
+		if (drain_until && !bad)
+			printf("ethereal-node: stopped: %" PRIu64 " requests completed, %" PRIu64 " flushed\n",
+			       done - flushed, flushed);
 		/* tell the server, which then checks its memory */
 		if (write(fd, "DONE\n", 5) != 5)
 			bad++;
@@ -558,6 +649,8 @@ main(int argc, char **argv)
 	}
 	rc = bad ? 1 : 0;
 out_nic:
+	tel_nic = NULL;
+	tel_nqp = 0;
 	et_nic_free(&nic);
 	et_port_close(&port);
 out:

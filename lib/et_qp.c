@@ -258,6 +258,12 @@ qp_fail(struct et_qp *qp, int status)
 	qp->inflight = 0;
 }
 
+void
+et_qp_flush(struct et_qp *qp)
+{
+	qp_fail(qp, -1);
+}
+
 /* ---- posting ---- */
 
 int

@@ -242,6 +242,10 @@ void et_qp_destroy(struct et_qp *qp);
 /* Check the attributes; 0 or -1 with a reason. */
 int et_qp_attr_check(const struct et_qp_attr *a, const char **why);
 
+/* Shut down: to the error state, every outstanding request and receive
+ * completed with ET_WC_WR_FLUSH_ERR, in order. */
+void et_qp_flush(struct et_qp *qp);
+
 /* RESET -> RTS. */
 int et_qp_ready(struct et_qp *qp);
 

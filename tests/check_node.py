@@ -50,6 +50,57 @@ def pair(exe, work, mode, extra, port):
     return ok
 
 
+def interrupted(exe, work, port):
+    """A long client run: telemetry shows the NIC and per-QP counters, then
+    SIGINT stops it cleanly (outstanding requests complete or are flushed)."""
+    import signal
+    import socket
+    import time
+    sock = os.path.join(work, "memif-int.sock")
+    if os.path.exists(sock):
+        os.unlink(sock)
+    common = ["--mode", "write_bw", "--size", "65536", "--qps", "2", "--oob-port", str(port)]
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0")
+    srv = subprocess.Popen(
+        [exe] + EAL + [f"--file-prefix=eis{os.getpid()}", "-l", "0",
+                       f"--vdev=net_memif0,role=server,socket={sock}", "--",
+                       "--port", "net_memif0", "--ip", "10.0.0.2", "--server"] + common,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    srv.stdout.readline()
+    prefix = f"eic{os.getpid()}"
+    eal = [a for a in EAL if a != "--no-telemetry"] + [f"--file-prefix={prefix}"]
+    cli = subprocess.Popen(
+        [exe] + eal + ["-l", "1", f"--vdev=net_memif0,role=client,socket={sock}", "--",
+                       "--port", "net_memif0", "--ip", "10.0.0.1", "--client", "127.0.0.1",
+                       "--duration", "60"] + common,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    ok = False
+    try:
+        cli.stdout.readline()
+        time.sleep(1.5)
+        path = f"/var/run/dpdk/{prefix}/dpdk_telemetry.v2"
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        s.connect(path)
+        s.recv(1024)
+        s.send(b"/ethereal/node/qps")
+        qps = json.loads(s.recv(65536))["/ethereal/node/qps"]
+        s.send(b"/ethereal/node/port")
+        port_st = json.loads(s.recv(65536))["/ethereal/node/port"]
+        s.close()
+        ok = len(qps) == 2 and all(q["tx_pkts"] > 0 and q["cwnd"] > 0 for q in qps.values()) \
+            and port_st["rx_pkts"] > 0 and port_st["qps"] == 2
+        cli.send_signal(signal.SIGINT)
+        out, err = cli.communicate(timeout=60)
+        ok = ok and cli.returncode == 0 and "stopped:" in out and "Gbit/s" in out
+        srv.communicate(timeout=60)
+    finally:
+        for p in (cli, srv):
+            if p.poll() is None:
+                p.kill()
+    print(("ok  " if ok else "FAIL") + " telemetry of a running node, then SIGINT stops it cleanly")
+    return ok
+
+
 BAD = [
     (["--ip", "10.0.0.1", "--server"], "--port DEV is required"),
     (["--port", "net_memif0", "--server"], "--ip ADDR is required"),
@@ -72,6 +123,7 @@ def main():
                                        ("send_bw", ["--iters", "2000"]),
                                        ("write_lat", ["--iters", "2000"])]):
         fails += not pair(exe, work, mode, extra, base + i)
+    fails += not interrupted(exe, work, base + 10)
     for args, want in BAD:
         r = subprocess.run([exe] + EAL + [f"--file-prefix=enb{os.getpid()}", "--"] + args,
                            capture_output=True, text=True, timeout=60,
@@ -81,7 +133,7 @@ def main():
         if not good:
             print(r.stderr)
         fails += not good
-    total = 3 + len(BAD)
+    total = 4 + len(BAD)
     print(f"{total - fails} passed, {fails} failed")
     sys.exit(1 if fails else 0)
 
