@@ -17,6 +17,7 @@
 
 #include "bench.h"
 #include "et_nic.h"
+#include "et_worker.h"
 
 #define NQP 4
 #define MSG (1u << 20)
@@ -37,16 +38,7 @@ static _Atomic int running;
 static uint64_t
 ns(void)
 {
-	return rte_rdtsc() * 1000000000ull / rte_get_tsc_hz();
-}
-
-static int
-receiver(void *arg)
-{
-	(void)arg;
-	while (atomic_load_explicit(&running, memory_order_relaxed))
-		et_nic_poll(&S[1].nic, ns());
-	return 0;
+	return et_tsc_ns();
 }
 
 static int
@@ -111,8 +103,12 @@ bench_endpoint(struct bench_out *o, struct rte_mempool *mp)
 	double s;
 	int i;
 
-	if (et_port_net_ring_pair(&a, &b, "bend", 4096, (int)rte_socket_id(), mp) ||
-	    side_init(&S[0], &a, 1, mp) || side_init(&S[1], &b, 2, mp))
+	/* the receiver's frames come from the pool of its lcore's NUMA node */
+	struct rte_mempool *rx_mp = two_cores ? et_pool_for_lcore(lcore, 16383) : mp;
+
+	if (rx_mp == NULL ||
+	    et_port_net_ring_pair(&a, &b, "bend", 4096, (int)rte_socket_id(), mp) ||
+	    side_init(&S[0], &a, 1, mp) || side_init(&S[1], &b, 2, rx_mp))
 		return -1;
 	for (i = 0; i < NQP; i++) {
 		struct et_qp_attr at;
@@ -135,9 +131,12 @@ bench_endpoint(struct bench_out *o, struct rte_mempool *mp)
 			et_qp_ready(S[k].qp[i]);
 		}
 	}
+	struct et_nic *rx_host = &S[1].nic;
+	struct et_worker w = {.hosts = &rx_host, .n_hosts = 1, .run = &running, .clock = et_tsc_ns};
+
 	atomic_store(&running, 1);
 	if (two_cores)
-		rte_eal_remote_launch(receiver, NULL, lcore);
+		rte_eal_remote_launch(et_worker_main, &w, lcore);
 	t0 = ns();
 	t_end = t0 + 1000000000ull;
 	pkts0 = S[1].nic.st.rx_pkts;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * ethereal-bench: the project's benchmarks, one JSON object on stdout.
  *
- *   ethereal-bench [EAL args --] [icrc|wire|qp|switch|endpoint ...]
+ *   ethereal-bench [EAL args --] [icrc|wire|qp|switch|endpoint|zerocopy ...]
  *
  * Without EAL arguments it uses hugepages when the machine has free ones and
  * falls back to --no-huge otherwise; the JSON says which ("hugepages").
@@ -175,6 +175,12 @@ bench_endpoint_run(struct bench_out *o)
 	return bench_endpoint(o, pool);
 }
 
+static int
+bench_zerocopy_run(struct bench_out *o)
+{
+	return bench_zerocopy(o, pool);
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(struct bench_out *o);
@@ -184,6 +190,7 @@ static const struct {
 	{"qp", bench_qp_run},
 	{"switch", bench_switch_run},
 	{"endpoint", bench_endpoint_run},
+	{"zerocopy", bench_zerocopy_run},
 };
 
 #define N_BENCHES (sizeof(benches) / sizeof(benches[0]))

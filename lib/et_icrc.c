@@ -94,22 +94,33 @@ mulmod(uint32_t a, uint32_t b)
 }
 
 uint32_t
-et_icrc_compute(const uint8_t *ip, size_t l3_len)
+et_icrc_begin(const uint8_t *ip)
 {
 	uint8_t masked[60 + ET_UDP_HLEN + ET_BTH_LEN];
 	size_t ihl = (size_t)(ip[0] & 0xf) * 4;
 	size_t hlen = ihl + ET_UDP_HLEN + ET_BTH_LEN;
-	uint32_t crc;
 
 	memcpy(masked, ip, hlen);
-	masked[1] = 0xff;                       /* TOS: DSCP + ECN */
-	masked[8] = 0xff;                       /* TTL */
-	masked[10] = masked[11] = 0xff;         /* header checksum */
-	masked[ihl + 6] = masked[ihl + 7] = 0xff; /* UDP checksum */
-	masked[ihl + ET_UDP_HLEN + 4] = 0xff;   /* BTH resv8a: FECN, BECN */
+	masked[1] = 0xff;
+	masked[8] = 0xff;
+	masked[10] = masked[11] = 0xff;
+	masked[ihl + 6] = masked[ihl + 7] = 0xff;
+	masked[ihl + ET_UDP_HLEN + 4] = 0xff;
+	return crc32_gzip_refl(icrc_seed, masked, hlen);
+}
 
-	crc = crc32_gzip_refl(icrc_seed, masked, hlen);
-	return crc32_gzip_refl(crc, ip + hlen, l3_len - hlen - ET_ICRC_LEN);
+uint32_t
+et_icrc_continue(uint32_t crc, const void *buf, size_t len)
+{
+	return crc32_gzip_refl(crc, buf, len);
+}
+
+uint32_t
+et_icrc_compute(const uint8_t *ip, size_t l3_len)
+{
+	size_t hlen = (size_t)(ip[0] & 0xf) * 4 + ET_UDP_HLEN + ET_BTH_LEN;
+
+	return crc32_gzip_refl(et_icrc_begin(ip), ip + hlen, l3_len - hlen - ET_ICRC_LEN);
 }
 
 void

@@ -198,6 +198,12 @@ void et_roce_cnp_hdr(struct et_roce_hdr *h, uint32_t dest_qp);
 /* ICRC over an IPv4 RoCEv2 packet starting at its IPv4 header; l3_len is the
  * IPv4 total length (the ICRC trailer is excluded from the computation). */
 uint32_t et_icrc_compute(const uint8_t *ip, size_t l3_len);
+/* The ICRC in pieces, for a frame whose bytes are not contiguous: begin
+ * with its IPv4 header (which must be followed by the UDP header and BTH),
+ * continue over every byte after the BTH up to the ICRC; the result is what
+ * et_icrc_compute() gives. */
+uint32_t et_icrc_begin(const uint8_t *ip);
+uint32_t et_icrc_continue(uint32_t crc, const void *buf, size_t len);
 /* Recompute and store the ICRC trailer (after a header field changed). */
 void et_icrc_fill(uint8_t *ip, size_t l3_len);
 
