@@ -47,6 +47,7 @@ struct opts {
 	uint16_t oob_port;
 	uint32_t paths;
 	uint32_t rto_ms;
+	const char *peer;
 	int yield;
 	uint64_t rate_bps;
 	int verify;
@@ -80,14 +81,16 @@ usage(FILE *f)
 		"usage: ethereal-node [EAL args --] --port DEV --ip ADDR (--server | --client HOST)\n"
 		"         [--mode write_bw|send_bw|write_lat] [--size BYTES] [--iters N | --duration S]\n"
 		"         [--qps N] [--mtu 256..4096] [--paths N] [--rate GBPS] [--oob-port N] [--verify]\n"
-		"         [--json FILE] [--yield] [--rto-ms N]\n"
+		"         [--json FILE] [--yield] [--rto-ms N] [--peer SPEC]\n"
 		"  --port DEV     a DPDK device: net_memif0,role=server,socket=/run/x.sock, net_tap0,iface=t0, a PCI address\n"
 		"  --ip ADDR      this host's RoCE IPv4 address\n"
 		"  --client HOST  the server's management address (TCP --oob-port, default 19875)\n"
 		"  --paths N      QP i takes path ID (i mod N, 0): uplink i mod N at the first switch up\n"
 		"  --rate GBPS    pace the NIC with a link model (default: the wire decides)\n"
 		"  --yield        give the core away when idle (processes sharing cores)\n"
-		"  --rto-ms N     retransmit timeout (default 1 ms)\n");
+		"  --rto-ms N     retransmit timeout (default 1 ms)\n"
+		"  --peer SPEC    the peer's parameters instead of the TCP exchange, as the peer\n"
+		"                 prints them: mac=..,ip=..,qpn=..,psn=..,rkey=..,addr=..\n");
 }
 
 static int
@@ -162,6 +165,63 @@ now_ns(void)
 	return (uint64_t)((double)rte_rdtsc() * ns_per_tsc);
 }
 
+/* "mac=02:00:00:00:00:02,ip=10.0.0.2,qpn=0x100,psn=0x1000,rkey=0x102,
+ * addr=0x7f..": the peer's parameters given by hand.  Size, MTU and QP count
+ * are ours; a missing MAC is broadcast (fine on memif and behind a switch). */
+static int
+parse_peer(const char *spec, const struct peer *me, struct peer *p)
+{
+	char buf[256], *save = NULL, *kv;
+	struct in_addr a;
+
+	*p = *me;
+	memset(&p->mac, 0xff, sizeof(p->mac));
+	p->ip = 0;
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+		char *v = strchr(kv, '='), *end;
+		unsigned long long x;
+
+		if (v == NULL)
+			goto bad;
+		*v++ = '\0';
+		if (strcmp(kv, "mac") == 0) {
+			if (rte_ether_unformat_addr(v, &p->mac))
+				goto bad;
+			continue;
+		}
+		if (strcmp(kv, "ip") == 0) {
+			if (inet_pton(AF_INET, v, &a) != 1)
+				goto bad;
+			p->ip = ntohl(a.s_addr);
+			continue;
+		}
+		errno = 0;
+		x = strtoull(v, &end, 0);
+		if (*end || errno)
+			goto bad;
+		if (strcmp(kv, "qpn") == 0 && x <= ET_QPN_MASK)
+			p->qpn_base = (uint32_t)x;
+		else if (strcmp(kv, "psn") == 0 && x <= ET_PSN_MASK)
+			p->psn = (uint32_t)x;
+		else if (strcmp(kv, "rkey") == 0 && x <= UINT32_MAX)
+			p->rkey = (uint32_t)x;
+		else if (strcmp(kv, "addr") == 0)
+			p->addr = x;
+		else
+			goto bad;
+	}
+	if (p->ip == 0) {
+		fprintf(stderr, "ethereal-node: --peer: ip=A.B.C.D is required\n");
+		return -1;
+	}
+	return 0;
+bad:
+	fprintf(stderr, "ethereal-node: --peer: expected mac=,ip=,qpn=,psn=,rkey=,addr= "
+			"(comma separated), got '%s'\n", spec);
+	return -1;
+}
+
 static int
 parse_opts(int argc, char **argv, struct opts *o)
 {
@@ -174,7 +234,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{"rate", required_argument, NULL, 'r'}, {"oob-port", required_argument, NULL, 'o'},
 		{"verify", no_argument, NULL, 'v'}, {"json", required_argument, NULL, 'j'},
 		{"paths", required_argument, NULL, 'P'}, {"yield", no_argument, NULL, 'y'},
-		{"rto-ms", required_argument, NULL, 'R'},
+		{"rto-ms", required_argument, NULL, 'R'}, {"peer", required_argument, NULL, 'e'},
 		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
 	};
 	struct in_addr a;
@@ -269,6 +329,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'v': o->verify = 1; break;
 		case 'y': o->yield = 1; break;
+		case 'e': o->peer = optarg; break;
 		case 'R':
 			if (v == 0 || v > 60000) {
 				fprintf(stderr, "ethereal-node: --rto-ms: expected 1..60000\n");
@@ -281,12 +342,20 @@ parse_opts(int argc, char **argv, struct opts *o)
 		default: usage(stderr); return -1;
 		}
 	}
-	if (optind != argc || !o->port || !o->ip || o->server == !!o->client) {
+	/* a client needs the server: over TCP (--client) or by hand (--peer) */
+	if (optind != argc || !o->port || !o->ip || (o->server && o->client) ||
+	    (!o->server && !o->client && !o->peer)) {
 		fprintf(stderr, "ethereal-node: %s\n", optind != argc ? "unexpected argument"
 			: !o->port ? "--port DEV is required" : !o->ip ? "--ip ADDR is required"
-			: "give exactly one of --server and --client HOST");
+			: "give exactly one of --server and --client HOST (or --peer)");
 		usage(stderr);
 		return -1;
+	}
+	if (o->peer) {
+		struct peer none = {0}, check;
+
+		if (parse_peer(o->peer, &none, &check))
+			return -1;
 	}
 	return 0;
 }
@@ -442,13 +511,26 @@ main(int argc, char **argv)
 	me = (struct peer){.mac = mac, .ip = o.ip, .qpn_base = 0x100, .nqp = o.qps,
 			   .psn = 0x1000, .rkey = mr->key, .size = o.size, .mtu = o.mtu,
 			   .addr = (uintptr_t)buf};
-	printf("ethereal-node: %s on %s, %s, waiting for the peer on TCP %u\n",
-	       o.server ? "server" : "client", o.port, mode_names[o.mode], o.oob_port);
+	printf("ethereal-node: %s on %s, %s, local: mac=%02x:%02x:%02x:%02x:%02x:%02x,"
+	       "ip=%u.%u.%u.%u,qpn=0x%x,psn=0x%x,rkey=0x%x,addr=0x%" PRIx64 "\n",
+	       o.server ? "server" : "client", o.port, mode_names[o.mode], mac.addr_bytes[0],
+	       mac.addr_bytes[1], mac.addr_bytes[2], mac.addr_bytes[3], mac.addr_bytes[4],
+	       mac.addr_bytes[5], o.ip >> 24, (o.ip >> 16) & 0xff, (o.ip >> 8) & 0xff, o.ip & 0xff,
+	       me.qpn_base, me.psn, me.rkey, me.addr);
 	fflush(stdout);
-	fd = oob_connect(&o);
-	if (fd < 0 || oob_exchange(fd, &me, &them)) {
-		fprintf(stderr, "ethereal-node: out-of-band exchange with the peer failed\n");
-		goto out_nic;
+	if (o.peer) {
+		/* parameters by hand: no management network needed */
+		fd = -1;
+		if (parse_peer(o.peer, &me, &them))
+			goto out_nic;
+	} else {
+		printf("ethereal-node: waiting for the peer on TCP %u\n", o.oob_port);
+		fflush(stdout);
+		fd = oob_connect(&o);
+		if (fd < 0 || oob_exchange(fd, &me, &them)) {
+			fprintf(stderr, "ethereal-node: out-of-band exchange with the peer failed\n");
+			goto out_nic;
+		}
 	}
 	if (them.nqp != o.qps || them.size != o.size || them.mtu != o.mtu) {
 		fprintf(stderr, "ethereal-node: the peer runs --qps %u --size %u --mtu %u; give both the same\n",
@@ -529,13 +611,17 @@ main(int argc, char **argv)
 					et_qp_post_recv(qp[wc.wr_id], &rw);
 				}
 			}
+			if (stop || now_ns() > deadline)
+				break;
+			if (fd < 0)
+				continue; /* static peer: until SIGINT or --duration */
 			FD_ZERO(&rd);
 			FD_SET(fd, &rd);
-			if (stop || select(fd + 1, &rd, NULL, NULL, &tv) > 0)
+			if (select(fd + 1, &rd, NULL, NULL, &tv) > 0)
 				break;
 		}
 		t1 = now_ns();
-		if (!stop && oob_line(fd, line, sizeof(line)) == 0 && o.verify)
+		if ((fd < 0 || (!stop && oob_line(fd, line, sizeof(line)) == 0)) && o.verify)
 			for (uint64_t k = 0; k < (uint64_t)o.size * o.qps; k++)
 				bad += buf[k] != pattern(k);
 	} else {
@@ -598,10 +684,11 @@ main(int argc, char **argv)
 			printf("ethereal-node: stopped: %" PRIu64 " requests completed, %" PRIu64 " flushed\n",
 			       done - flushed, flushed);
 		/* tell the server, which then checks its memory */
-		if (write(fd, "DONE\n", 5) != 5)
+		if (fd >= 0 && write(fd, "DONE\n", 5) != 5)
 			bad++;
 	}
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 
 	{
 		double s = (double)(t1 - t0) / 1e9;

@@ -101,16 +101,57 @@ def interrupted(exe, work, port):
     return ok
 
 
+def static_peer(exe, work):
+    """Parameters by hand: the server prints its own, the client takes them
+    with --peer; no TCP.  The server checks its memory when interrupted."""
+    import signal
+    sock = os.path.join(work, "memif-static.sock")
+    if os.path.exists(sock):
+        os.unlink(sock)
+    common = ["--mode", "write_bw", "--size", "8192", "--qps", "2", "--verify"]
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0")
+    srv = subprocess.Popen(
+        [exe] + EAL + [f"--file-prefix=ess{os.getpid()}", "-l", "0",
+                       f"--vdev=net_memif0,role=server,socket={sock}", "--",
+                       "--port", "net_memif0", "--ip", "10.0.0.2", "--server",
+                       "--peer", "ip=10.0.0.1,qpn=0x100", "--duration", "60"] + common,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    ok = False
+    try:
+        spec = srv.stdout.readline().split("local: ")[1].strip()
+        cli = subprocess.run(
+            [exe] + EAL + [f"--file-prefix=esc{os.getpid()}", "-l", "1",
+                           f"--vdev=net_memif0,role=client,socket={sock}", "--",
+                           "--port", "net_memif0", "--ip", "10.0.0.1", "--peer", spec,
+                           "--iters", "500"] + common,
+            capture_output=True, text=True, timeout=120, env=env)
+        srv.send_signal(signal.SIGINT)
+        so, se = srv.communicate(timeout=60)
+        ok = cli.returncode == 0 and " ok\n" in cli.stdout and srv.returncode == 0 and " ok\n" in so
+        if not ok:
+            print(cli.stdout, cli.stderr, so, se)
+    finally:
+        if srv.poll() is None:
+            srv.kill()
+    print(("ok  " if ok else "FAIL") + " static peer parameters (--peer), no TCP exchange")
+    return ok
+
+
 BAD = [
     (["--ip", "10.0.0.1", "--server"], "--port DEV is required"),
     (["--port", "net_memif0", "--server"], "--ip ADDR is required"),
     (["--port", "net_memif0", "--ip", "10.0.0.300", "--server"], "--ip: expected an IPv4 address"),
     (["--port", "net_memif0", "--ip", "10.0.0.1"], "exactly one of --server and --client"),
+    (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--client", "1.2.3.4"],
+     "exactly one of --server and --client"),
     (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--mode", "read_bw"], "--mode: expected"),
     (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--mtu", "1000"], "--mtu: expected"),
     (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--size", "big"], "--size: expected a number"),
     (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--qps", "0"], "--qps: expected 1..64"),
     (["--port", "net_nosuch0", "--ip", "10.0.0.1", "--server"], "cannot start 'net_nosuch0'"),
+    (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--peer", "qpn=5"], "--peer: ip="),
+    (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--peer", "ip=1.2.3.4,color=red"],
+     "--peer: expected mac=,ip="),
 ]
 
 
@@ -124,6 +165,7 @@ def main():
                                        ("write_lat", ["--iters", "2000"])]):
         fails += not pair(exe, work, mode, extra, base + i)
     fails += not interrupted(exe, work, base + 10)
+    fails += not static_peer(exe, work)
     for args, want in BAD:
         r = subprocess.run([exe] + EAL + [f"--file-prefix=enb{os.getpid()}", "--"] + args,
                            capture_output=True, text=True, timeout=60,
@@ -133,7 +175,7 @@ def main():
         if not good:
             print(r.stderr)
         fails += not good
-    total = 4 + len(BAD)
+    total = 5 + len(BAD)
     print(f"{total - fails} passed, {fails} failed")
     sys.exit(1 if fails else 0)
 
