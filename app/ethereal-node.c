@@ -48,6 +48,7 @@ struct opts {
 	uint32_t paths;
 	uint32_t rto_ms;
 	const char *peer;
+	const char *mac;
 	int yield;
 	uint64_t rate_bps;
 	int verify;
@@ -81,7 +82,7 @@ usage(FILE *f)
 		"usage: ethereal-node [EAL args --] --port DEV --ip ADDR (--server | --client HOST)\n"
 		"         [--mode write_bw|send_bw|write_lat] [--size BYTES] [--iters N | --duration S]\n"
 		"         [--qps N] [--mtu 256..4096] [--paths N] [--rate GBPS] [--oob-port N] [--verify]\n"
-		"         [--json FILE] [--yield] [--rto-ms N] [--peer SPEC]\n"
+		"         [--json FILE] [--yield] [--rto-ms N] [--peer SPEC] [--mac MAC]\n"
 		"  --port DEV     a DPDK device: net_memif0,role=server,socket=/run/x.sock, net_tap0,iface=t0, a PCI address\n"
 		"  --ip ADDR      this host's RoCE IPv4 address\n"
 		"  --client HOST  the server's management address (TCP --oob-port, default 19875)\n"
@@ -89,6 +90,7 @@ usage(FILE *f)
 		"  --rate GBPS    pace the NIC with a link model (default: the wire decides)\n"
 		"  --yield        give the core away when idle (processes sharing cores)\n"
 		"  --rto-ms N     retransmit timeout (default 1 ms)\n"
+		"  --mac MAC      this host's MAC (default: the port's; on a bridged tap give one)\n"
 		"  --peer SPEC    the peer's parameters instead of the TCP exchange, as the peer\n"
 		"                 prints them: mac=..,ip=..,qpn=..,psn=..,rkey=..,addr=..\n");
 }
@@ -235,6 +237,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{"verify", no_argument, NULL, 'v'}, {"json", required_argument, NULL, 'j'},
 		{"paths", required_argument, NULL, 'P'}, {"yield", no_argument, NULL, 'y'},
 		{"rto-ms", required_argument, NULL, 'R'}, {"peer", required_argument, NULL, 'e'},
+		{"mac", required_argument, NULL, 'A'},
 		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
 	};
 	struct in_addr a;
@@ -330,6 +333,17 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case 'v': o->verify = 1; break;
 		case 'y': o->yield = 1; break;
 		case 'e': o->peer = optarg; break;
+		case 'A': {
+			struct rte_ether_addr m;
+
+			if (rte_ether_unformat_addr(optarg, &m)) {
+				fprintf(stderr, "ethereal-node: --mac: expected a MAC like 02:00:00:00:00:01, got '%s'\n",
+					optarg);
+				return -1;
+			}
+			o->mac = optarg;
+			break;
+		}
 		case 'R':
 			if (v == 0 || v > 60000) {
 				fprintf(stderr, "ethereal-node: --rto-ms: expected 1..60000\n");
@@ -497,7 +511,12 @@ main(int argc, char **argv)
 		fprintf(stderr, "ethereal-node: --port: cannot start '%s': %s\n", o.port, strerror(-n));
 		goto out;
 	}
-	rte_eth_macaddr_get(port.eth_port, &mac);
+	/* on a kernel tap the port's MAC is also the kernel interface's, which
+	 * a bridge keeps for itself: --mac gives the host one of its own */
+	if (o.mac)
+		rte_ether_unformat_addr(o.mac, &mac);
+	else
+		rte_eth_macaddr_get(port.eth_port, &mac);
 	lm.rate_bps = o.rate_bps;
 	if (et_nic_init(&nic, &port, &lm, mp, &mac, o.ip, 0x100, o.qps)) {
 		fprintf(stderr, "ethereal-node: cannot set up the NIC model\n");
@@ -720,8 +739,19 @@ main(int argc, char **argv)
 		       mode_names[o.mode], o.size, o.qps, done, s, gbps, pkts / s / 1e6, p50 / 1e3,
 		       p99 / 1e3, p999 / 1e3, !o.verify ? "off" : bad ? "FAILED" : "ok");
 		printf("retransmits %" PRIu64 ", timeouts %" PRIu64 ", rx bad ICRC %" PRIu64
-		       ", rx unknown QPN %" PRIu64 "\n",
-		       retx, tmo, nic.st.rx_bad[ET_WIRE_E_ICRC], nic.st.rx_unknown_qpn);
+		       ", rx unknown QPN %" PRIu64 ", rx not RoCE %" PRIu64 "\n",
+		       retx, tmo, nic.st.rx_bad[ET_WIRE_E_ICRC], nic.st.rx_unknown_qpn,
+		       nic.st.rx_bad[ET_WIRE_E_NOT_IPV4] + nic.st.rx_bad[ET_WIRE_E_NOT_UDP] +
+			       nic.st.rx_bad[ET_WIRE_E_NOT_ROCE]);
+		{
+			struct rte_eth_stats es;
+
+			if (rte_eth_stats_get(port.eth_port, &es) == 0)
+				printf("port: rx %" PRIu64 " (missed %" PRIu64 ", errors %" PRIu64
+				       ", no mbuf %" PRIu64 "), tx %" PRIu64 " (errors %" PRIu64 ")\n",
+				       es.ipackets, es.imissed, es.ierrors, es.rx_nombuf, es.opackets,
+				       es.oerrors);
+		}
 		if (o.json && (j = fopen(o.json, "w")) != NULL) {
 			fprintf(j, "{\"mode\": \"%s\", \"role\": \"%s\", \"size\": %u, \"qps\": %u, "
 				   "\"messages\": %" PRIu64 ", \"seconds\": %.6f, \"gbps\": %.3f, "
