@@ -13,6 +13,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <netdb.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -225,6 +226,15 @@ bad:
 }
 
 static int
+in_range(const char *opt, unsigned long long v, unsigned long long lo, unsigned long long hi)
+{
+	if (v >= lo && v <= hi)
+		return 0;
+	fprintf(stderr, "ethereal-node: --%s: expected %llu..%llu\n", opt, lo, hi);
+	return -1;
+}
+
+static int
 parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
@@ -287,10 +297,8 @@ parse_opts(int argc, char **argv, struct opts *o)
 			o->mode = (enum mode)k;
 			break;
 		case 'z':
-			if (v == 0 || v > (1u << 30)) {
-				fprintf(stderr, "ethereal-node: --size: expected 1..1G bytes\n");
+			if (in_range("size", v, 1, 1u << 30))
 				return -1;
-			}
 			o->size = (uint32_t)v;
 			break;
 		case 'n': o->iters = v; break;
@@ -302,10 +310,8 @@ parse_opts(int argc, char **argv, struct opts *o)
 			}
 			break;
 		case 'q':
-			if (v == 0 || v > MAX_QPS) {
-				fprintf(stderr, "ethereal-node: --qps: expected 1..%d\n", MAX_QPS);
+			if (in_range("qps", v, 1, MAX_QPS))
 				return -1;
-			}
 			o->qps = (uint32_t)v;
 			break;
 		case 'M':
@@ -322,12 +328,14 @@ parse_opts(int argc, char **argv, struct opts *o)
 				return -1;
 			}
 			break;
-		case 'o': o->oob_port = (uint16_t)v; break;
-		case 'P':
-			if (v == 0 || v > 256) {
-				fprintf(stderr, "ethereal-node: --paths: expected 1..256 uplinks\n");
+		case 'o':
+			if (in_range("oob-port", v, 1, 65535))
 				return -1;
-			}
+			o->oob_port = (uint16_t)v;
+			break;
+		case 'P':
+			if (in_range("paths", v, 1, 256))
+				return -1;
 			o->paths = (uint32_t)v;
 			break;
 		case 'v': o->verify = 1; break;
@@ -345,10 +353,8 @@ parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		}
 		case 'R':
-			if (v == 0 || v > 60000) {
-				fprintf(stderr, "ethereal-node: --rto-ms: expected 1..60000\n");
+			if (in_range("rto-ms", v, 1, 60000))
 				return -1;
-			}
 			o->rto_ms = (uint32_t)v;
 			break;
 		case 'j': o->json = optarg; break;
@@ -393,7 +399,24 @@ oob_connect(const struct opts *o)
 			close(fd);
 			return -1;
 		}
-		c = accept(fd, NULL, NULL);
+		/* a peer that never comes must not hang the server; PMDs such as
+		 * net_tap use signals (SIGIO), so system calls see EINTR */
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+		uint64_t until = now_ns() + 60000000000ull;
+		int r;
+
+		do {
+			r = poll(&pfd, 1, 1000);
+		} while ((r == 0 || (r < 0 && errno == EINTR)) && now_ns() < until && !stop);
+		if (r != 1) {
+			fprintf(stderr, "ethereal-node: no peer connected to TCP %u within 60 s\n",
+				o->oob_port);
+			close(fd);
+			return -1;
+		}
+		do {
+			c = accept(fd, NULL, NULL);
+		} while (c < 0 && errno == EINTR);
 		close(fd);
 		return c;
 	}
@@ -404,10 +427,34 @@ oob_connect(const struct opts *o)
 	for (tries = 0; tries < 100; tries++) { /* the server may not listen yet */
 		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
 			return fd;
+		if (errno == EINTR)
+			continue; /* a PMD's signal, not a refusal */
+		/* a refused connect leaves the socket unusable: start afresh */
+		close(fd);
+		fd = socket(AF_INET, SOCK_STREAM, 0);
+		if (fd < 0)
+			return -1;
 		usleep(100000);
 	}
 	close(fd);
 	return -1;
+}
+
+/* All of buf, through the signals a PMD may raise. */
+static int
+write_full(int fd, const char *buf, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, buf, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		buf += w;
+		n -= (size_t)w;
+	}
+	return 0;
 }
 
 static int
@@ -418,6 +465,8 @@ oob_line(int fd, char *buf, size_t cap)
 	while (n + 1 < cap) {
 		ssize_t r = read(fd, buf + n, 1);
 
+		if (r < 0 && errno == EINTR)
+			continue;
 		if (r <= 0)
 			return -1;
 		if (buf[n] == '\n')
@@ -439,7 +488,7 @@ oob_exchange(int fd, const struct peer *me, struct peer *them)
 			 me->ip, me->qpn_base, me->nqp, me->psn, me->rkey, me->size, me->mtu, me->addr);
 	unsigned int m[6];
 
-	if (write(fd, line, (size_t)n) != n || oob_line(fd, line, sizeof(line)))
+	if (write_full(fd, line, (size_t)n) || oob_line(fd, line, sizeof(line)))
 		return -1;
 	if (sscanf(line, "ETHEREAL1 %x:%x:%x:%x:%x:%x %u %u %u %u %u %u %u %" SCNu64, &m[0], &m[1],
 		   &m[2], &m[3], &m[4], &m[5], &them->ip, &them->qpn_base, &them->nqp, &them->psn,
@@ -703,7 +752,7 @@ main(int argc, char **argv)
 			printf("ethereal-node: stopped: %" PRIu64 " requests completed, %" PRIu64 " flushed\n",
 			       done - flushed, flushed);
 		/* tell the server, which then checks its memory */
-		if (fd >= 0 && write(fd, "DONE\n", 5) != 5)
+		if (fd >= 0 && write_full(fd, "DONE\n", 5))
 			bad++;
 	}
 	if (fd >= 0)

@@ -86,7 +86,7 @@ sample_hdr(struct et_roce_hdr *h, uint8_t opcode)
 
 /* ICRC throughput over a 4 KB-payload frame, ISA-L. */
 static int
-bench_icrc(struct bench_out *o)
+bench_icrc(struct bench_out *o, struct rte_mempool *mp)
 {
 	static uint8_t frame[4096 + 128];
 	static uint8_t payload[4096];
@@ -109,7 +109,7 @@ bench_icrc(struct bench_out *o)
 
 /* Build and parse whole frames in mbufs: 4 KB WRITE MIDDLE and an ACK. */
 static int
-bench_wire_one(struct bench_out *o, uint8_t opcode, uint32_t plen,
+bench_wire_one(struct bench_out *o, struct rte_mempool *mp, uint8_t opcode, uint32_t plen,
 	       const char *build_key, const char *parse_key)
 {
 	static uint8_t payload[4096];
@@ -122,7 +122,7 @@ bench_wire_one(struct bench_out *o, uint8_t opcode, uint32_t plen,
 
 	sample_hdr(&h, opcode);
 	while (build_s + parse_s < 1.0) {
-		if (rte_pktmbuf_alloc_bulk(pool, ms, BATCH) != 0)
+		if (rte_pktmbuf_alloc_bulk(mp, ms, BATCH) != 0)
 			return -1;
 		t0 = now_s();
 		for (i = 0; i < BATCH; i++) {
@@ -151,46 +151,22 @@ bench_wire_one(struct bench_out *o, uint8_t opcode, uint32_t plen,
 }
 
 static int
-bench_wire(struct bench_out *o)
+bench_wire(struct bench_out *o, struct rte_mempool *mp)
 {
-	return bench_wire_one(o, ET_OP_WRITE_MIDDLE, 4096, "build_ns", "parse_ns") ||
-	       bench_wire_one(o, ET_OP_ACK, 0, "build_ack_ns", "parse_ack_ns");
-}
-
-static int
-bench_switch_run(struct bench_out *o)
-{
-	return bench_switch(o, pool);
-}
-
-static int
-bench_qp_run(struct bench_out *o)
-{
-	return bench_qp(o, pool);
-}
-
-static int
-bench_endpoint_run(struct bench_out *o)
-{
-	return bench_endpoint(o, pool);
-}
-
-static int
-bench_zerocopy_run(struct bench_out *o)
-{
-	return bench_zerocopy(o, pool);
+	return bench_wire_one(o, mp, ET_OP_WRITE_MIDDLE, 4096, "build_ns", "parse_ns") ||
+	       bench_wire_one(o, mp, ET_OP_ACK, 0, "build_ack_ns", "parse_ack_ns");
 }
 
 static const struct {
 	const char *name;
-	int (*fn)(struct bench_out *o);
+	int (*fn)(struct bench_out *o, struct rte_mempool *mp);
 } benches[] = {
 	{"icrc", bench_icrc},
 	{"wire", bench_wire},
-	{"qp", bench_qp_run},
-	{"switch", bench_switch_run},
-	{"endpoint", bench_endpoint_run},
-	{"zerocopy", bench_zerocopy_run},
+	{"qp", bench_qp},
+	{"switch", bench_switch},
+	{"endpoint", bench_endpoint},
+	{"zerocopy", bench_zerocopy},
 };
 
 #define N_BENCHES (sizeof(benches) / sizeof(benches[0]))
@@ -282,7 +258,7 @@ main(int argc, char **argv)
 
 		for (i = consumed; i < argc; i++)
 			wanted |= strcmp(argv[i], benches[b].name) == 0;
-		if (wanted && benches[b].fn(&o) != 0) {
+		if (wanted && benches[b].fn(&o, pool) != 0) {
 			fprintf(stderr, "ethereal-bench: %s failed\n", benches[b].name);
 			rc = 1;
 		}

@@ -47,7 +47,16 @@ def pair(exe, work, mode, extra, port, link="memif"):
                 "--", "--port", dev[3], "--ip", "10.0.0.1", "--client", "127.0.0.1",
                 "--json", out] + common + extra,
             capture_output=True, text=True, timeout=120, env=env)
-        so, se = srv.communicate(timeout=60)
+        so, se = srv.communicate(timeout=90)
+    except subprocess.TimeoutExpired as e:
+        srv.kill()
+        so, se = srv.communicate()
+        print(f"FAIL {mode} over {link}: timed out: {e}")
+        print("client:", getattr(e, "stdout", ""), getattr(e, "stderr", ""))
+        if "cli" in locals():
+            print("client:", cli.returncode, cli.stdout, cli.stderr)
+        print("server:", so, se)
+        return False
     finally:
         if srv.poll() is None:
             srv.kill()
