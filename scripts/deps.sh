@@ -9,6 +9,7 @@ packages=(
 	libdpdk-dev libnuma-dev libcmocka-dev libisal-dev
 	libclang-rt-14-dev          # libFuzzer runtime for -Dfuzz=true
 	python3 python3-scapy tshark # independent RoCEv2 decoders for the interop tests
+	iproute2                     # veth pairs and bridged taps in the node tests
 )
 
 if [ "${1:-}" = "--list" ]; then
