@@ -118,7 +118,7 @@ bench_endpoint(struct bench_out *o, struct rte_mempool *mp)
 		/* the ring drains at the receiver's speed, with no ECN to say so:
 		 * a window near the BDP keeps its queue below the 1 ms RTO */
 		at.dctcp.init_cwnd = 256 * 1024;
-		at.dctcp.max_cwnd = 1024 * 1024;
+		at.dctcp.max_cwnd = 512 * 1024; /* 4 QPs: 2 MB in flight, well under the RTO */
 		for (int k = 0; k < 2; k++) {
 			S[k].qp[i] = et_nic_qp_create(&S[k].nic, &at, &S[k].mrs, &S[k].scq, &S[k].rcq);
 			if (!S[k].qp[i])
