@@ -6,7 +6,11 @@
 
 #include "et_test.h"
 
+#include <rte_ip.h>
+
 #include "et_lb_assign.h"
+#include "et_lb_paths.h"
+#include "qp_link.h"
 
 static struct et_subflow sub[64 * 256];
 
@@ -162,14 +166,175 @@ test_paper_example(void **state)
 	assert_int_equal(et_lb_assign(3, 0, 1, sub), 0);
 }
 
+static const uint16_t four[] = {0x0000, 0x0100, 0x0200, 0x0300};
+#define MS 1000000ull
+
+/* After a timeout the path is avoided by new assignments until the reset
+ * timer, then used again; a NAK moves the QP but marks nothing. */
+static void
+test_path_state(void **state)
+{
+	struct et_lb_paths ps;
+	struct et_qp q;
+	uint16_t good[8], id;
+
+	memset(&q, 0, sizeof(q));
+	et_lb_paths_init(&ps, four, 4, 100 * MS, 7);
+	assert_int_equal(et_lb_paths_good(&ps, 0, good), 4);
+	q.path_id = 0x0100;
+	assert_int_equal(et_lb_paths_hook(&ps, &q, ET_PATH_FIRST, 0), 0x0100);
+	id = et_lb_paths_hook(&ps, &q, ET_PATH_NAK, 1 * MS);
+	assert_int_not_equal(id, 0x0100);
+	assert_int_equal(et_lb_paths_good(&ps, 1 * MS, good), 4); /* NAK marks nothing */
+	id = et_lb_paths_hook(&ps, &q, ET_PATH_TIMEOUT, 10 * MS);
+	assert_int_not_equal(id, 0x0100);
+	assert_int_equal(et_lb_paths_good(&ps, 10 * MS, good), 3);
+	for (uint32_t i = 0; i < 3; i++)
+		assert_int_not_equal(good[i], 0x0100);
+	/* new batches split over the 3 good paths: every byte avoids it */
+	assert_int_equal(et_lb_assign(7, 3, 3000, sub), et_lb_assign_count(7, 3));
+	assert_int_equal(et_lb_paths_good(&ps, 109 * MS, good), 3);
+	/* the reset timer: good again */
+	assert_int_equal(et_lb_paths_good(&ps, 110 * MS, good), 4);
+	assert_int_equal(ps.marked_bad, 1);
+	assert_int_equal(ps.rerouted, 2);
+}
+
+static void
+test_pick_is_uniform(void **state)
+{
+	struct et_lb_paths ps;
+	uint32_t count[4] = {0};
+	const int n = 30000;
+
+	et_lb_paths_init(&ps, four, 4, 100 * MS, 11);
+	et_lb_paths_mark_bad(&ps, 0x0300, 0);
+	for (int i = 0; i < n; i++) {
+		uint16_t id = et_lb_paths_pick(&ps, 1, 0x0000);
+
+		count[id >> 8]++;
+	}
+	/* never the bad one, never the one to avoid, the two others evenly */
+	assert_int_equal(count[3], 0);
+	assert_int_equal(count[0], 0);
+	assert_true(count[1] > n / 2 * 0.95 && count[1] < n / 2 * 1.05);
+	/* only the current path good: stay; none good: any path */
+	et_lb_paths_mark_bad(&ps, 0x0100, 0);
+	et_lb_paths_mark_bad(&ps, 0x0200, 0);
+	assert_int_equal(et_lb_paths_pick(&ps, 1, 0x0000), 0x0000);
+	et_lb_paths_mark_bad(&ps, 0x0000, 0);
+	assert_true(et_lb_paths_pick(&ps, 1, 0x0000) <= 0x0300);
+}
+
+/* Fast reroute end to end: a QP on a link whose path 0 is dead times out,
+ * marks path 0 bad, moves to a good path and completes; the data is right. */
+static struct rte_mempool *pool;
+static struct et_lb_paths host_paths;
+
+static enum qp_verdict
+dead_path_0(struct qp_link *l, int dir, const struct et_roce_pkt *p, uint64_t *delay)
+{
+	(void)l;
+	(void)delay;
+	/* data on path 0, and ACKs retracing it, are lost */
+	if ((dir == 0 && p->h.udp_sport == 0x0000) || (dir == 1 && p->h.udp_sport == 0x0000))
+		return QP_DROP;
+	return QP_DELIVER;
+}
+
+static bool
+completed(struct qp_link *l)
+{
+	return et_cq_count(l->qp[0]->send_cq) >= 1;
+}
+
+static void
+test_reroute_around_a_dead_path(void **state)
+{
+	static uint8_t src[200000], dst[200000];
+	struct et_mr_table mr[2];
+	struct et_cq cq[4];
+	struct et_qp_attr a, b;
+	struct et_qp *qa, *qb;
+	struct qp_link l;
+	struct et_wc wc;
+
+	for (uint32_t i = 0; i < sizeof(src); i++)
+		src[i] = (uint8_t)(i * 7);
+	memset(dst, 0, sizeof(dst));
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(et_mr_table_init(&mr[i], 2), 0);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(et_cq_init(&cq[i], 64), 0);
+	const struct et_mr *ms = et_mr_reg(&mr[0], src, sizeof(src), 0);
+	const struct et_mr *md = et_mr_reg(&mr[1], dst, sizeof(dst), ET_ACCESS_REMOTE_WRITE);
+	et_qp_attr_default(&a);
+	a.qpn = 1;
+	a.dest_qpn = 2;
+	a.ip = RTE_IPV4(10, 0, 0, 1);
+	a.dest_ip = RTE_IPV4(10, 0, 1, 1);
+	a.path_id = 0x0000; /* assigned the path that is about to be dead */
+	b = a;
+	b.qpn = 2;
+	b.dest_qpn = 1;
+	qa = et_qp_create(&a, &mr[0], &cq[0], &cq[1], pool);
+	qb = et_qp_create(&b, &mr[1], &cq[2], &cq[3], pool);
+	assert_int_equal(et_qp_ready(qa), 0);
+	assert_int_equal(et_qp_ready(qb), 0);
+	et_lb_paths_init(&host_paths, four, 4, 100 * MS, 3);
+	et_qp_set_path_fn(qa, et_lb_paths_hook, &host_paths);
+	qp_link_init(&l, qa, qb, pool, 2000);
+	l.script = dead_path_0;
+	struct et_send_wr wr = {.wr_id = 9, .opcode = ET_WR_RDMA_WRITE, .local_addr = src,
+				.length = sizeof(src), .lkey = ms->key,
+				.remote_addr = (uintptr_t)dst, .rkey = md->key};
+	assert_int_equal(et_qp_post_send(qa, &wr), 0);
+	assert_int_equal(qp_link_run(&l, completed, 1000 * MS), 0);
+	assert_int_equal(et_cq_poll(&cq[0], &wc, 1), 1);
+	assert_int_equal(wc.status, ET_WC_SUCCESS);
+	assert_memory_equal(dst, src, sizeof(src));
+	assert_int_equal(qa->st.timeouts, 1);       /* one RTO, then a good path */
+	assert_int_not_equal(qa->path_id, 0x0000);
+	assert_int_equal(host_paths.marked_bad, 1);
+	uint16_t good[4];
+	assert_int_equal(et_lb_paths_good(&host_paths, l.now, good), 3);
+	qp_link_free(&l);
+	et_qp_destroy(qa);
+	et_qp_destroy(qb);
+	for (int i = 0; i < 4; i++)
+		et_cq_free(&cq[i]);
+	for (int i = 0; i < 2; i++)
+		et_mr_table_free(&mr[i]);
+	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+}
+
+static int
+eal_setup(void **state)
+{
+	pool = et_test_eal_pool("test_lb", 8191);
+	return pool ? 0 : -1;
+}
+
+static int
+eal_teardown(void **state)
+{
+	return et_test_eal_done(pool);
+}
+
 int
 main(void)
 {
-	const struct CMUnitTest tests[] = {
+	const struct CMUnitTest pure[] = {
 		cmocka_unit_test(test_theorem_1_by_property),
 		cmocka_unit_test(test_fewest_splits_exhaustively),
 		cmocka_unit_test(test_paper_example),
+		cmocka_unit_test(test_path_state),
+		cmocka_unit_test(test_pick_is_uniform),
+	};
+	const struct CMUnitTest with_qps[] = {
+		cmocka_unit_test(test_reroute_around_a_dead_path),
 	};
 
-	return cmocka_run_group_tests_name("lb", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("lb", pure, NULL, NULL) |
+	       cmocka_run_group_tests_name("lb-qp", with_qps, eal_setup, eal_teardown);
 }
