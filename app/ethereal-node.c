@@ -814,6 +814,7 @@ main(int argc, char **argv)
 		}
 	}
 	rc = bad ? 1 : 0;
+	fflush(stdout); /* the results are out even if tearing down fails */
 out_nic:
 	tel_nic = NULL;
 	tel_nqp = 0;

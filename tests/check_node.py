@@ -18,6 +18,44 @@ EAL = ["--no-huge", "--no-pci", "-m", "512", "--no-telemetry", "--log-level=erro
 RTO = ["--rto-ms", "20"]
 
 
+class Bg:
+    """A process in the background whose output goes to files: its first
+    line can be waited for and all of it read at the end.  (readline() on a
+    pipe followed by communicate() loses what readline() buffered.)"""
+
+    def __init__(self, cmd, work, name, env):
+        self.out = os.path.join(work, name + ".out")
+        self.err = os.path.join(work, name + ".err")
+        with open(self.out, "w") as o, open(self.err, "w") as e:
+            self.p = subprocess.Popen(cmd, stdout=o, stderr=e, env=env)
+
+    def first_line(self, timeout=60):
+        import time
+        end = time.time() + timeout
+        while time.time() < end:
+            with open(self.out) as f:
+                line = f.readline()
+            if line.endswith("\n") or self.p.poll() is not None:
+                return line
+            time.sleep(0.05)
+        return ""
+
+    def wait(self, timeout):
+        """(stdout, stderr) once it has exited; TimeoutExpired if it does not."""
+        self.p.wait(timeout=timeout)
+        with open(self.out) as o, open(self.err) as e:
+            return o.read(), e.read()
+
+    def kill(self):
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.wait()
+
+    @property
+    def returncode(self):
+        return self.p.returncode
+
+
 def pair(exe, work, mode, extra, port, link="memif"):
     sock = os.path.join(work, f"memif-{mode}.sock")
     if os.path.exists(sock):
@@ -34,23 +72,22 @@ def pair(exe, work, mode, extra, port, link="memif"):
               "--oob-port", str(port)]
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0")
     common = common + common_link
-    srv = subprocess.Popen(
-        [exe] + EAL + [f"--file-prefix=ens{os.getpid()}", "-l", "0"] + dev[0] + [
-            "--", "--port", dev[2], "--ip", "10.0.0.2", "--server"] + common,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    srv = Bg([exe] + EAL + [f"--file-prefix=ens{os.getpid()}", "-l", "0"] + dev[0] + [
+        "--", "--port", dev[2], "--ip", "10.0.0.2", "--server"] + common,
+        work, f"server-{mode}-{link}", env)
     out = os.path.join(work, f"{mode}.json")
-    # the server has made its memif socket once it says it waits for the peer
-    srv.stdout.readline()
+    # the server has made its memif socket once it has said anything
+    srv.first_line()
     try:
         cli = subprocess.run(
             [exe] + EAL + [f"--file-prefix=enc{os.getpid()}", "-l", "1"] + dev[1] + [
                 "--", "--port", dev[3], "--ip", "10.0.0.1", "--client", "127.0.0.1",
                 "--json", out] + common + extra,
             capture_output=True, text=True, timeout=120, env=env)
-        so, se = srv.communicate(timeout=90)
+        so, se = srv.wait(90)
     except subprocess.TimeoutExpired as e:
         srv.kill()
-        so, se = srv.communicate()
+        so, se = srv.wait(10)
         print(f"FAIL {mode} over {link}: timed out: {e}")
         print("client:", getattr(e, "stdout", ""), getattr(e, "stderr", ""))
         if "cli" in locals():
@@ -58,15 +95,15 @@ def pair(exe, work, mode, extra, port, link="memif"):
         print("server:", so, se)
         return False
     finally:
-        if srv.poll() is None:
-            srv.kill()
+        srv.kill()
     ok = cli.returncode == 0 and srv.returncode == 0 and " ok\n" in so and " ok\n" in cli.stdout
     res = json.load(open(out)) if os.path.exists(out) else {}
     ok = ok and res.get("verified") is True and res.get("messages", 0) > 0
     print(("ok  " if ok else "FAIL") + f" {mode} over {link.rstrip('0123456789') if link != 'memif' else 'memif'}: {res.get('messages')} messages, "
           f"{res.get('gbps')} Gbit/s, p50 {res.get('lat_p50_ns')} ns, verified {res.get('verified')}")
     if not ok:
-        print(cli.stdout, cli.stderr, so, se)
+        print("client:", cli.returncode, cli.stdout, cli.stderr)
+        print("server:", srv.returncode, so, se)
     return ok
 
 
@@ -112,30 +149,28 @@ def tap_bridge(exe, work, port):
     srv = cli = None
     ok = False
     try:
-        srv = subprocess.Popen(
-            [exe] + EAL + [f"--file-prefix=ets{tag}", "-l", "0", f"--vdev=net_tap0,iface={ta}",
-                           "--", "--port", "net_tap0", "--ip", "10.0.0.2", "--mac",
-                           "02:00:00:00:00:02", "--server"] + common,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        srv.stdout.readline()
-        cli = subprocess.Popen(
-            [exe] + EAL + [f"--file-prefix=etc{tag}", "-l", "1", f"--vdev=net_tap1,iface={tb}",
-                           "--", "--port", "net_tap1", "--ip", "10.0.0.1", "--mac",
-                           "02:00:00:00:00:01", "--client", "127.0.0.1", "--iters", "500"] + common,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        cli.stdout.readline()
+        srv = Bg([exe] + EAL + [f"--file-prefix=ets{tag}", "-l", "0", f"--vdev=net_tap0,iface={ta}",
+                                "--", "--port", "net_tap0", "--ip", "10.0.0.2", "--mac",
+                                "02:00:00:00:00:02", "--server"] + common, work, "tap-server", env)
+        srv.first_line()
+        cli = Bg([exe] + EAL + [f"--file-prefix=etc{tag}", "-l", "1", f"--vdev=net_tap1,iface={tb}",
+                                "--", "--port", "net_tap1", "--ip", "10.0.0.1", "--mac",
+                                "02:00:00:00:00:01", "--client", "127.0.0.1", "--iters", "500"] + common,
+                 work, "tap-client", env)
+        cli.first_line()
         subprocess.run(["ip", "link", "add", br, "type", "bridge"], check=True)
         for t in (ta, tb):
             subprocess.run(["ip", "link", "set", t, "master", br], check=True)
         subprocess.run(["ip", "link", "set", br, "up"], check=True)
-        co, ce = cli.communicate(timeout=120)
-        so, se = srv.communicate(timeout=60)
+        co, ce = cli.wait(120)
+        so, se = srv.wait(60)
         ok = cli.returncode == 0 and srv.returncode == 0 and " ok\n" in co and " ok\n" in so
         if not ok:
-            print(co, ce, so, se)
+            print("client:", cli.returncode, co, ce)
+            print("server:", srv.returncode, so, se)
     finally:
         for p in (cli, srv):
-            if p is not None and p.poll() is None:
+            if p is not None:
                 p.kill()
         subprocess.run(["ip", "link", "del", br], capture_output=True)
     print(("ok  " if ok else "FAIL") + " write_bw over kernel taps in a bridge, data verified")
@@ -153,22 +188,20 @@ def interrupted(exe, work, port):
         os.unlink(sock)
     common = RTO + ["--mode", "write_bw", "--size", "65536", "--qps", "2", "--oob-port", str(port)]
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0")
-    srv = subprocess.Popen(
-        [exe] + EAL + [f"--file-prefix=eis{os.getpid()}", "-l", "0",
-                       f"--vdev=net_memif0,role=server,socket={sock}", "--",
-                       "--port", "net_memif0", "--ip", "10.0.0.2", "--server"] + common,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    srv.stdout.readline()
+    srv = Bg([exe] + EAL + [f"--file-prefix=eis{os.getpid()}", "-l", "0",
+                            f"--vdev=net_memif0,role=server,socket={sock}", "--",
+                            "--port", "net_memif0", "--ip", "10.0.0.2", "--server"] + common,
+             work, "int-server", env)
+    srv.first_line()
     prefix = f"eic{os.getpid()}"
     eal = [a for a in EAL if a != "--no-telemetry"] + [f"--file-prefix={prefix}"]
-    cli = subprocess.Popen(
-        [exe] + eal + ["-l", "1", f"--vdev=net_memif0,role=client,socket={sock}", "--",
-                       "--port", "net_memif0", "--ip", "10.0.0.1", "--client", "127.0.0.1",
-                       "--duration", "60"] + common,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    cli = Bg([exe] + eal + ["-l", "1", f"--vdev=net_memif0,role=client,socket={sock}", "--",
+                            "--port", "net_memif0", "--ip", "10.0.0.1", "--client", "127.0.0.1",
+                            "--duration", "60"] + common,
+             work, "int-client", env)
     ok = False
     try:
-        cli.stdout.readline()
+        cli.first_line()
         time.sleep(1.5)
         path = f"/var/run/dpdk/{prefix}/dpdk_telemetry.v2"
         s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -181,14 +214,15 @@ def interrupted(exe, work, port):
         s.close()
         ok = len(qps) == 2 and all(q["tx_pkts"] > 0 and q["cwnd"] > 0 for q in qps.values()) \
             and port_st["rx_pkts"] > 0 and port_st["qps"] == 2
-        cli.send_signal(signal.SIGINT)
-        out, err = cli.communicate(timeout=60)
+        cli.p.send_signal(signal.SIGINT)
+        out, err = cli.wait(60)
         ok = ok and cli.returncode == 0 and "stopped:" in out and "Gbit/s" in out
-        srv.communicate(timeout=60)
+        srv.wait(60)
+        if not ok:
+            print("client:", cli.returncode, out, err)
     finally:
         for p in (cli, srv):
-            if p.poll() is None:
-                p.kill()
+            p.kill()
     print(("ok  " if ok else "FAIL") + " telemetry of a running node, then SIGINT stops it cleanly")
     return ok
 
@@ -202,29 +236,28 @@ def static_peer(exe, work):
         os.unlink(sock)
     common = RTO + ["--mode", "write_bw", "--size", "8192", "--qps", "2", "--verify"]
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0")
-    srv = subprocess.Popen(
-        [exe] + EAL + [f"--file-prefix=ess{os.getpid()}", "-l", "0",
-                       f"--vdev=net_memif0,role=server,socket={sock}", "--",
-                       "--port", "net_memif0", "--ip", "10.0.0.2", "--server",
-                       "--peer", "ip=10.0.0.1,qpn=0x100", "--duration", "60"] + common,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    srv = Bg([exe] + EAL + [f"--file-prefix=ess{os.getpid()}", "-l", "0",
+                            f"--vdev=net_memif0,role=server,socket={sock}", "--",
+                            "--port", "net_memif0", "--ip", "10.0.0.2", "--server",
+                            "--peer", "ip=10.0.0.1,qpn=0x100", "--duration", "60"] + common,
+             work, "static-server", env)
     ok = False
     try:
-        spec = srv.stdout.readline().split("local: ")[1].strip()
+        spec = srv.first_line().split("local: ")[1].strip()
         cli = subprocess.run(
             [exe] + EAL + [f"--file-prefix=esc{os.getpid()}", "-l", "1",
                            f"--vdev=net_memif0,role=client,socket={sock}", "--",
                            "--port", "net_memif0", "--ip", "10.0.0.1", "--peer", spec,
                            "--iters", "500"] + common,
             capture_output=True, text=True, timeout=120, env=env)
-        srv.send_signal(signal.SIGINT)
-        so, se = srv.communicate(timeout=60)
+        srv.p.send_signal(signal.SIGINT)
+        so, se = srv.wait(60)
         ok = cli.returncode == 0 and " ok\n" in cli.stdout and srv.returncode == 0 and " ok\n" in so
         if not ok:
-            print(cli.stdout, cli.stderr, so, se)
+            print("client:", cli.returncode, cli.stdout, cli.stderr)
+            print("server:", srv.returncode, so, se)
     finally:
-        if srv.poll() is None:
-            srv.kill()
+        srv.kill()
     print(("ok  " if ok else "FAIL") + " static peer parameters (--peer), no TCP exchange")
     return ok
 

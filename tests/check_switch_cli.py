@@ -61,22 +61,30 @@ def telemetry(path, cmd):
     return reply
 
 
-def check_runtime(exe, conf_dir):
+def check_runtime(exe, conf_dir, work):
     """Telemetry: counters, failing and restoring a link at run time; then
     SIGINT stops it cleanly with its counter table."""
     prefix = f"etswcli{os.getpid()}"
     eal = [a for a in EAL if a != "--no-telemetry"] + [f"--file-prefix={prefix}"]
-    p = subprocess.Popen([exe] + eal + ["--", "--config",
-                         os.path.join(conf_dir, "switch-example.ini")],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env=dict(os.environ, ASAN_OPTIONS="detect_leaks=0"))
+    # output to files: readline() on a pipe and communicate() lose data
+    out_path, err_path = os.path.join(work, "runtime.out"), os.path.join(work, "runtime.err")
+    with open(out_path, "w") as o, open(err_path, "w") as e:
+        p = subprocess.Popen([exe] + eal + ["--", "--config",
+                             os.path.join(conf_dir, "switch-example.ini")],
+                             stdout=o, stderr=e, env=dict(os.environ, ASAN_OPTIONS="detect_leaks=0"))
     path = f"/var/run/dpdk/{prefix}/dpdk_telemetry.v2"
     if os.getuid() != 0:
         path = os.path.join(os.environ.get("XDG_RUNTIME_DIR", "/tmp"), "dpdk", prefix,
                             "dpdk_telemetry.v2")
     try:
         # ready once it has said what it runs (the socket exists before)
-        first = p.stdout.readline()
+        first = ""
+        for _ in range(600):
+            with open(out_path) as f:
+                first = f.readline()
+            if first.endswith("\n") or p.poll() is not None:
+                break
+            time.sleep(0.05)
         ok = "4 ports" in first
         ports = telemetry(path, "/ethereal/switch/ports")["/ethereal/switch/ports"]
         ok = ok and sorted(ports) == ["port0", "port1", "port2", "port3"] and \
@@ -90,7 +98,9 @@ def check_runtime(exe, conf_dir):
         ok = ok and telemetry(path, "/ethereal/switch/ports")["/ethereal/switch/ports"]["port2"]["failed"] == 0
     finally:
         p.send_signal(signal.SIGINT)
-        out, err = p.communicate(timeout=60)
+        p.wait(timeout=60)
+        with open(out_path) as o, open(err_path) as e:
+            out, err = o.read(), e.read()
     ok = ok and p.returncode == 0 and "q_max_bytes" in out
     print(("ok  " if ok else "FAIL") + " telemetry: counters, fail and restore at run time; SIGINT stops cleanly")
     if not ok:
@@ -110,7 +120,7 @@ def main():
     if not ok:
         print(r.stdout, r.stderr)
         fails += 1
-    fails += not check_runtime(exe, conf_dir)
+    fails += not check_runtime(exe, conf_dir, work)
     for what, text, args, want in BAD:
         path = os.path.join(work, "bad.ini")
         if text is None:
