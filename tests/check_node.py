@@ -107,16 +107,24 @@ def pair(exe, work, mode, extra, port, link="memif"):
     return ok
 
 
+def can_make_links(what):
+    """Kernel links need root and iproute2: CI has both (a missing one fails
+    there); elsewhere the case is skipped, saying so."""
+    import shutil
+    if os.getuid() == 0 and shutil.which("ip"):
+        return True
+    if os.environ.get("CI"):
+        print(f"FAIL {what}: CI must run this as root with iproute2")
+    else:
+        print(f"skip {what}: needs root and iproute2")
+    return False
+
+
 def veth(exe, work, port):
     """Two processes over the kernel: a veth pair, af_packet on each end.
     Needs root (CI has it); elsewhere it is skipped, saying so."""
-    import shutil
-    if os.getuid() != 0 or not shutil.which("ip"):
-        if os.environ.get("CI"):
-            print("FAIL veth: CI must run this as root with iproute2")
-            return False
-        print("skip veth: needs root and iproute2")
-        return True
+    if not can_make_links("veth"):
+        return not os.environ.get("CI")
     name = f"etv{os.getpid() % 100000}"
     subprocess.run(["ip", "link", "del", name + "a"], capture_output=True)
     try:
@@ -133,14 +141,8 @@ def tap_bridge(exe, work, port):
     """Two processes over kernel taps in a Linux bridge (root).  Each node has
     its own --mac: a tap's own MAC belongs to the bridge.  The bridge is made
     once both taps exist; what was sent before is lost and retransmitted."""
-    import shutil
-    import time
-    if os.getuid() != 0 or not shutil.which("ip"):
-        if os.environ.get("CI"):
-            print("FAIL taps: CI must run this as root with iproute2")
-            return False
-        print("skip taps: needs root and iproute2")
-        return True
+    if not can_make_links("taps"):
+        return not os.environ.get("CI")
     tag = os.getpid() % 100000
     br, ta, tb = f"etbr{tag}", f"etsa{tag}", f"etsb{tag}"
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0")

@@ -69,6 +69,19 @@ host_free(struct host *h)
 	free(h->mem);
 }
 
+/* Both hosts, then their link (the side without rings first), and no mbuf
+ * may be left out of the pool. */
+static void
+hosts_free(struct et_port *with_rings, struct et_port *other)
+{
+	host_free(&H[0]);
+	host_free(&H[1]);
+	if (other)
+		et_port_close(other);
+	et_port_close(with_rings);
+	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+}
+
 /* n connected QP pairs between host 0 and host 1. */
 static void
 connect_qps(int n, const struct rte_ether_addr *next_hop0,
@@ -194,11 +207,7 @@ test_back_to_back(void **state)
 	assert_int_equal(H[0].nic.st.tx_pkts, H[0].nic.eg.st.tx_pkts);
 	for (int i = 0; i < 4; i++)
 		assert_int_equal(QP[0][i]->st.retransmits, 0);
-	host_free(&H[0]);
-	host_free(&H[1]);
-	et_port_close(&b);
-	et_port_close(&a);
-	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+	hosts_free(&a, &b);
 }
 
 static void
@@ -312,11 +321,7 @@ test_bad_input_and_pause(void **state)
 	/* and a transfer after all this is undisturbed */
 	assert_int_equal(et_cq_poll(&H[0].scq, &(struct et_wc){0}, 1), 1);
 	transfer(NULL, 1);
-	host_free(&H[0]);
-	host_free(&H[1]);
-	et_port_close(&b);
-	et_port_close(&a);
-	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+	hosts_free(&a, &b);
 }
 
 /* Three busy QPs take turns, one packet each. */
@@ -357,10 +362,7 @@ test_round_robin(void **state)
 	for (uint32_t i = 3; i < 30; i++)
 		assert_int_equal(order[i], order[i - 3]);
 	assert_true(order[0] != order[1] && order[1] != order[2] && order[0] != order[2]);
-	host_free(&H[0]);
-	host_free(&H[1]);
-	et_port_close(&a);
-	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+	hosts_free(&a, NULL);
 }
 
 /* Many QPs waiting on a dead link: each times out through the heap. */
@@ -390,10 +392,7 @@ test_timer_heap(void **state)
 		assert_int_equal(QP[0][i]->st.timeouts, 3);
 	assert_int_equal(et_cq_count(&H[0].scq), 8);
 	assert_true(H[0].nic.st.timer_fires >= 24);
-	host_free(&H[0]);
-	host_free(&H[1]);
-	et_port_close(&a);
-	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+	hosts_free(&a, NULL);
 }
 
 int
