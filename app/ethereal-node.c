@@ -692,6 +692,9 @@ main(int argc, char **argv)
 		if ((fd < 0 || (!stop && oob_line(fd, line, sizeof(line)) == 0)) && o.verify)
 			for (uint64_t k = 0; k < (uint64_t)o.size * o.qps; k++)
 				bad += buf[k] != pattern(k);
+		/* this side polls no more: the client may close its port */
+		if (fd >= 0 && write_full(fd, "BYE\n", 4))
+			bad++;
 	} else {
 		uint64_t want = o.duration > 0 ? UINT64_MAX : o.iters * o.qps;
 		uint64_t *posted_at = calloc(o.qps, sizeof(*posted_at));
@@ -751,9 +754,18 @@ main(int argc, char **argv)
 		if (drain_until && !bad)
 			printf("ethereal-node: stopped: %" PRIu64 " requests completed, %" PRIu64 " flushed\n",
 			       done - flushed, flushed);
-		/* tell the server, which then checks its memory */
-		if (fd >= 0 && write_full(fd, "DONE\n", 5))
-			bad++;
+		/* tell the server, which then checks its memory; wait until it has
+		 * stopped polling before closing the port: DPDK 22.11's memif unmaps
+		 * the shared rings from its control thread when the peer leaves,
+		 * under a datapath that may still be reading them */
+		if (fd >= 0) {
+			char line[16];
+			struct timeval tv = {30, 0};
+
+			setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+			if (write_full(fd, "DONE\n", 5) || oob_line(fd, line, sizeof(line)))
+				bad++;
+		}
 	}
 	if (fd >= 0)
 		close(fd);

@@ -120,21 +120,32 @@ def can_make_links(what):
     return False
 
 
+class VethPair:
+    """A kernel veth pair, <name>a and <name>b, up, deleted on exit."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __enter__(self):
+        subprocess.run(["ip", "link", "del", self.name + "a"], capture_output=True)
+        subprocess.run(["ip", "link", "add", self.name + "a", "type", "veth", "peer", "name",
+                        self.name + "b"], check=True)
+        for end in "ab":
+            subprocess.run(["ip", "link", "set", self.name + end, "up"], check=True)
+        return self
+
+    def __exit__(self, *exc):
+        subprocess.run(["ip", "link", "del", self.name + "a"], capture_output=True)
+
+
 def veth(exe, work, port):
     """Two processes over the kernel: a veth pair, af_packet on each end.
     Needs root (CI has it); elsewhere it is skipped, saying so."""
     if not can_make_links("veth"):
         return not os.environ.get("CI")
     name = f"etv{os.getpid() % 100000}"
-    subprocess.run(["ip", "link", "del", name + "a"], capture_output=True)
-    try:
-        subprocess.run(["ip", "link", "add", name + "a", "type", "veth", "peer", "name", name + "b"],
-                       check=True)
-        for end in "ab":
-            subprocess.run(["ip", "link", "set", name + end, "up"], check=True)
+    with VethPair(name):
         return pair(exe, work, "write_bw", ["--iters", "500"], port, link=name)
-    finally:
-        subprocess.run(["ip", "link", "del", name + "a"], capture_output=True)
 
 
 def tap_bridge(exe, work, port):
@@ -231,35 +242,41 @@ def interrupted(exe, work, port):
 
 def static_peer(exe, work):
     """Parameters by hand: the server prints its own, the client takes them
-    with --peer; no TCP.  The server checks its memory when interrupted."""
+    with --peer; no TCP.  The server checks its memory when interrupted.
+    Over veth, not memif: with no TCP channel the server is still polling
+    when the client leaves, and DPDK 22.11's memif unmaps its rings from the
+    control thread under a polling datapath (docs/transport.md)."""
     import signal
-    sock = os.path.join(work, "memif-static.sock")
-    if os.path.exists(sock):
-        os.unlink(sock)
-    common = RTO + ["--mode", "write_bw", "--size", "8192", "--qps", "2", "--verify"]
+    if not can_make_links("static peer over veth"):
+        return not os.environ.get("CI")
+    name = f"ets{os.getpid() % 100000}"
+    common = RTO + ["--mode", "write_bw", "--size", "8192", "--qps", "2", "--verify",
+                    "--mtu", "1024"]
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0")
-    srv = Bg([exe] + EAL + [f"--file-prefix=ess{os.getpid()}", "-l", "0",
-                            f"--vdev=net_memif0,role=server,socket={sock}", "--",
-                            "--port", "net_memif0", "--ip", "10.0.0.2", "--server",
-                            "--peer", "ip=10.0.0.1,qpn=0x100", "--duration", "60"] + common,
-             work, "static-server", env)
     ok = False
-    try:
-        spec = srv.first_line().split("local: ")[1].strip()
-        cli = subprocess.run(
-            [exe] + EAL + [f"--file-prefix=esc{os.getpid()}", "-l", "1",
-                           f"--vdev=net_memif0,role=client,socket={sock}", "--",
-                           "--port", "net_memif0", "--ip", "10.0.0.1", "--peer", spec,
-                           "--iters", "500"] + common,
-            capture_output=True, text=True, timeout=120, env=env)
-        srv.p.send_signal(signal.SIGINT)
-        so, se = srv.wait(60)
-        ok = cli.returncode == 0 and " ok\n" in cli.stdout and srv.returncode == 0 and " ok\n" in so
-        if not ok:
-            print("client:", cli.returncode, cli.stdout, cli.stderr)
-            print("server:", srv.returncode, so, se)
-    finally:
-        srv.kill()
+    with VethPair(name):
+        srv = Bg([exe] + EAL + [f"--file-prefix=ess{os.getpid()}", "-l", "0",
+                                f"--vdev=net_af_packet0,iface={name}a", "--",
+                                "--port", "net_af_packet0", "--ip", "10.0.0.2", "--server",
+                                "--peer", "ip=10.0.0.1,qpn=0x100", "--duration", "60"] + common,
+                 work, "static-server", env)
+        try:
+            spec = srv.first_line().split("local: ")[1].strip()
+            cli = subprocess.run(
+                [exe] + EAL + [f"--file-prefix=esc{os.getpid()}", "-l", "1",
+                               f"--vdev=net_af_packet1,iface={name}b", "--",
+                               "--port", "net_af_packet1", "--ip", "10.0.0.1", "--peer", spec,
+                               "--iters", "500"] + common,
+                capture_output=True, text=True, timeout=120, env=env)
+            srv.p.send_signal(signal.SIGINT)
+            so, se = srv.wait(60)
+            ok = cli.returncode == 0 and " ok\n" in cli.stdout and srv.returncode == 0 \
+                and " ok\n" in so
+            if not ok:
+                print("client:", cli.returncode, cli.stdout, cli.stderr)
+                print("server:", srv.returncode, so, se)
+        finally:
+            srv.kill()
     print(("ok  " if ok else "FAIL") + " static peer parameters (--peer), no TCP exchange")
     return ok
 
