@@ -171,12 +171,18 @@ et_nic_qp_create(struct et_nic *n, const struct et_qp_attr *a, struct et_mr_tabl
 		 struct et_cq *send_cq, struct et_cq *recv_cq)
 {
 	struct et_qp_attr x = *a;
-	uint32_t i;
+	uint32_t i = 0, k;
 
-	for (i = 0; i < n->max_qps && n->q[i].qp; i++)
-		;
-	if (i == n->max_qps)
+	/* the slot after the last one taken: a QPN is reused as late as
+	 * possible, so a late frame for a destroyed QP finds no successor */
+	for (k = 0; k < n->max_qps; k++) {
+		i = (n->next_slot + k) % n->max_qps;
+		if (n->q[i].qp == NULL)
+			break;
+	}
+	if (k == n->max_qps)
 		return NULL;
+	n->next_slot = (i + 1) % n->max_qps;
 	x.qpn = n->qpn_base + i;
 	x.mac = n->mac;
 	x.ip = n->ip;

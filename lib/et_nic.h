@@ -52,6 +52,7 @@ struct et_nic {
 	uint32_t qpn_base;
 	uint32_t max_qps;
 	struct et_nic_qp *q;
+	uint32_t next_slot;      /* where the next QP's slot search starts */
 	uint32_t cur;            /* next QP to serve; UINT32_MAX: none active */
 	uint32_t n_active;
 	struct et_nic_timer *heap;

@@ -26,6 +26,7 @@
 #include "et_capture.h"
 #include "et_conf.h"
 #include "et_switch.h"
+#include "et_switch_conf.h"
 
 #define MAX_ROUTES 64
 
@@ -102,30 +103,20 @@ load(const char *file, struct rte_mempool *mp)
 	static const char *const fail_keys[] = {"port", "at-ms", "duration-ms", NULL};
 	static const char *const modes[] = {"source-route", "ecmp", NULL};
 	static const char *const roles[] = {"down", "up", NULL};
-	static const char *const onoff[] = {"off", "on", NULL};
 	struct et_sw_params p;
 	struct et_conf c;
 	char sec[32];
 	uint32_t ms, i, u;
-	int mode, pfc, rc = -1;
+	int mode, rc = -1;
 
 	if (et_conf_open(&c, file))
 		goto out;
 	et_sw_params_default(&p);
 	if (et_conf_need_section(&c, "switch") || et_conf_check_keys(&c, "switch", sw_keys) ||
 	    et_conf_enum(&c, "switch", "mode", modes, false, ET_SW_SOURCE_ROUTE, &mode) ||
-	    et_conf_bytes(&c, "switch", "buffer", 4096, 1ull << 34, false, p.buffer_bytes,
-			  &p.buffer_bytes) ||
-	    et_conf_double(&c, "switch", "dt-alpha", 1.0 / 64, 64, false, 1, &p.dt_alpha) ||
-	    et_conf_bytes(&c, "switch", "ecn-k", 0, 1ull << 34, false, 0, &p.ecn_k_bytes) ||
-	    et_conf_enum(&c, "switch", "pfc", onoff, false, 0, &pfc) ||
-	    et_conf_double(&c, "switch", "pfc-alpha", 1.0 / 64, 64, false, p.pfc_alpha,
-			   &p.pfc_alpha) ||
-	    et_conf_u32(&c, "switch", "detect-delay-ms", 0, 3600000, false, 100, &ms))
+	    et_sw_params_load(&c, "switch", &p))
 		goto out;
 	p.mode = (enum et_sw_mode)mode;
-	p.pfc = pfc;
-	p.detect_delay_ns = (uint64_t)ms * 1000000;
 	if (et_switch_init(&sw, et_conf_str(&c, "switch", "name", "switch"), &p, mp,
 			   (int)rte_socket_id())) {
 		et_conf_fail(&c, "switch", NULL, "cannot create the switch");
