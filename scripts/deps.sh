@@ -10,6 +10,7 @@ packages=(
 	libclang-rt-14-dev          # libFuzzer runtime for -Dfuzz=true
 	python3 python3-scapy tshark # independent RoCEv2 decoders for the interop tests
 	iproute2                     # veth pairs and bridged taps in the node tests
+	python3-matplotlib           # the sweep's plots
 )
 
 if [ "${1:-}" = "--list" ]; then

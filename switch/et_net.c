@@ -88,12 +88,13 @@ wire(struct et_net *n, const struct et_net_params *p, struct rte_mempool *mp,
 		n->host_port[b.index] = pb;
 	} else {
 		struct et_switch *sb = &n->sw[sw_index(n, b)];
+		const struct et_link_model *lm = p->uplink.rate_bps ? &p->uplink : &p->link;
 
 		switch_mac(sw_index(n, b), sb->n_ports, &mb);
-		ia = et_switch_add_port(sa, &pa, ra, ua, &ma, &mb, &p->link);
+		ia = et_switch_add_port(sa, &pa, ra, ua, &ma, &mb, lm);
 		if (ia < 0)
 			return ia;
-		ib = et_switch_add_port(sb, &pb, rb, ub, &mb, &ma, &p->link);
+		ib = et_switch_add_port(sb, &pb, rb, ub, &mb, &ma, lm);
 		if (ib < 0)
 			return ib;
 		n->peers[sw_index(n, b) * ET_SW_MAX_PORTS + ib] =

@@ -16,7 +16,8 @@
 
 struct et_net_params {
 	struct et_sw_params sw;
-	struct et_link_model link;   /* every switch egress */
+	struct et_link_model link;   /* every switch egress towards a host */
+	struct et_link_model uplink; /* between switches; rate 0: as link */
 	bool ethdev;                 /* net_ring ethdev ports, not bare rings */
 	unsigned int ring_size;
 };

@@ -1,0 +1,444 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * ethereal-fabric: a whole leaf-spine or fat-tree in one DPDK process, a
+ * collective run on it through one load-balancing policy, its completion
+ * time and counters as a table and as JSON.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+
+#include "et_conf.h"
+#include "et_switch_conf.h"
+#include "fabric.h"
+
+static void
+usage(FILE *o)
+{
+	fprintf(o,
+		"usage: ethereal-fabric [EAL args --] --config FILE [options]\n"
+		"  --config FILE        fabric conf: [topology] [link] [switch] [transport] [lb] [run]\n"
+		"  --lb POLICY          ethereal | ecmp | mprdma:X | spray | reps\n"
+		"  --collective KIND    allreduce | allgather | reducescatter | alltoall\n"
+		"  --algo ALGO          a2a | rd | ring | dbt\n"
+		"  --size N[K|M|G]      bytes per rank\n"
+		"  --workload FILE      a sequence of collectives instead of one (see conf/gpt2.workload)\n"
+		"  --clock CLOCK        virtual (default) | real\n"
+		"  --seed N             seeds every random choice (default 1)\n"
+		"  --verify             real data: reduce it and check every rank byte for byte\n"
+		"  --fail SPEC          fail links: [tor:|agg:]SWITCH.UPLINK[@TIME][,...],\n"
+		"                       TIME like 0, 500us, 2ms after the collective starts\n"
+		"  --json FILE          results as one JSON object\n"
+		"  --pcap DIR           every port's traffic as pcapng files in DIR\n"
+		"  --quiet              no table\n"
+		"  --help\n"
+		"Without EAL arguments: hugepages when the machine has free ones, else\n"
+		"--no-huge --no-shconf --no-pci -m 2048.\n");
+}
+
+struct cli {
+	const char *config, *lb, *collective, *algo, *size, *workload, *clock, *fail;
+	const char *json, *pcap;
+	uint64_t seed;
+	bool seed_set, verify, quiet;
+};
+
+static int
+bad_arg(const char *opt, const char *what, const char *got)
+{
+	fprintf(stderr, "ethereal-fabric: %s: expected %s, got '%s'\n", opt, what, got);
+	return -1;
+}
+
+static int
+parse_time_ns(const char *s, uint64_t *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+	double mul = 1;
+
+	if (end == s || v < 0 || !isfinite(v))
+		return -1;
+	if (*end == 0 || strcmp(end, "ns") == 0)
+		mul = 1;
+	else if (strcmp(end, "us") == 0)
+		mul = 1e3;
+	else if (strcmp(end, "ms") == 0)
+		mul = 1e6;
+	else if (strcmp(end, "s") == 0)
+		mul = 1e9;
+	else
+		return -1;
+	*out = (uint64_t)(v * mul);
+	return 0;
+}
+
+/* [tor:|agg:]SW.UPLINK[@TIME], comma separated */
+static int
+parse_fails(const char *spec, struct fab_params *p)
+{
+	char buf[512], *save = NULL, *tok;
+
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		struct fab_fail x = {.tier = ET_TIER_TOR};
+		char *at = strchr(tok, '@'), *s = tok, *end;
+		unsigned long a, b;
+
+		if (p->n_fails == FAB_MAX_FAILS)
+			return bad_arg("--fail", "at most 16 links", spec);
+		if (at) {
+			*at++ = 0;
+			if (parse_time_ns(at, &x.at_ns))
+				return bad_arg("--fail", "a time like 0, 500us or 2ms after '@'", at);
+		}
+		if (strncmp(s, "tor:", 4) == 0)
+			s += 4;
+		else if (strncmp(s, "agg:", 4) == 0)
+			s += 4, x.tier = ET_TIER_AGG;
+		a = strtoul(s, &end, 10);
+		if (end == s || *end != '.')
+			return bad_arg("--fail", "[tor:|agg:]SWITCH.UPLINK[@TIME]", tok);
+		s = end + 1;
+		b = strtoul(s, &end, 10);
+		if (end == s || *end)
+			return bad_arg("--fail", "[tor:|agg:]SWITCH.UPLINK[@TIME]", tok);
+		x.sw = (uint32_t)a;
+		x.uplink = (uint32_t)b;
+		p->fails[p->n_fails++] = x;
+	}
+	return 0;
+}
+
+static int
+load_conf(const char *file, struct fab_params *p, struct cli *o)
+{
+	static const char *const link_keys[] = {"rate-gbps", "uplink-rate-gbps", "latency-ns",
+						"mtu", "loss-ppm", NULL};
+	static const char *const sw_keys[] = {"buffer", "dt-alpha", "ecn-k", "pfc", "pfc-alpha",
+					      "detect-delay-ms", NULL};
+	static const char *const tr_keys[] = {"rto-us", "retry-cnt", "ack-every", "dctcp",
+					      "dctcp-g", "init-cwnd", "max-cwnd", NULL};
+	static const char *const lb_keys[] = {"policy", "batch-ns", "jitter-ns",
+					      "failed-path-timeout-ms", NULL};
+	static const char *const run_keys[] = {"collective", "algo", "size", "chunk", "seed",
+					       "clock", "fail", "time-limit-ms", NULL};
+	static const char *const onoff[] = {"off", "on", NULL};
+	static const char *const mtus[] = {"256", "512", "1024", "2048", "4096", NULL};
+	struct et_conf c;
+	double rate, uprate, g;
+	uint32_t lat, loss, rto, retry, acks, bns, jns, fpt, seed, limit;
+	uint64_t icw, mcw, chunk;
+	int mtu, dctcp, rc = -1;
+	const char *s;
+
+	if (et_conf_open(&c, file))
+		goto out;
+	if (et_topo_load(&c, &p->t) || et_conf_check_keys(&c, "link", link_keys) ||
+	    et_conf_check_keys(&c, "switch", sw_keys) ||
+	    et_conf_check_keys(&c, "transport", tr_keys) ||
+	    et_conf_check_keys(&c, "lb", lb_keys) || et_conf_check_keys(&c, "run", run_keys) ||
+	    et_conf_double(&c, "link", "rate-gbps", 0.001, 100000, false, 400, &rate) ||
+	    et_conf_double(&c, "link", "uplink-rate-gbps", 0, 100000, false, 0, &uprate) ||
+	    et_conf_u32(&c, "link", "latency-ns", 0, 1000000000, false, 500, &lat) ||
+	    et_conf_enum(&c, "link", "mtu", mtus, false, 4, &mtu) ||
+	    et_conf_u32(&c, "link", "loss-ppm", 0, 1000000, false, 0, &loss) ||
+	    et_sw_params_load(&c, "switch", &p->net.sw) ||
+	    et_conf_u32(&c, "transport", "rto-us", 1, 10000000, false, 1000, &rto) ||
+	    et_conf_u32(&c, "transport", "retry-cnt", 0, 7, false, 7, &retry) ||
+	    et_conf_u32(&c, "transport", "ack-every", 1, 1024, false, 1, &acks) ||
+	    et_conf_enum(&c, "transport", "dctcp", onoff, false, p->qp.dctcp.enabled, &dctcp) ||
+	    et_conf_double(&c, "transport", "dctcp-g", 1.0 / 65536, 1, false, p->qp.dctcp.g, &g) ||
+	    et_conf_bytes(&c, "transport", "init-cwnd", 4096, 1ull << 31, false,
+			  p->qp.dctcp.init_cwnd, &icw) ||
+	    et_conf_bytes(&c, "transport", "max-cwnd", 4096, 1ull << 31, false,
+			  p->qp.dctcp.max_cwnd, &mcw) ||
+	    et_conf_u32(&c, "lb", "batch-ns", 0, 1000000000, false, 100, &bns) ||
+	    et_conf_u32(&c, "lb", "jitter-ns", 0, 1000000000, false, 50, &jns) ||
+	    et_conf_u32(&c, "lb", "failed-path-timeout-ms", 0, 3600000, false, 100, &fpt) ||
+	    et_conf_bytes(&c, "run", "chunk", 0, 1ull << 32, false, 0, &chunk) ||
+	    et_conf_u32(&c, "run", "seed", 0, UINT32_MAX, false, 1, &seed) ||
+	    et_conf_u32(&c, "run", "time-limit-ms", 1, 86400000, false, 10000, &limit))
+		goto out;
+	p->net.link.rate_bps = (uint64_t)(rate * 1e9);
+	p->net.link.latency_ns = lat;
+	p->net.link.loss_ppm = loss;
+	p->net.uplink = p->net.link;
+	p->net.uplink.rate_bps = (uint64_t)(uprate * 1e9);
+	p->host_link = p->net.link;
+	p->qp.mtu = 256u << mtu;
+	p->qp.rto_ns = (uint64_t)rto * 1000;
+	p->qp.retry_cnt = (uint8_t)retry;
+	p->qp.ack_every = acks;
+	p->qp.dctcp.enabled = dctcp;
+	p->qp.dctcp.g = g;
+	p->qp.dctcp.init_cwnd = (uint32_t)icw;
+	p->qp.dctcp.max_cwnd = (uint32_t)mcw;
+	p->lb.batch_ns = bns;
+	p->lb.jitter_ns = jns;
+	p->lb.failed_path_timeout_ns = (uint64_t)fpt * 1000000;
+	p->chunk = chunk;
+	p->seed = seed;
+	p->time_limit_ns = (uint64_t)limit * 1000000;
+	/* [run] and [lb] policy give defaults the command line overrides */
+	if (!o->lb && (s = et_conf_str(&c, "lb", "policy", NULL)))
+		o->lb = strdup(s);
+	if (!o->collective && (s = et_conf_str(&c, "run", "collective", NULL)))
+		o->collective = strdup(s);
+	if (!o->algo && (s = et_conf_str(&c, "run", "algo", NULL)))
+		o->algo = strdup(s);
+	if (!o->size && (s = et_conf_str(&c, "run", "size", NULL)))
+		o->size = strdup(s);
+	if (!o->clock && (s = et_conf_str(&c, "run", "clock", NULL)))
+		o->clock = strdup(s);
+	if (!o->fail && (s = et_conf_str(&c, "run", "fail", NULL)))
+		o->fail = strdup(s);
+	rc = 0;
+out:
+	if (rc)
+		fprintf(stderr, "ethereal-fabric: %s\n", c.err);
+	et_conf_close(&c);
+	return rc;
+}
+
+static int
+parse_cli(int argc, char **argv, struct cli *o)
+{
+	static const struct option lo[] = {
+		{"config", required_argument, NULL, 'c'}, {"lb", required_argument, NULL, 'l'},
+		{"collective", required_argument, NULL, 'C'}, {"algo", required_argument, NULL, 'a'},
+		{"size", required_argument, NULL, 's'}, {"workload", required_argument, NULL, 'w'},
+		{"clock", required_argument, NULL, 'k'}, {"seed", required_argument, NULL, 'S'},
+		{"verify", no_argument, NULL, 'v'}, {"fail", required_argument, NULL, 'f'},
+		{"json", required_argument, NULL, 'j'}, {"pcap", required_argument, NULL, 'p'},
+		{"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0}};
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		char *end;
+
+		switch (c) {
+		case 'c': o->config = optarg; break;
+		case 'l': o->lb = optarg; break;
+		case 'C': o->collective = optarg; break;
+		case 'a': o->algo = optarg; break;
+		case 's': o->size = optarg; break;
+		case 'w': o->workload = optarg; break;
+		case 'k': o->clock = optarg; break;
+		case 'S':
+			o->seed = strtoull(optarg, &end, 0);
+			if (*end || end == optarg || *optarg == '-')
+				return bad_arg("--seed", "a number", optarg);
+			o->seed_set = true;
+			break;
+		case 'v': o->verify = true; break;
+		case 'f': o->fail = optarg; break;
+		case 'j': o->json = optarg; break;
+		case 'p': o->pcap = optarg; break;
+		case 'q': o->quiet = true; break;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); return -1;
+		}
+	}
+	if (optind < argc)
+		return bad_arg("arguments", "options only", argv[optind]);
+	if (!o->config) {
+		fprintf(stderr, "ethereal-fabric: --config FILE is required\n");
+		return -1;
+	}
+	return 0;
+}
+
+static int
+finish_params(struct cli *o, struct fab_params *p)
+{
+	char err[256];
+
+	if (o->lb && et_lb_parse(o->lb, &p->lb, err, sizeof(err))) {
+		fprintf(stderr, "ethereal-fabric: --lb: %s\n", err);
+		return -1;
+	}
+	if (o->collective && et_coll_parse_kind(o->collective, &p->kind))
+		return bad_arg("--collective", "allreduce, allgather, reducescatter or alltoall",
+			       o->collective);
+	if (o->algo && et_coll_parse_algo(o->algo, &p->algo))
+		return bad_arg("--algo", "a2a, rd, ring or dbt", o->algo);
+	if (o->size && (et_parse_bytes(o->size, &p->size) || p->size == 0))
+		return bad_arg("--size", "a byte count like 4096, 64K, 16M", o->size);
+	if (o->clock && strcmp(o->clock, "virtual") && strcmp(o->clock, "real"))
+		return bad_arg("--clock", "virtual or real", o->clock);
+	p->real_clock = o->clock && strcmp(o->clock, "real") == 0;
+	if (o->seed_set)
+		p->seed = o->seed;
+	if (o->fail && parse_fails(o->fail, p))
+		return -1;
+	p->verify = o->verify;
+	p->pcap_dir = o->pcap;
+	return 0;
+}
+
+/* EAL arguments before "--", or defaults that need nothing of the machine. */
+static int
+eal_init(int argc, char **argv, int *used)
+{
+	char *dflt[16];
+	int n = 0, sep;
+	FILE *fp;
+	unsigned long free_huge = 0;
+
+	for (sep = 1; sep < argc && strcmp(argv[sep], "--"); sep++)
+		;
+	if (sep < argc) {
+		*used = sep;
+		argv[sep] = argv[0];
+		return rte_eal_init(sep, argv) < 0 ? -1 : 0;
+	}
+	*used = 0;
+	fp = fopen("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages", "r");
+	if (fp) {
+		if (fscanf(fp, "%lu", &free_huge) != 1)
+			free_huge = 0;
+		fclose(fp);
+	}
+	dflt[n++] = argv[0];
+	dflt[n++] = "-l";
+	dflt[n++] = "0";
+	dflt[n++] = "--no-pci";
+	dflt[n++] = "--no-telemetry";
+	dflt[n++] = "--log-level=error";
+	if (free_huge >= 512) {
+		dflt[n++] = "--in-memory";
+	} else {
+		dflt[n++] = "--no-huge";
+		dflt[n++] = "--no-shconf";
+		dflt[n++] = "-m";
+		dflt[n++] = "2048";
+	}
+	dflt[n] = NULL;
+	return rte_eal_init(n, dflt) < 0 ? -1 : 0;
+}
+
+static const char *
+kind_json(const struct fab_params *p)
+{
+	return et_coll_kind_name(p->kind);
+}
+
+static void
+report(const struct fabric *f, const struct cli *o, double wall_s, uint32_t bad)
+{
+	const struct fab_params *p = &f->p;
+	const struct fab_stats *s = &f->st;
+	char lb[32], topo[64];
+	uint64_t cct = fab_cct_ns(f), lb_ns = fab_lower_bound_ns(f);
+	const char *verified = !p->verify ? "null" : bad || f->error[0] ? "false" : "true";
+	FILE *j;
+
+	et_lb_name(&p->lb, lb, sizeof(lb));
+	if (p->t.kind == ET_TOPO_LEAF_SPINE)
+		snprintf(topo, sizeof(topo), "leaf-spine %ux%ux%u", p->t.tors, p->t.spines,
+			 p->t.hosts_per_tor);
+	else
+		snprintf(topo, sizeof(topo), "fat-tree %u pods x %u ToR x %u hosts", p->t.pods,
+			 p->t.tors_per_pod, p->t.hosts_per_tor);
+	if (!o->quiet) {
+		printf("%-10s %-14s %-5s %10s %12s %12s %7s %6s %8s %8s %8s %10s %8s\n", "lb",
+		       "collective", "algo", "size", "cct_us", "bound_us", "ratio", "maxqp",
+		       "retx", "timeouts", "drops", "ecn", "verified");
+		printf("%-10s %-14s %-5s %10" PRIu64 " %12.2f %12.2f %7.3f %6u %8" PRIu64
+		       " %8" PRIu64 " %8" PRIu64 " %10" PRIu64 " %8s\n",
+		       lb, kind_json(p), et_coll_algo_name(p->algo), p->size, cct / 1e3,
+		       lb_ns / 1e3, lb_ns ? (double)cct / lb_ns : 0, s->max_qps_per_host,
+		       s->retransmits, s->timeouts, s->drops, s->ecn_marks,
+		       !p->verify ? "off" : verified[0] == 't' ? "ok" : "FAILED");
+		printf("%s, %u hosts, %.0f Gbit/s, %s clock, seed %" PRIu64 ": %" PRIu64
+		       " packet-hops in %.2f s (%.2f M/s)\n",
+		       topo, f->n_hosts, p->host_link.rate_bps / 1e9,
+		       p->real_clock ? "real" : "virtual", p->seed, s->packet_hops, wall_s,
+		       s->packet_hops / (wall_s > 0 ? wall_s : 1) / 1e6);
+	}
+	if (o->json && (j = fopen(o->json, "w")) != NULL) {
+		fprintf(j, "{\"topology\": \"%s\", \"hosts\": %u, \"link_gbps\": %.3f, "
+			   "\"lb\": \"%s\", \"collective\": \"%s\", \"algo\": \"%s\", "
+			   "\"size_bytes\": %" PRIu64 ", \"clock\": \"%s\", \"seed\": %" PRIu64
+			   ", \"cct_ns\": %" PRIu64 ", \"lower_bound_ns\": %" PRIu64
+			   ", \"verified\": %s, \"max_qps_per_host\": %u, \"qps_per_host_hist\": [",
+			topo, f->n_hosts, p->host_link.rate_bps / 1e9, lb, kind_json(p),
+			et_coll_algo_name(p->algo), p->size, p->real_clock ? "real" : "virtual",
+			p->seed, cct, lb_ns, verified, s->max_qps_per_host);
+		for (int k = 0; k < 8; k++)
+			fprintf(j, "%s%" PRIu64, k ? ", " : "", s->qps_hist[k]);
+		fprintf(j, "], \"qps_created\": %" PRIu64 ", \"retransmits\": %" PRIu64
+			   ", \"timeouts\": %" PRIu64 ", \"naks\": %" PRIu64 ", \"cnps\": %" PRIu64
+			   ", \"drops\": %" PRIu64 ", \"ecn_marks\": %" PRIu64
+			   ", \"pause_frames\": %" PRIu64 ", \"packet_hops\": %" PRIu64
+			   ", \"paths_marked_bad\": %" PRIu64 ", \"failed_links\": %u"
+			   ", \"error\": \"%s\", \"wall_s\": %.3f}\n",
+			s->qps_created, s->retransmits, s->timeouts, s->naks, s->cnps, s->drops,
+			s->ecn_marks, s->pause_frames, s->packet_hops, s->paths_marked_bad,
+			p->n_fails, f->error, wall_s);
+		fclose(j);
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	struct cli o = {0};
+	struct fab_params p;
+	struct fabric f;
+	struct timespec t0, t1;
+	uint32_t bad = 0;
+	int used, rc;
+
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			usage(stdout);
+			return 0;
+		}
+	if (eal_init(argc, argv, &used)) {
+		fprintf(stderr, "ethereal-fabric: cannot initialise DPDK: %s\n",
+			rte_strerror(rte_errno));
+		return 1;
+	}
+	fab_params_default(&p);
+	if (parse_cli(argc - used, argv + used, &o) || load_conf(o.config, &p, &o) ||
+	    finish_params(&o, &p)) {
+		rte_eal_cleanup();
+		return 2;
+	}
+	if (o.workload) {
+		fprintf(stderr, "ethereal-fabric: --workload: not supported yet\n");
+		rte_eal_cleanup();
+		return 2;
+	}
+	if (fab_build(&f, &p)) {
+		fprintf(stderr, "ethereal-fabric: %s\n", f.error);
+		fab_free(&f);
+		rte_eal_cleanup();
+		return 2;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = fab_run(&f);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	fab_collect(&f);
+	if (rc == 0 && p.verify)
+		bad = fab_verify(&f);
+	report(&f, &o, (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9, bad);
+	if (rc)
+		fprintf(stderr, "ethereal-fabric: %s\n", f.error);
+	else if (bad)
+		fprintf(stderr, "ethereal-fabric: %u ranks hold wrong data\n", bad);
+	fab_free(&f);
+	rte_eal_cleanup();
+	return rc || bad ? 1 : 0;
+}
