@@ -250,3 +250,65 @@ et_net_next_event(const struct et_net *n, uint64_t now)
 	}
 	return t;
 }
+
+int
+et_net_fail_uplink(struct et_net *n, struct et_node a, uint32_t uplink, uint64_t at_ns)
+{
+	const struct et_topo *t = &n->t;
+	struct et_node b;
+	uint32_t lane = 0, i, j, first, last, pod;
+	uint64_t seen;
+	int pa, pb;
+
+	if (a.tier == ET_TIER_TOR) {
+		if (a.index >= t->tors || uplink >= et_topo_tor_uplinks(t))
+			return -EINVAL;
+		b.tier = ET_TIER_AGG;
+		if (t->kind == ET_TOPO_LEAF_SPINE) {
+			b.index = uplink / t->links_per_pair;
+			lane = uplink % t->links_per_pair;
+		} else {
+			b.index = a.index / t->tors_per_pod * t->aggs_per_pod + uplink;
+		}
+	} else if (a.tier == ET_TIER_AGG && t->kind == ET_TOPO_FAT_TREE &&
+		   a.index < t->pods * t->aggs_per_pod && uplink < t->cores_per_agg) {
+		b = (struct et_node){ET_TIER_CORE,
+				     a.index % t->aggs_per_pod * t->cores_per_agg + uplink};
+	} else {
+		return -EINVAL;
+	}
+	pa = et_net_port_to(n, a, b, lane);
+	pb = et_net_port_to(n, b, a, lane);
+	if (pa < 0 || pb < 0)
+		return -EINVAL;
+	et_switch_fail(&n->sw[sw_index(n, a)], (uint16_t)pa, at_ns, 0);
+	et_switch_fail(&n->sw[sw_index(n, b)], (uint16_t)pb, at_ns, 0);
+	seen = at_ns + n->sw[sw_index(n, b)].p.detect_delay_ns;
+	if (a.tier == ET_TIER_TOR) {
+		/* parallel lanes still reach a: nothing to withdraw */
+		if (t->kind == ET_TOPO_LEAF_SPINE && t->links_per_pair > 1)
+			return 0;
+		/* the ToRs that reach b on the same uplink index stop using it for a */
+		first = t->kind == ET_TOPO_LEAF_SPINE ? 0 : a.index / t->tors_per_pod * t->tors_per_pod;
+		last = t->kind == ET_TOPO_LEAF_SPINE ? t->tors : first + t->tors_per_pod;
+		for (i = first; i < last; i++)
+			if (i != a.index && et_switch_withdraw(&n->sw[i], tor_prefix(a.index), 24,
+							       (uint8_t)uplink, seen))
+				return -ENOSPC;
+		return 0;
+	}
+	/* core b no longer reaches a's pod: the aggregation switches of the
+	 * other pods stop using their uplink to b for that pod's ToRs */
+	pod = a.index / t->aggs_per_pod;
+	for (i = 0; i < t->pods; i++) {
+		struct et_node o = {ET_TIER_AGG, i * t->aggs_per_pod + a.index % t->aggs_per_pod};
+
+		if (i == pod)
+			continue;
+		for (j = pod * t->tors_per_pod; j < (pod + 1) * t->tors_per_pod; j++)
+			if (et_switch_withdraw(&n->sw[sw_index(n, o)], tor_prefix(j), 24,
+					       (uint8_t)uplink, seen))
+				return -ENOSPC;
+	}
+	return 0;
+}

@@ -54,6 +54,14 @@ struct et_switch *et_net_switch(struct et_net *n, uint8_t tier, uint32_t index);
 int et_net_port_to(const struct et_net *n, struct et_node from, struct et_node to,
 		   uint32_t lane);
 
+/* Fail the link between switch a and the switch above it on a's uplink
+ * `uplink` (a: a ToR, or a fat-tree aggregation switch) from at_ns for
+ * good.  Both ends see it; after the switches' detection delay the far side
+ * also withdraws the routes it can no longer reach, so the other switches
+ * stop sending there (as a routing protocol converging would).  -EINVAL
+ * when there is no such link. */
+int et_net_fail_uplink(struct et_net *n, struct et_node a, uint32_t uplink, uint64_t at_ns);
+
 uint32_t et_net_poll(struct et_net *n, uint64_t now);
 uint64_t et_net_next_event(const struct et_net *n, uint64_t now);
 

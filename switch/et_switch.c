@@ -309,6 +309,42 @@ pick_live(const struct et_switch *sw, const uint8_t *ports, uint32_t n, uint32_t
 	return -1;
 }
 
+int
+et_switch_withdraw(struct et_switch *sw, uint32_t prefix, uint8_t depth, uint8_t uplink,
+		   uint64_t at_ns)
+{
+	uint32_t mask = depth ? ~0u << (32 - depth) : 0;
+
+	if (sw->n_withdrawn == ET_SW_MAX_WITHDRAWN)
+		return -ENOSPC;
+	sw->withdrawn[sw->n_withdrawn].prefix = prefix & mask;
+	sw->withdrawn[sw->n_withdrawn].mask = mask;
+	sw->withdrawn[sw->n_withdrawn].uplink = uplink;
+	sw->withdrawn[sw->n_withdrawn++].at = at_ns;
+	return 0;
+}
+
+/* The live uplinks still announced for dst, in uplink order. */
+static uint32_t
+announced_uplinks(const struct et_switch *sw, uint32_t dst, uint64_t now, uint8_t *out)
+{
+	uint32_t n = 0;
+
+	for (uint16_t u = 0; u < sw->n_uplinks; u++) {
+		uint16_t w;
+
+		if (sw->ports[sw->uplink_port[u]].down)
+			continue;
+		for (w = 0; w < sw->n_withdrawn; w++)
+			if (sw->withdrawn[w].uplink == u && now >= sw->withdrawn[w].at &&
+			    (dst & sw->withdrawn[w].mask) == sw->withdrawn[w].prefix)
+				break;
+		if (w == sw->n_withdrawn)
+			out[n++] = sw->uplink_port[u];
+	}
+	return n;
+}
+
 static void
 enqueue(struct et_switch *sw, uint16_t in, uint16_t out, struct rte_mbuf *m,
 	uint8_t *ip, uint64_t now)
@@ -350,7 +386,7 @@ forward(struct et_switch *sw, uint16_t in, struct rte_mbuf *m, uint64_t now)
 {
 	struct et_sw_port *ip_ = &sw->ports[in];
 	uint8_t *f;
-	uint32_t len, nh, ihl, tot;
+	uint32_t len, nh, ihl, tot, dst;
 	uint8_t *ip, *l4;
 	bool roce;
 	int out;
@@ -388,7 +424,8 @@ forward(struct et_switch *sw, uint16_t in, struct rte_mbuf *m, uint64_t now)
 	       tot >= ihl + 8 + ET_BTH_LEN + ET_ICRC_LEN &&
 	       et_load16(l4 + 2) == ET_ROCE_UDP_PORT;
 
-	if (rte_lpm_lookup(sw->lpm, et_load16(ip + 16) << 16 | et_load16(ip + 18), &nh) == 0) {
+	dst = (uint32_t)et_load16(ip + 16) << 16 | et_load16(ip + 18);
+	if (rte_lpm_lookup(sw->lpm, dst, &nh) == 0) {
 		const struct et_sw_group *g = &sw->groups[nh];
 		uint32_t want = g->n == 1 ? 0
 			: roce ? et_path_down_lane(et_load16(l4), g->n)
@@ -400,16 +437,30 @@ forward(struct et_switch *sw, uint16_t in, struct rte_mbuf *m, uint64_t now)
 
 		if (u >= sw->n_uplinks)
 			return drop(ip_, ET_SW_DROP_BAD_UPLINK, m);
-		out = pick_live(sw, sw->uplink_port, sw->n_uplinks, u);
+		if (unlikely(sw->n_withdrawn)) {
+			uint8_t ok[ET_SW_MAX_UPLINKS];
+			uint32_t n = announced_uplinks(sw, dst, now, ok), k;
+
+			for (k = 0; k < n && ok[k] != sw->uplink_port[u]; k++)
+				;
+			out = k < n ? ok[k] : n ? ok[u % n] : -1;
+		} else {
+			out = pick_live(sw, sw->uplink_port, sw->n_uplinks, u);
+		}
 		if (out >= 0 && out != sw->uplink_port[u])
 			sw->ports[sw->uplink_port[u]].st.reroutes++;
 	} else {
 		bool ports = ip[9] == IPPROTO_UDP || ip[9] == IPPROTO_TCP;
+		uint32_t h = flow_hash(sw, ip, l4, ports && tot >= ihl + 4);
 
-		out = sw->n_live_up
-			? sw->live_up[flow_hash(sw, ip, l4, ports && tot >= ihl + 4) %
-				      sw->n_live_up]
-			: -1;
+		if (unlikely(sw->n_withdrawn)) {
+			uint8_t ok[ET_SW_MAX_UPLINKS];
+			uint32_t n = announced_uplinks(sw, dst, now, ok);
+
+			out = n ? ok[h % n] : -1;
+		} else {
+			out = sw->n_live_up ? sw->live_up[h % sw->n_live_up] : -1;
+		}
 	}
 	if (out < 0)
 		return drop(ip_, ET_SW_DROP_NO_ROUTE, m);

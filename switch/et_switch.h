@@ -24,6 +24,7 @@
 
 #define ET_SW_MAX_PORTS 64
 #define ET_SW_MAX_UPLINKS 256
+#define ET_SW_MAX_WITHDRAWN 64
 
 enum et_sw_role {
 	ET_SW_DOWN, /* towards hosts or lower switches: reached by prefix */
@@ -107,6 +108,14 @@ struct et_switch {
 	uint16_t n_uplinks;
 	uint8_t live_up[ET_SW_MAX_UPLINKS]; /* ports of the uplinks in use */
 	uint16_t n_live_up;
+	/* routes withdrawn after a remote link failure: prefix must not go up
+	 * through uplink from `at` on (the routing protocol's convergence) */
+	struct {
+		uint32_t prefix, mask;
+		uint8_t uplink;
+		uint64_t at;
+	} withdrawn[ET_SW_MAX_WITHDRAWN];
+	uint16_t n_withdrawn;
 	uint64_t used;             /* shared buffer bytes in use */
 	uint64_t used_max;
 	struct rte_mempool *ctrl_pool; /* PFC frames */
@@ -136,6 +145,11 @@ int et_switch_add_route(struct et_switch *sw, uint32_t prefix, uint8_t depth,
 void et_switch_fail(struct et_switch *sw, uint16_t port, uint64_t at_ns,
 		    uint64_t duration_ns);
 
+/* From at_ns on, traffic to prefix/depth going up avoids uplink (in both
+ * modes): a remote link failure that the routing protocol has announced.
+ * -ENOSPC when the table is full. */
+int et_switch_withdraw(struct et_switch *sw, uint32_t prefix, uint8_t depth, uint8_t uplink,
+		       uint64_t at_ns);
 /* Bring a port's link back at at_ns (0: now). */
 void et_switch_restore(struct et_switch *sw, uint16_t port, uint64_t at_ns);
 

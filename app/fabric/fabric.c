@@ -475,35 +475,12 @@ fab_build(struct fabric *f, const struct fab_params *p)
 			return -1;
 	for (uint32_t i = 0; i < p->n_fails; i++) {
 		const struct fab_fail *x = &p->fails[i];
-		struct et_node a = {x->tier, x->sw}, b;
-		uint32_t lane = 0;
-		int pa, pb;
 
-		if (x->tier == ET_TIER_TOR) {
-			if (x->sw >= p->t.tors || x->uplink >= et_topo_tor_uplinks(&p->t))
-				return fail(f, "--fail: no ToR %u uplink %u", x->sw, x->uplink);
-			b.tier = ET_TIER_AGG;
-			if (p->t.kind == ET_TOPO_LEAF_SPINE) {
-				b.index = x->uplink / p->t.links_per_pair;
-				lane = x->uplink % p->t.links_per_pair;
-			} else {
-				b.index = x->sw / p->t.tors_per_pod * p->t.aggs_per_pod + x->uplink;
-			}
-		} else {
-			if (p->t.kind != ET_TOPO_FAT_TREE || x->sw >= p->t.pods * p->t.aggs_per_pod ||
-			    x->uplink >= p->t.cores_per_agg)
-				return fail(f, "--fail: no aggregation switch %u uplink %u", x->sw,
-					    x->uplink);
-			b = (struct et_node){ET_TIER_CORE,
-					     x->sw % p->t.aggs_per_pod * p->t.cores_per_agg + x->uplink};
-		}
-		pa = et_net_port_to(&f->net, a, b, lane);
-		pb = et_net_port_to(&f->net, b, a, lane);
-		if (pa < 0 || pb < 0)
-			return fail(f, "--fail: link not found");
 		/* the clock starts at 1 (0 means "now" to the switch) */
-		et_switch_fail(et_net_switch(&f->net, a.tier, a.index), (uint16_t)pa, x->at_ns + 1, 0);
-		et_switch_fail(et_net_switch(&f->net, b.tier, b.index), (uint16_t)pb, x->at_ns + 1, 0);
+		if (et_net_fail_uplink(&f->net, (struct et_node){x->tier, x->sw}, x->uplink,
+				       x->at_ns + 1))
+			return fail(f, "--fail: no %s %u uplink %u", x->tier == ET_TIER_TOR ? "ToR" : "aggregation switch",
+				    x->sw, x->uplink);
 	}
 	if (p->pcap_dir && open_captures(f))
 		return -1;
