@@ -129,6 +129,8 @@ et_switch_init(struct et_switch *sw, const char *name, const struct et_sw_params
 	snprintf(sw->name, sizeof(sw->name), "%s", name);
 	sw->p = *p;
 	sw->ctrl_pool = ctrl_pool;
+	if (p->compact_routes)
+		return 0;
 	snprintf(n, sizeof(n), "lpm_%s", name);
 	sw->lpm = rte_lpm_create(n, socket, &cfg);
 	return sw->lpm ? 0 : -rte_errno;
@@ -189,6 +191,58 @@ et_switch_add_port(struct et_switch *sw, const struct et_port *port,
 	return i;
 }
 
+static inline uint32_t
+depth_mask(uint8_t depth)
+{
+	return depth ? ~0u << (32 - depth) : 0;
+}
+
+static bool
+route_present(const struct et_switch *sw, uint32_t prefix, uint8_t depth, uint32_t *nh)
+{
+	if (sw->lpm)
+		return rte_lpm_is_rule_present(sw->lpm, prefix, depth, nh) == 1;
+	for (uint16_t i = 0; i < sw->n_routes; i++)
+		if (sw->route[i].mask == depth_mask(depth) &&
+		    sw->route[i].prefix == (prefix & depth_mask(depth))) {
+			*nh = sw->route[i].nh;
+			return true;
+		}
+	return false;
+}
+
+static int
+route_add(struct et_switch *sw, uint32_t prefix, uint8_t depth, uint32_t nh)
+{
+	uint16_t i;
+
+	if (sw->lpm)
+		return rte_lpm_add(sw->lpm, prefix, depth, nh);
+	if (sw->n_routes == ET_SW_MAX_PORTS)
+		return -ENOSPC;
+	/* keep longer prefixes first: the first match is the longest */
+	for (i = sw->n_routes; i > 0 && sw->route[i - 1].mask < depth_mask(depth); i--)
+		sw->route[i] = sw->route[i - 1];
+	sw->route[i].prefix = prefix & depth_mask(depth);
+	sw->route[i].mask = depth_mask(depth);
+	sw->route[i].nh = nh;
+	sw->n_routes++;
+	return 0;
+}
+
+static inline int
+route_lookup(const struct et_switch *sw, uint32_t dst, uint32_t *nh)
+{
+	if (sw->lpm)
+		return rte_lpm_lookup(sw->lpm, dst, nh);
+	for (uint16_t i = 0; i < sw->n_routes; i++)
+		if ((dst & sw->route[i].mask) == sw->route[i].prefix) {
+			*nh = sw->route[i].nh;
+			return 0;
+		}
+	return -ENOENT;
+}
+
 int
 et_switch_add_route(struct et_switch *sw, uint32_t prefix, uint8_t depth, uint16_t port)
 {
@@ -197,16 +251,17 @@ et_switch_add_route(struct et_switch *sw, uint32_t prefix, uint8_t depth, uint16
 
 	if (port >= sw->n_ports || depth > 32)
 		return -EINVAL;
-	if (rte_lpm_is_rule_present(sw->lpm, prefix, depth, &nh) == 1) {
+	if (route_present(sw, prefix, depth, &nh)) {
 		g = &sw->groups[nh];
 	} else {
 		if (sw->n_groups == ET_SW_MAX_PORTS)
 			return -ENOSPC;
-		nh = sw->n_groups++;
+		nh = sw->n_groups;
+		if (route_add(sw, prefix, depth, nh))
+			return -ENOSPC;
+		sw->n_groups++;
 		g = &sw->groups[nh];
 		g->n = 0;
-		if (rte_lpm_add(sw->lpm, prefix, depth, nh) != 0)
-			return -ENOSPC;
 	}
 	if (g->n == ET_SW_MAX_PORTS)
 		return -ENOSPC;
@@ -313,7 +368,7 @@ int
 et_switch_withdraw(struct et_switch *sw, uint32_t prefix, uint8_t depth, uint8_t uplink,
 		   uint64_t at_ns)
 {
-	uint32_t mask = depth ? ~0u << (32 - depth) : 0;
+	uint32_t mask = depth_mask(depth);
 
 	if (sw->n_withdrawn == ET_SW_MAX_WITHDRAWN)
 		return -ENOSPC;
@@ -425,7 +480,7 @@ forward(struct et_switch *sw, uint16_t in, struct rte_mbuf *m, uint64_t now)
 	       et_load16(l4 + 2) == ET_ROCE_UDP_PORT;
 
 	dst = (uint32_t)et_load16(ip + 16) << 16 | et_load16(ip + 18);
-	if (rte_lpm_lookup(sw->lpm, dst, &nh) == 0) {
+	if (route_lookup(sw, dst, &nh) == 0) {
 		const struct et_sw_group *g = &sw->groups[nh];
 		uint32_t want = g->n == 1 ? 0
 			: roce ? et_path_down_lane(et_load16(l4), g->n)

@@ -87,6 +87,10 @@ struct et_sw_params {
 	uint64_t detect_delay_ns;  /* default 100 ms */
 	uint32_t queue_pkts;       /* egress queue array size, power of 2 */
 	uint32_t ecmp_seed;
+	/* routes in a small table searched in order, not rte_lpm: a fabric of
+	 * many switches in one process cannot give each the 64 MB of rte_lpm's
+	 * first-level table; a switch has at most ET_SW_MAX_PORTS routes */
+	bool compact_routes;
 };
 
 struct et_sw_group {
@@ -102,6 +106,10 @@ struct et_switch {
 	uint16_t n_ports;
 	struct et_sw_port ports[ET_SW_MAX_PORTS];
 	struct rte_lpm *lpm;
+	struct {
+		uint32_t prefix, mask, nh;
+	} route[ET_SW_MAX_PORTS];      /* compact_routes: longest prefix first */
+	uint16_t n_routes;
 	struct et_sw_group groups[ET_SW_MAX_PORTS];
 	uint16_t n_groups;
 	uint8_t uplink_port[ET_SW_MAX_UPLINKS];

@@ -451,9 +451,10 @@ fab_build(struct fabric *f, const struct fab_params *p)
 		(p->t.kind == ET_TOPO_FAT_TREE ? p->t.pods * p->t.aggs_per_pod * p->t.cores_per_agg : 0);
 	f->p.net.ethdev = 2 * links <= RTE_MAX_ETHPORTS;
 	f->p.net.ring_size = RING_SIZE;
+	f->p.net.sw.compact_routes = true;
 	/* frames in flight: switch queues hold at most their buffer; hosts
 	 * their windows.  Enough for the shipped fabrics, not a bound. */
-	mbufs = 65536 + f->n_hosts * 2048;
+	mbufs = 16384 + f->n_hosts * 1024;
 	f->pool = rte_pktmbuf_pool_create("fabric", mbufs, 256, 0,
 					  RTE_PKTMBUF_HEADROOM + p->qp.mtu + 256, (int)rte_socket_id());
 	if (f->pool == NULL)
