@@ -473,6 +473,65 @@ test_link_failure(void **state)
 	assert_int_equal(rte_mempool_in_use_count(pool), 0);
 }
 
+/* A link that fails away from the sender: after the detection delay the
+ * far side's routes are withdrawn and the sender's ToR stops using it. */
+static void
+remote_failure(enum et_sw_mode mode, uint16_t id)
+{
+	const uint64_t ms = 1000000;
+	struct et_net_params p;
+	struct et_net n;
+	struct et_topo t;
+	uint64_t up0, up1;
+
+	net_params(&p, false, mode);
+	et_topo_leaf_spine(&t, 2, 2, 1, 1);
+	assert_int_equal(et_net_build(&n, &t, &p, pool, 0), 0);
+	/* spine 1 - ToR 1 dies at 10 ms; host 0 sends on through spine 1 */
+	assert_int_equal(et_net_fail_uplink(&n, (struct et_node){ET_TIER_TOR, 1}, 1, 10 * ms), 0);
+	assert_int_equal(et_net_fail_uplink(&n, (struct et_node){ET_TIER_TOR, 9}, 0, 0), -EINVAL);
+	/* ECMP: find a source port that hashes onto uplink 1 */
+	while (mode == ET_SW_ECMP && n.sw[0].ports[2].eg.st.tx_pkts == 0)
+		assert_int_equal(send_at(&n, 1 * ms, ++id), 1);
+	up0 = n.sw[0].ports[1].eg.st.tx_pkts;
+	up1 = n.sw[0].ports[2].eg.st.tx_pkts;
+	assert_int_equal(send_at(&n, 2 * ms, id), 1);
+	assert_int_equal(send_at(&n, 50 * ms, id), 0);
+	assert_int_equal(send_at(&n, 109 * ms, id), 0);
+	assert_int_equal(send_at(&n, 111 * ms, id), 1);
+	/* uplink 1 until the route was withdrawn, then uplink 0 */
+	assert_int_equal(n.sw[0].ports[2].eg.st.tx_pkts, up1 + 3);
+	assert_int_equal(n.sw[0].ports[1].eg.st.tx_pkts, up0 + 1);
+	et_net_free(&n);
+	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+}
+
+static void
+test_remote_failure_withdrawn(void **state)
+{
+	(void)state;
+	remote_failure(ET_SW_SOURCE_ROUTE, 0x0100);
+	remote_failure(ET_SW_ECMP, 0);
+}
+
+static void
+test_fat_tree_compact_routes(void **state)
+{
+	struct et_net_params p;
+	struct et_net n;
+	struct et_topo t;
+
+	(void)state;
+	net_params(&p, false, ET_SW_SOURCE_ROUTE);
+	p.sw.compact_routes = true;
+	et_topo_fat_tree(&t, 2, 2, 2, 2, 2);
+	assert_int_equal(et_net_build(&n, &t, &p, pool, 0), 0);
+	assert_null(n.sw[0].lpm);
+	check_all_paths(&n);
+	et_net_free(&n);
+	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+}
+
 static void
 test_malformed_frames(void **state)
 {
@@ -548,6 +607,8 @@ main(void)
 		cmocka_unit_test(test_pfc),
 		cmocka_unit_test(test_link_failure),
 		cmocka_unit_test(test_malformed_frames),
+		cmocka_unit_test(test_remote_failure_withdrawn),
+		cmocka_unit_test(test_fat_tree_compact_routes),
 	};
 
 	return cmocka_run_group_tests_name("switch", tests, setup, teardown);
