@@ -14,6 +14,8 @@ int
 et_egress_init(struct et_egress *e, struct et_port *port,
 	       const struct et_link_model *lm, uint32_t qcap)
 {
+	uint64_t fly;
+
 	memset(e, 0, sizeof(*e));
 	if (qcap == 0 || (qcap & (qcap - 1)))
 		return -1;
@@ -21,10 +23,18 @@ et_egress_init(struct et_egress *e, struct et_port *port,
 	e->lm = *lm;
 	e->rng = lm->seed | 1;
 	e->q = calloc(qcap, sizeof(*e->q));
-	/* at most one slot per packet queued, plus the control frames */
-	e->fly = calloc(qcap * 2, sizeof(*e->fly));
+	/* room for a link's worth of the smallest frames (ACKs: a 500 ns,
+	 * 400 Gbit/s link holds some 280), and at least the queue twice */
+	fly = qcap * 2;
+	if (lm->rate_bps) {
+		uint64_t tx = et_link_tx_ns(lm, 60);
+
+		while (fly < qcap * 2 + lm->latency_ns / (tx ? tx : 1) + 1)
+			fly *= 2;
+	}
+	e->fly = calloc(fly, sizeof(*e->fly));
 	e->q_mask = qcap - 1;
-	e->fly_mask = qcap * 2 - 1;
+	e->fly_mask = fly - 1;
 	if (!e->q || !e->fly) {
 		et_egress_free(e);
 		return -1;
@@ -140,6 +150,8 @@ push(struct et_egress *e, struct rte_mbuf **m, uint32_t n, uint64_t now)
 	for (i = 0; i < sent; i++)
 		e->st.tx_bytes += rte_pktmbuf_pkt_len(m[i]);
 	e->st.tx_pkts += sent;
+	if (sent && e->peer_ready)
+		*e->peer_ready = 1;
 	if (sent < n)
 		e->st.port_busy++;
 	return sent;
@@ -230,7 +242,8 @@ et_egress_next_event(const struct et_egress *e, uint64_t now)
 		return now;
 	if (e->fly_head != e->fly_tail)
 		t = e->fly[e->fly_head & e->fly_mask].at;
-	if (e->ctrl_n || e->q_head != e->q_tail) {
+	/* a full flight starts nothing before its head arrives */
+	if ((e->ctrl_n || e->q_head != e->q_tail) && e->fly_tail - e->fly_head <= e->fly_mask) {
 		uint64_t start = e->busy_until;
 
 		if (!e->ctrl_n && e->paused_until > start)

@@ -62,6 +62,9 @@ struct et_egress {
 	void (*on_dequeue)(void *ctx, struct rte_mbuf *m, uint64_t now);
 	void *ctx;
 	struct et_capture *cap;  /* records frames handed to the port */
+	/* set when frames reach the far end: an event loop that polls only
+	 * busy nodes learns that the receiver has work (NULL: nobody asks) */
+	uint8_t *peer_ready;
 	struct et_egress_stats st;
 };
 

@@ -8,6 +8,7 @@
 
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
+#include <rte_ring.h>
 
 #include "et_capture.h"
 #include "et_lb_paths.h"
@@ -120,6 +121,8 @@ sub_post(struct fabric *f, uint32_t i)
 				.remote_addr = (uint64_t)(uintptr_t)dst, .rkey = hd->staging_key,
 				.imm = snd->recv};
 
+	/* one request each way: small queues keep QP set-up cheap */
+	a.max_send_wr = a.max_recv_wr = b.max_send_wr = b.max_recv_wr = 2;
 	a.dest_ip = et_net_host_ip(&f->p.t, s->dst);
 	et_net_tor_mac(&f->net, s->src, &a.dest_mac);
 	a.path_id = s->path;
@@ -455,6 +458,8 @@ fab_build(struct fabric *f, const struct fab_params *p)
 	/* frames in flight: switch queues hold at most their buffer; hosts
 	 * their windows.  Enough for the shipped fabrics, not a bound. */
 	mbufs = 16384 + f->n_hosts * 1024;
+	if (mbufs > 131072)
+		mbufs = 131072; /* a QP that finds none waits and is counted (alloc_fail) */
 	f->pool = rte_pktmbuf_pool_create("fabric", mbufs, 256, 0,
 					  RTE_PKTMBUF_HEADROOM + p->qp.mtu + 256, (int)rte_socket_id());
 	if (f->pool == NULL)
@@ -490,23 +495,104 @@ fab_build(struct fabric *f, const struct fab_params *p)
 
 /* ---- run ---- */
 
+/* Name the node whose due event does nothing: a bug, said precisely. */
+static void
+stuck(struct fabric *f)
+{
+	for (uint32_t i = 0; i < f->n_hosts; i++) {
+		const struct fab_host *h = &f->h[i];
+
+		if (host_next_event(f, h) <= f->now) {
+			fail(f, "no progress at %" PRIu64 " ns: host %u has an event due (egress "
+			     "queue %u, in flight %u, active QPs %u, timers %u, waiting %u, pool free %u, ring %u)",
+			     f->now, i, et_egress_qlen(&h->nic.eg),
+			     h->nic.eg.fly_tail - h->nic.eg.fly_head, h->nic.n_active,
+			     h->nic.heap_n, h->n_waiting, rte_mempool_avail_count(f->pool),
+			     h->nic.port.tx ? rte_ring_count(h->nic.port.tx) : 0);
+			return;
+		}
+	}
+	for (uint32_t i = 0; i < f->net.n_sw; i++)
+		if (et_switch_next_event(&f->net.sw[i], f->now) <= f->now) {
+			fail(f, "no progress at %" PRIu64 " ns: switch %s has an event due (pool free %u)",
+			     f->now, f->net.sw[i].name, rte_mempool_avail_count(f->pool));
+			return;
+		}
+	fail(f, "no progress at %" PRIu64 " ns", f->now);
+}
+
+/* Tell each link's sender which node its frames wake. */
+static void
+wire_wakeups(struct fabric *f, uint8_t *ready)
+{
+	for (uint32_t s = 0; s < f->net.n_sw; s++)
+		for (uint16_t k = 0; k < f->net.sw[s].n_ports; k++) {
+			const struct et_net_peer *pp = &f->net.peers[s * ET_SW_MAX_PORTS + k];
+
+			f->net.sw[s].ports[k].eg.peer_ready =
+				pp->peer.tier == ET_TIER_HOST
+					? &ready[pp->peer.index]
+					: &ready[f->n_hosts + f->net.first[pp->peer.tier] + pp->peer.index];
+		}
+	for (uint32_t i = 0; i < f->n_hosts; i++)
+		f->h[i].nic.eg.peer_ready = &ready[f->n_hosts + et_topo_tor_of(&f->p.t, i)];
+}
+
+/* One node's turn: a host (NIC, then its part of the collective) or a
+ * switch; the work it did. */
+static uint32_t
+poll_node(struct fabric *f, uint32_t i, bool *started)
+{
+	if (i < f->n_hosts)
+		return et_nic_poll(&f->h[i].nic, f->now) + host_progress(f, i, &started[i]);
+	return et_switch_poll(&f->net.sw[i - f->n_hosts], f->now);
+}
+
+static uint64_t
+node_next_event(const struct fabric *f, uint32_t i)
+{
+	if (i < f->n_hosts)
+		return host_next_event(f, &f->h[i]);
+	return et_switch_next_event(&f->net.sw[i - f->n_hosts], f->now);
+}
+
+/* Every node takes its turn in a fixed order, pass after pass.  In virtual
+ * time a node is skipped when it can have nothing to do: no frame reached
+ * it, it did nothing last time, and its own next event is later.  A pass
+ * that does no work moves the clock to the earliest next event. */
 int
 fab_run(struct fabric *f)
 {
+	uint32_t nodes = f->n_hosts + f->net.n_sw;
 	bool *started = calloc(f->n_hosts, sizeof(*started));
+	uint8_t *ready = malloc(nodes);
+	uint64_t *wake = calloc(nodes, sizeof(*wake));
 	uint64_t base = f->p.real_clock ? et_tsc_ns() : 0, idle = 0;
+	bool skip = !f->p.real_clock;
 
-	if (started == NULL)
+	if (!started || !ready || !wake) {
+		free(started);
+		free(ready);
+		free(wake);
 		return fail(f, "out of memory");
+	}
+	memset(ready, 1, nodes);
+	wire_wakeups(f, ready);
 	f->now = 1;
 	for (;;) {
-		uint32_t work = 0, i;
+		uint32_t work = 0, i, w;
 
-		for (i = 0; i < f->n_hosts; i++) {
-			work += et_nic_poll(&f->h[i].nic, f->now);
-			work += host_progress(f, i, &started[i]);
+		for (i = 0; i < nodes; i++) {
+			if (skip && !ready[i] && wake[i] > f->now)
+				continue;
+			ready[i] = 0;
+			w = poll_node(f, i, started);
+			if (w)
+				ready[i] = 1; /* busy: look again next pass */
+			else if (skip)
+				wake[i] = node_next_event(f, i);
+			work += w;
 		}
-		work += et_net_poll(&f->net, f->now);
 		f->passes++;
 		if (f->failed || f->hosts_done == f->n_hosts)
 			break;
@@ -525,13 +611,13 @@ fab_run(struct fabric *f)
 			continue;
 		}
 		{
-			uint64_t t = et_net_next_event(&f->net, f->now);
+			uint64_t t = UINT64_MAX;
 
-			for (i = 0; i < f->n_hosts; i++) {
-				uint64_t e = host_next_event(f, &f->h[i]);
-
-				if (e < t)
-					t = e;
+			for (i = 0; i < nodes; i++) {
+				if (ready[i])
+					t = f->now; /* a frame arrived during the pass */
+				else if (wake[i] < t)
+					t = wake[i];
 			}
 			if (t == UINT64_MAX) {
 				fail(f, "stalled at %.6f s: nothing left to do, %u of %u hosts done",
@@ -541,13 +627,19 @@ fab_run(struct fabric *f)
 			if (t > f->now)
 				f->now = t;
 			else if (++idle > 1000) {
-				fail(f, "no progress at %" PRIu64 " ns: an event is due but does nothing",
-				     f->now);
+				stuck(f);
 				break;
 			}
 		}
 	}
+	for (uint32_t i = 0; i < f->net.n_sw; i++)
+		for (uint16_t k = 0; k < f->net.sw[i].n_ports; k++)
+			f->net.sw[i].ports[k].eg.peer_ready = NULL;
+	for (uint32_t i = 0; i < f->n_hosts; i++)
+		f->h[i].nic.eg.peer_ready = NULL;
 	free(started);
+	free(ready);
+	free(wake);
 	return f->error[0] ? -1 : 0;
 }
 
