@@ -3,6 +3,7 @@
  * collective run on it through one load-balancing policy, its completion
  * time and counters as a table and as JSON.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
@@ -327,20 +328,123 @@ eal_init(int argc, char **argv, int *used)
 	return rte_eal_init(n, dflt) < 0 ? -1 : 0;
 }
 
-static const char *
-kind_json(const struct fab_params *p)
+/* What one run, or a workload's runs summed, gives. */
+struct outcome {
+	uint32_t n_hosts, runs;
+	uint64_t cct_ns, lower_bound_ns;
+	struct fab_stats st;
+	uint32_t bad;
+	char error[256];
+	double wall_s;
+};
+
+static void
+add_stats(struct fab_stats *a, const struct fab_stats *b)
 {
-	return et_coll_kind_name(p->kind);
+	a->retransmits += b->retransmits;
+	a->timeouts += b->timeouts;
+	a->naks += b->naks;
+	a->cnps += b->cnps;
+	a->drops += b->drops;
+	a->ecn_marks += b->ecn_marks;
+	a->pause_frames += b->pause_frames;
+	a->packet_hops += b->packet_hops;
+	a->rerouted += b->rerouted;
+	a->paths_marked_bad += b->paths_marked_bad;
+	a->qps_created += b->qps_created;
+	if (b->max_qps_per_host > a->max_qps_per_host)
+		a->max_qps_per_host = b->max_qps_per_host;
+	for (int k = 0; k < 8; k++)
+		a->qps_hist[k] += b->qps_hist[k];
+	a->rx_bad += b->rx_bad;
+	a->rx_unknown_qpn += b->rx_unknown_qpn;
+}
+
+/* Build, run, check and tear down one fabric; 2 when it cannot be built. */
+static int
+run_one(const struct fab_params *p, struct outcome *out)
+{
+	struct fabric f;
+	struct timespec t0, t1;
+	int rc;
+
+	if (fab_build(&f, p)) {
+		snprintf(out->error, sizeof(out->error), "%s", f.error);
+		fab_free(&f);
+		return 2;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = fab_run(&f);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	fab_collect(&f);
+	if (rc == 0 && p->verify && fab_verify(&f)) {
+		out->bad++;
+		snprintf(out->error, sizeof(out->error), "%s %s %" PRIu64 ": ranks hold wrong data",
+			 et_coll_kind_name(p->kind), et_coll_algo_name(p->algo), p->size);
+	}
+	if (rc)
+		snprintf(out->error, sizeof(out->error), "%s", f.error);
+	out->n_hosts = f.n_hosts;
+	out->runs++;
+	out->cct_ns += fab_cct_ns(&f);
+	out->lower_bound_ns += fab_lower_bound_ns(&f);
+	add_stats(&out->st, &f.st);
+	out->wall_s += (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	fab_free(&f);
+	return rc || out->bad ? 1 : 0;
+}
+
+/* A workload: one collective per line, "KIND SIZE" ('#' starts a comment),
+ * run one after the other with --algo; the result is their sum. */
+static int
+run_workload(const char *file, struct fab_params *p, struct outcome *out)
+{
+	FILE *fp = fopen(file, "r");
+	char line[256];
+	unsigned int ln = 0;
+	int rc = 0;
+
+	if (fp == NULL) {
+		snprintf(out->error, sizeof(out->error), "--workload %s: %s", file, strerror(errno));
+		return 2;
+	}
+	while (rc == 0 && fgets(line, sizeof(line), fp)) {
+		char kind[32], size[32], extra[8];
+		char *hash = strchr(line, '#');
+		int n;
+
+		ln++;
+		if (hash)
+			*hash = 0;
+		n = sscanf(line, "%31s %31s %7s", kind, size, extra);
+		if (n <= 0)
+			continue;
+		if (n != 2 || et_coll_parse_kind(kind, &p->kind) || et_parse_bytes(size, &p->size) ||
+		    p->size == 0) {
+			snprintf(out->error, sizeof(out->error),
+				 "%s:%u: expected 'KIND SIZE' (allreduce|allgather|reducescatter|alltoall, "
+				 "bytes like 16M), got '%s'", file, ln, strtok(line, "\n"));
+			rc = 2;
+			break;
+		}
+		p->seed++; /* every collective its own draws, reproducibly */
+		rc = run_one(p, out);
+	}
+	fclose(fp);
+	if (rc == 0 && out->runs == 0) {
+		snprintf(out->error, sizeof(out->error), "--workload %s: no collectives", file);
+		rc = 2;
+	}
+	return rc;
 }
 
 static void
-report(const struct fabric *f, const struct cli *o, double wall_s, uint32_t bad)
+report(const struct fab_params *p, const struct cli *o, const struct outcome *r)
 {
-	const struct fab_params *p = &f->p;
-	const struct fab_stats *s = &f->st;
+	const struct fab_stats *s = &r->st;
 	char lb[32], topo[64];
-	uint64_t cct = fab_cct_ns(f), lb_ns = fab_lower_bound_ns(f);
-	const char *verified = !p->verify ? "null" : bad || f->error[0] ? "false" : "true";
+	const char *verified = !p->verify ? "null" : r->bad || r->error[0] ? "false" : "true";
+	const char *coll = o->workload ? "workload" : et_coll_kind_name(p->kind);
 	FILE *j;
 
 	et_lb_name(&p->lb, lb, sizeof(lb));
@@ -356,25 +460,29 @@ report(const struct fabric *f, const struct cli *o, double wall_s, uint32_t bad)
 		       "retx", "timeouts", "drops", "ecn", "verified");
 		printf("%-10s %-14s %-5s %10" PRIu64 " %12.2f %12.2f %7.3f %6u %8" PRIu64
 		       " %8" PRIu64 " %8" PRIu64 " %10" PRIu64 " %8s\n",
-		       lb, kind_json(p), et_coll_algo_name(p->algo), p->size, cct / 1e3,
-		       lb_ns / 1e3, lb_ns ? (double)cct / lb_ns : 0, s->max_qps_per_host,
-		       s->retransmits, s->timeouts, s->drops, s->ecn_marks,
+		       lb, coll, et_coll_algo_name(p->algo), o->workload ? 0 : p->size,
+		       r->cct_ns / 1e3, r->lower_bound_ns / 1e3,
+		       r->lower_bound_ns ? (double)r->cct_ns / r->lower_bound_ns : 0,
+		       s->max_qps_per_host, s->retransmits, s->timeouts, s->drops, s->ecn_marks,
 		       !p->verify ? "off" : verified[0] == 't' ? "ok" : "FAILED");
-		printf("%s, %u hosts, %.0f Gbit/s, %s clock, seed %" PRIu64 ": %" PRIu64
+		printf("%s, %u hosts, %.0f Gbit/s, %s clock, seed %" PRIu64 "%s: %" PRIu64
 		       " packet-hops in %.2f s (%.2f M/s)\n",
-		       topo, f->n_hosts, p->host_link.rate_bps / 1e9,
-		       p->real_clock ? "real" : "virtual", p->seed, s->packet_hops, wall_s,
-		       s->packet_hops / (wall_s > 0 ? wall_s : 1) / 1e6);
+		       topo, r->n_hosts, p->host_link.rate_bps / 1e9,
+		       p->real_clock ? "real" : "virtual", p->seed, o->workload ? " (+1 per collective)" : "",
+		       s->packet_hops, r->wall_s, s->packet_hops / (r->wall_s > 0 ? r->wall_s : 1) / 1e6);
 	}
 	if (o->json && (j = fopen(o->json, "w")) != NULL) {
 		fprintf(j, "{\"topology\": \"%s\", \"hosts\": %u, \"link_gbps\": %.3f, "
 			   "\"lb\": \"%s\", \"collective\": \"%s\", \"algo\": \"%s\", "
-			   "\"size_bytes\": %" PRIu64 ", \"clock\": \"%s\", \"seed\": %" PRIu64
+			   "\"size_bytes\": %" PRIu64 ", \"workload\": \"%s\", \"collectives\": %u, "
+			   "\"clock\": \"%s\", \"seed\": %" PRIu64
 			   ", \"cct_ns\": %" PRIu64 ", \"lower_bound_ns\": %" PRIu64
 			   ", \"verified\": %s, \"max_qps_per_host\": %u, \"qps_per_host_hist\": [",
-			topo, f->n_hosts, p->host_link.rate_bps / 1e9, lb, kind_json(p),
-			et_coll_algo_name(p->algo), p->size, p->real_clock ? "real" : "virtual",
-			p->seed, cct, lb_ns, verified, s->max_qps_per_host);
+			topo, r->n_hosts, p->host_link.rate_bps / 1e9, lb, coll,
+			et_coll_algo_name(p->algo), o->workload ? 0 : p->size,
+			o->workload ? o->workload : "", r->runs, p->real_clock ? "real" : "virtual",
+			o->seed_set ? o->seed : p->seed, r->cct_ns, r->lower_bound_ns, verified,
+			s->max_qps_per_host);
 		for (int k = 0; k < 8; k++)
 			fprintf(j, "%s%" PRIu64, k ? ", " : "", s->qps_hist[k]);
 		fprintf(j, "], \"qps_created\": %" PRIu64 ", \"retransmits\": %" PRIu64
@@ -385,7 +493,7 @@ report(const struct fabric *f, const struct cli *o, double wall_s, uint32_t bad)
 			   ", \"error\": \"%s\", \"wall_s\": %.3f}\n",
 			s->qps_created, s->retransmits, s->timeouts, s->naks, s->cnps, s->drops,
 			s->ecn_marks, s->pause_frames, s->packet_hops, s->paths_marked_bad,
-			p->n_fails, f->error, wall_s);
+			p->n_fails, r->error, r->wall_s);
 		fclose(j);
 	}
 }
@@ -395,9 +503,7 @@ main(int argc, char **argv)
 {
 	struct cli o = {0};
 	struct fab_params p;
-	struct fabric f;
-	struct timespec t0, t1;
-	uint32_t bad = 0;
+	struct outcome r = {0};
 	int used, rc;
 
 	for (int i = 1; i < argc; i++)
@@ -416,29 +522,14 @@ main(int argc, char **argv)
 		rte_eal_cleanup();
 		return 2;
 	}
-	if (o.workload) {
-		fprintf(stderr, "ethereal-fabric: --workload: not supported yet\n");
-		rte_eal_cleanup();
-		return 2;
+	rc = o.workload ? run_workload(o.workload, &p, &r) : run_one(&p, &r);
+	if (rc != 2) {
+		if (o.workload)
+			p.seed = o.seed_set ? o.seed : p.seed - r.runs;
+		report(&p, &o, &r);
 	}
-	if (fab_build(&f, &p)) {
-		fprintf(stderr, "ethereal-fabric: %s\n", f.error);
-		fab_free(&f);
-		rte_eal_cleanup();
-		return 2;
-	}
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	rc = fab_run(&f);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	fab_collect(&f);
-	if (rc == 0 && p.verify)
-		bad = fab_verify(&f);
-	report(&f, &o, (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9, bad);
 	if (rc)
-		fprintf(stderr, "ethereal-fabric: %s\n", f.error);
-	else if (bad)
-		fprintf(stderr, "ethereal-fabric: %u ranks hold wrong data\n", bad);
-	fab_free(&f);
+		fprintf(stderr, "ethereal-fabric: %s\n", r.error);
 	rte_eal_cleanup();
-	return rc || bad ? 1 : 0;
+	return rc;
 }
