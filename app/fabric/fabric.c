@@ -38,6 +38,21 @@ fab_params_default(struct fab_params *p)
 	p->time_limit_ns = 10ull * 1000000000;
 }
 
+uint32_t
+fab_pool_mbufs(const struct fab_params *p)
+{
+	/* frames in flight: a link's worth per link, the queues' ECN depth,
+	 * the hosts' windows; a QP that finds the pool empty waits (alloc_fail) */
+	return p->mbufs ? p->mbufs : 16384 + et_topo_hosts(&p->t) * 1024;
+}
+
+uint64_t
+fab_pool_bytes(const struct fab_params *p)
+{
+	return (uint64_t)fab_pool_mbufs(p) *
+	       (RTE_PKTMBUF_HEADROOM + p->qp.mtu + 256 + sizeof(struct rte_mbuf) + 64);
+}
+
 static int
 fail(struct fabric *f, const char *fmt, ...)
 {
@@ -80,6 +95,7 @@ qp_stats_add(struct fabric *f, const struct et_qp *qp)
 	f->st.timeouts += qp->st.timeouts;
 	f->st.naks += qp->st.naks_rx;
 	f->st.cnps += qp->st.cnps_rx;
+	f->st.alloc_fail += qp->st.alloc_fail;
 }
 
 static void
@@ -184,6 +200,13 @@ plan(struct fabric *f, uint32_t hi, bool batched)
 	if (out == NULL)
 		goto out;
 	k = et_lb_plan(&h->lb, fl, n, f->now, out);
+	if (h->n_waiting + h->qps + k > HOST_MAX_QPS) {
+		free(fl);
+		free(map);
+		free(out);
+		return fail(f, "host %u: step %u needs %u QPs, more than %u", hi, h->step,
+			    h->n_waiting + h->qps + k, HOST_MAX_QPS);
+	}
 	for (i = 0; i < k; i++) {
 		uint32_t j = sub_alloc(f);
 
@@ -210,12 +233,7 @@ static int
 start_step(struct fabric *f, uint32_t hi)
 {
 	struct fab_host *h = &f->h[hi];
-	const struct et_coll_step *st = &f->sched.rank[hi].steps[h->step];
-	uint32_t need = h->n_waiting + et_lb_plan_max(&h->lb, st->nsend);
 
-	if (need > HOST_MAX_QPS)
-		return fail(f, "host %u: step %u needs %u QPs, more than %u", hi, h->step, need,
-			    HOST_MAX_QPS);
 	if (f->p.lb.kind != ET_LB_ETHEREAL)
 		return plan(f, hi, false);
 	if (plan(f, hi, false))
@@ -457,14 +475,13 @@ fab_build(struct fabric *f, const struct fab_params *p)
 	f->p.net.sw.compact_routes = true;
 	/* frames in flight: switch queues hold at most their buffer; hosts
 	 * their windows.  Enough for the shipped fabrics, not a bound. */
-	mbufs = 16384 + f->n_hosts * 1024;
-	if (mbufs > 131072)
-		mbufs = 131072; /* a QP that finds none waits and is counted (alloc_fail) */
+	mbufs = fab_pool_mbufs(p);
 	f->pool = rte_pktmbuf_pool_create("fabric", mbufs, 256, 0,
 					  RTE_PKTMBUF_HEADROOM + p->qp.mtu + 256, (int)rte_socket_id());
 	if (f->pool == NULL)
-		return fail(f, "cannot create a pool of %u mbufs: %s (more memory: -m, or hugepages)",
-			    mbufs, rte_strerror(rte_errno));
+		return fail(f, "cannot create a pool of %u mbufs (%" PRIu64 " MB): %s (give EAL more "
+			    "memory, -m or hugepages, or fewer with [run] mbufs)",
+			    mbufs, fab_pool_bytes(p) >> 20, rte_strerror(rte_errno));
 	if (et_net_build(&f->net, &p->t, &f->p.net, f->pool, (int)rte_socket_id()))
 		return fail(f, "cannot build the fabric's switches and links");
 	f->h = calloc(f->n_hosts, sizeof(*f->h));

@@ -47,9 +47,13 @@ struct fab_params {
 	uint32_t n_fails;
 	struct fab_fail fails[FAB_MAX_FAILS];
 	const char *pcap_dir;
+	uint32_t mbufs;                  /* the frame pool; 0: sized by hosts */
 };
 
 void fab_params_default(struct fab_params *p);
+/* The frame pool a fabric of p needs: mbufs, and bytes of EAL memory. */
+uint32_t fab_pool_mbufs(const struct fab_params *p);
+uint64_t fab_pool_bytes(const struct fab_params *p);
 
 /* One QP pair carrying bytes [off, off + len) of one send of a step. */
 struct fab_sub {
@@ -90,6 +94,7 @@ struct fab_stats {
 	uint32_t max_qps_per_host;
 	uint64_t qps_hist[8];     /* hosts by max QPs at once: <=1,2,4..,>64 */
 	uint64_t rx_bad, rx_unknown_qpn;
+	uint64_t alloc_fail;      /* frames a QP could not build: the pool was empty */
 };
 
 struct fabric {

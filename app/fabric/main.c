@@ -130,7 +130,7 @@ load_conf(const char *file, struct fab_params *p, struct cli *o)
 	static const char *const lb_keys[] = {"policy", "batch-ns", "jitter-ns",
 					      "failed-path-timeout-ms", NULL};
 	static const char *const run_keys[] = {"collective", "algo", "size", "chunk", "seed",
-					       "clock", "fail", "time-limit-ms", NULL};
+					       "clock", "fail", "time-limit-ms", "mbufs", NULL};
 	static const char *const onoff[] = {"off", "on", NULL};
 	static const char *const mtus[] = {"256", "512", "1024", "2048", "4096", NULL};
 	struct et_conf c;
@@ -166,7 +166,8 @@ load_conf(const char *file, struct fab_params *p, struct cli *o)
 	    et_conf_u32(&c, "lb", "failed-path-timeout-ms", 0, 3600000, false, 100, &fpt) ||
 	    et_conf_bytes(&c, "run", "chunk", 0, 1ull << 32, false, 0, &chunk) ||
 	    et_conf_u32(&c, "run", "seed", 0, UINT32_MAX, false, 1, &seed) ||
-	    et_conf_u32(&c, "run", "time-limit-ms", 1, 86400000, false, 10000, &limit))
+	    et_conf_u32(&c, "run", "time-limit-ms", 1, 86400000, false, 10000, &limit) ||
+	    et_conf_u32(&c, "run", "mbufs", 0, 1u << 26, false, 0, &p->mbufs))
 		goto out;
 	p->net.link.rate_bps = (uint64_t)(rate * 1e9);
 	p->net.link.latency_ns = lat;
@@ -287,42 +288,38 @@ finish_params(struct cli *o, struct fab_params *p)
 	return 0;
 }
 
-/* EAL arguments before "--", or defaults that need nothing of the machine. */
+/* EAL arguments before "--" (sep), or defaults that need nothing of the
+ * machine: hugepages when enough are free, else need_mb of ordinary memory. */
 static int
-eal_init(int argc, char **argv, int *used)
+eal_init(char **argv, int sep, uint64_t need_mb)
 {
-	char *dflt[16];
-	int n = 0, sep;
+	char *dflt[16], mem[32];
+	int n = 0;
 	FILE *fp;
 	unsigned long free_huge = 0;
 
-	for (sep = 1; sep < argc && strcmp(argv[sep], "--"); sep++)
-		;
-	if (sep < argc) {
-		*used = sep;
-		argv[sep] = argv[0];
+	if (sep)
 		return rte_eal_init(sep, argv) < 0 ? -1 : 0;
-	}
-	*used = 0;
 	fp = fopen("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages", "r");
 	if (fp) {
 		if (fscanf(fp, "%lu", &free_huge) != 1)
 			free_huge = 0;
 		fclose(fp);
 	}
+	snprintf(mem, sizeof(mem), "%" PRIu64, need_mb);
 	dflt[n++] = argv[0];
 	dflt[n++] = "-l";
 	dflt[n++] = "0";
 	dflt[n++] = "--no-pci";
 	dflt[n++] = "--no-telemetry";
 	dflt[n++] = "--log-level=error";
-	if (free_huge >= 512) {
+	if (free_huge * 2 >= need_mb) {
 		dflt[n++] = "--in-memory";
 	} else {
 		dflt[n++] = "--no-huge";
 		dflt[n++] = "--no-shconf";
 		dflt[n++] = "-m";
-		dflt[n++] = "2048";
+		dflt[n++] = mem;
 	}
 	dflt[n] = NULL;
 	return rte_eal_init(n, dflt) < 0 ? -1 : 0;
@@ -358,6 +355,7 @@ add_stats(struct fab_stats *a, const struct fab_stats *b)
 		a->qps_hist[k] += b->qps_hist[k];
 	a->rx_bad += b->rx_bad;
 	a->rx_unknown_qpn += b->rx_unknown_qpn;
+	a->alloc_fail += b->alloc_fail;
 }
 
 /* Build, run, check and tear down one fabric; 2 when it cannot be built. */
@@ -490,11 +488,12 @@ report(const struct fab_params *p, const struct cli *o, const struct outcome *r)
 			   ", \"timeouts\": %" PRIu64 ", \"naks\": %" PRIu64 ", \"cnps\": %" PRIu64
 			   ", \"drops\": %" PRIu64 ", \"ecn_marks\": %" PRIu64
 			   ", \"pause_frames\": %" PRIu64 ", \"packet_hops\": %" PRIu64
-			   ", \"paths_marked_bad\": %" PRIu64 ", \"failed_links\": %u"
+			   ", \"paths_marked_bad\": %" PRIu64 ", \"alloc_fail\": %" PRIu64
+			   ", \"failed_links\": %u"
 			   ", \"error\": \"%s\", \"wall_s\": %.3f}\n",
 			s->qps_created, s->retransmits, s->timeouts, s->naks, s->cnps, s->drops,
 			s->ecn_marks, s->pause_frames, s->packet_hops, s->paths_marked_bad,
-			p->n_fails, r->error, r->wall_s);
+			s->alloc_fail, p->n_fails, r->error, r->wall_s);
 		fclose(j);
 	}
 }
@@ -505,23 +504,28 @@ main(int argc, char **argv)
 	struct cli o = {0};
 	struct fab_params p;
 	struct outcome r = {0};
-	int used, rc;
+	int sep, rc;
 
 	for (int i = 1; i < argc; i++)
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			usage(stdout);
 			return 0;
 		}
-	if (eal_init(argc, argv, &used)) {
+	for (sep = 1; sep < argc && strcmp(argv[sep], "--"); sep++)
+		;
+	if (sep == argc) {
+		sep = 0;
+	} else {
+		argv[sep] = argv[0]; /* the program's own arguments start here */
+	}
+	fab_params_default(&p);
+	if (parse_cli(argc - sep, argv + sep, &o) || load_conf(o.config, &p, &o) ||
+	    finish_params(&o, &p))
+		return 2;
+	if (eal_init(argv, sep, (fab_pool_bytes(&p) >> 20) + 512)) {
 		fprintf(stderr, "ethereal-fabric: cannot initialise DPDK: %s\n",
 			rte_strerror(rte_errno));
 		return 1;
-	}
-	fab_params_default(&p);
-	if (parse_cli(argc - used, argv + used, &o) || load_conf(o.config, &p, &o) ||
-	    finish_params(&o, &p)) {
-		rte_eal_cleanup();
-		return 2;
 	}
 	rc = o.workload ? run_workload(o.workload, &p, &r) : run_one(&p, &r);
 	if (rc != 2) {
