@@ -8,6 +8,11 @@
  * et_qp_rx() as parsed frames and leave through et_qp_tx() as mbufs, and
  * every entry point takes now_ns.  The endpoint runtime and the tests drive
  * it the same way.
+ *
+ * Multipath mode (et_qp_attr.multipath, docs/transport.md) trades Go-Back-N
+ * for what packet spraying needs: every packet self-contained and on its own
+ * path, a reorder window at the responder, selective ACKs and a timer per
+ * packet at the requester.
  */
 #ifndef ET_QP_H
 #define ET_QP_H
@@ -104,16 +109,28 @@ struct et_recv_wr {
 
 /* ---- the load balancer's hook ---- */
 
-/* Why a path is asked for: the first packet of the QP, a NAK, a timeout. */
+/* Why a path is asked for: the first packet of the QP, a NAK, a timeout;
+ * in multipath mode, every data packet (ET_PATH_PACKET, first transmission
+ * or not) and, told only, each packet timer that fires (ET_PATH_TIMEOUT with
+ * qp->path_id = the path that packet last took; the answer is ignored).  In
+ * multipath mode ET_PATH_FIRST and ET_PATH_NAK are never asked. */
 enum et_path_event {
 	ET_PATH_FIRST,
 	ET_PATH_NAK,
 	ET_PATH_TIMEOUT,
+	ET_PATH_PACKET,
 };
 
 struct et_qp;
 typedef uint16_t (*et_path_fn)(void *ctx, struct et_qp *qp,
 			       enum et_path_event ev, uint64_t now_ns);
+
+/* Multipath mode: told of every ACK received.  echoed_path is the path ID
+ * the acknowledged data packet left with (the ACK's source port swapped
+ * back: the responder echoes the swap and the switches' swaps there and
+ * back cancel out); ecn: that data packet arrived CE-marked. */
+typedef void (*et_ack_fn)(void *ctx, struct et_qp *qp, uint16_t echoed_path,
+			  bool ecn, uint64_t now_ns);
 
 /* ---- queue pairs ---- */
 
@@ -142,6 +159,8 @@ struct et_qp_attr {
 	uint16_t path_id;              /* UDP source port when no hook is set */
 	uint32_t max_send_wr;          /* power of 2 */
 	uint32_t max_recv_wr;          /* power of 2 */
+	bool multipath;                /* per-packet paths, selective repeat;
+					* both ends must agree (docs/transport.md) */
 	struct et_dctcp_params dctcp;
 };
 
@@ -164,6 +183,9 @@ struct et_qp_stats {
 	uint64_t rx_dropped;              /* ignored: wrong state, bad opcode */
 	uint64_t path_changes;
 	uint64_t alloc_fail;
+	/* multipath mode */
+	uint64_t rx_beyond_window;        /* dropped: PSN >= expected + window */
+	uint64_t acks_unsent;             /* ACK queue full: a selective ACK lost */
 };
 
 /* One send WQE and the PSNs it was given. */
@@ -176,6 +198,65 @@ struct et_swqe {
 
 enum et_rx_msg { ET_RX_NONE, ET_RX_SEND, ET_RX_WRITE };
 
+/* Multipath mode: the reorder window at the responder and the packets in
+ * flight at the requester, in PSNs (both ends use the same constant). */
+#define ET_QP_MP_WINDOW 1024u
+#define ET_QP_MP_WORDS (ET_QP_MP_WINDOW / 64)
+
+/* One PSN in flight, at slot psn % window. */
+struct et_mp_pkt {
+	uint64_t sent_ns;   /* last transmission */
+	uint32_t wqe;       /* send queue index (free-running) of its request */
+	uint16_t len;       /* payload bytes */
+	uint16_t path;      /* UDP source port of its last transmission */
+	uint16_t txn;       /* transmissions, to tell its live timer entry */
+	uint8_t tries;      /* retransmissions by timer or NAK */
+	uint8_t flags;      /* ET_MP_ACKED, ET_MP_QUEUED */
+};
+
+enum { ET_MP_ACKED = 1, ET_MP_QUEUED = 2 /* waiting in the retransmit queue */ };
+
+/* A packet timer: when it expires, for which PSN, which transmission. */
+struct et_mp_timer {
+	uint64_t deadline;
+	uint32_t psn;
+	uint16_t txn;
+};
+
+/* A selective ACK owed: PSN, echo port, CE seen. */
+struct et_mp_ack {
+	uint32_t psn;
+	uint16_t sport;
+	uint8_t ce;
+};
+
+/* Entries of the timer and retransmit queues: at most one per packet in
+ * flight is live, the rest are skipped lazily, and a full queue is
+ * compacted, which frees at least half of it. */
+#define ET_QP_MP_QUEUE (2 * ET_QP_MP_WINDOW)
+
+/* Allocated at create in multipath mode; nothing is allocated later. */
+struct et_qp_mp {
+	/* requester */
+	struct et_mp_pkt tx[ET_QP_MP_WINDOW];
+	/* timers in transmission order, so deadlines never decrease; entries
+	 * of acknowledged or resent packets are skipped when they come up */
+	struct et_mp_timer tq[ET_QP_MP_QUEUE];
+	uint32_t tq_head, tq_tail;             /* free-running */
+	uint32_t rtx[ET_QP_MP_QUEUE];          /* PSNs to send again, in order */
+	uint32_t rtx_head, rtx_tail;           /* free-running */
+	/* responder: per PSN slot of [epsn, epsn + window) */
+	uint64_t got[ET_QP_MP_WORDS];          /* placed */
+	uint64_t last[ET_QP_MP_WORDS];         /* ends a message (AckReq) */
+	uint64_t imm[ET_QP_MP_WORDS];          /* ends a WRITE with immediate */
+	uint16_t len[ET_QP_MP_WINDOW];         /* payload bytes */
+	uint32_t imm_data[ET_QP_MP_WINDOW];
+	uint32_t rx_len;                       /* bytes of the message before epsn */
+	uint32_t imm_pending;                  /* placed, receive not yet consumed */
+	struct et_mp_ack acks[ET_QP_MP_WINDOW];
+	uint32_t ack_head, ack_tail;           /* free-running */
+};
+
 struct et_qp {
 	struct et_qp_attr a;
 	enum et_qp_state state;
@@ -184,7 +265,13 @@ struct et_qp {
 	struct rte_mempool *pool;
 	et_path_fn path_fn;
 	void *path_ctx;
-	uint16_t path_id;              /* current UDP source port of data */
+	et_ack_fn ack_fn;
+	void *ack_ctx;
+	struct et_qp_mp *mp;           /* multipath mode only */
+	uint16_t path_id;              /* current UDP source port of data; in
+					* multipath mode the last packet's, or
+					* in an ET_PATH_TIMEOUT call the
+					* timed-out packet's */
 	bool path_chosen;
 	uint16_t ip_id;
 
@@ -200,7 +287,8 @@ struct et_qp {
 	uint32_t snd_max;              /* one past the highest PSN ever sent */
 	uint64_t sq_stream;            /* payload bytes ever posted */
 	uint64_t una_pos, nxt_pos;     /* stream offsets of snd_una, snd_nxt */
-	uint64_t inflight;             /* payload bytes in [snd_una, snd_nxt) */
+	uint64_t inflight;             /* payload bytes in [snd_una, snd_nxt);
+					* multipath: of those not yet acked */
 	uint64_t rto_deadline;         /* 0: timer off */
 	uint64_t rnr_until;            /* sending paused by an RNR NAK */
 	uint8_t retries_left;
@@ -249,13 +337,17 @@ void et_qp_flush(struct et_qp *qp);
 /* RESET -> RTS. */
 int et_qp_ready(struct et_qp *qp);
 
-/* Let a load balancer pick the path ID (first send, NAK, timeout). */
+/* Let a load balancer pick the path ID (first send, NAK, timeout; in
+ * multipath mode every data packet). */
 void et_qp_set_path_fn(struct et_qp *qp, et_path_fn fn, void *ctx);
 
+/* Multipath mode: hear every ACK (path and ECN echo); ignored otherwise. */
+void et_qp_set_ack_fn(struct et_qp *qp, et_ack_fn fn, void *ctx);
+
 /* 0, -ENOSPC (queue full, or more than 2^22 PSNs outstanding) or -EINVAL
- * (RESET state, unknown opcode, a local buffer outside the region its key
- * names, or without local write access for a receive).  In ERR the request
- * completes at once with ET_WC_WR_FLUSH_ERR. */
+ * (RESET state, unknown opcode, a SEND in multipath mode, a local buffer
+ * outside the region its key names, or without local write access for a
+ * receive).  In ERR the request completes at once with ET_WC_WR_FLUSH_ERR. */
 int et_qp_post_send(struct et_qp *qp, const struct et_send_wr *wr);
 int et_qp_post_recv(struct et_qp *qp, const struct et_recv_wr *wr);
 
@@ -270,7 +362,8 @@ bool et_qp_tx_ready(const struct et_qp *qp, uint64_t now_ns);
 /* A packet for this QP (parsed and ICRC-checked by the caller). */
 void et_qp_rx(struct et_qp *qp, const struct et_roce_pkt *pkt, uint64_t now_ns);
 
-/* Fire the retransmit timer if it is due. */
+/* Fire the retransmit timer if it is due (multipath: every packet timer
+ * that is due). */
 void et_qp_timer(struct et_qp *qp, uint64_t now_ns);
 
 /* When the QP next needs et_qp_timer() or can send again after an RNR

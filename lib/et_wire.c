@@ -242,6 +242,7 @@ et_roce_parse(const uint8_t *buf, size_t len, struct et_roce_pkt *pkt,
 	h->pkey = et_load16(bth + 2);
 	h->fecn = bth[4] >> 7;
 	h->becn = (bth[4] >> 6) & 1;
+	h->resv8a = bth[4] & 0x3f;
 	h->dest_qp = load24(bth + 5);
 	h->ackreq = bth[8] >> 7;
 	h->psn = load24(bth + 9);
@@ -299,7 +300,8 @@ et_roce_build(uint8_t *buf, size_t cap, const struct et_roce_hdr *h,
 	uint32_t pad;
 
 	if (!(opf & ET_OPF_VALID) || h->dscp > 63 || h->ecn > 3 ||
-	    h->tver > 15 || h->dest_qp > ET_QPN_MASK || h->psn > ET_PSN_MASK ||
+	    h->tver > 15 || h->resv8a > 0x3f || h->dest_qp > ET_QPN_MASK ||
+	    h->psn > ET_PSN_MASK ||
 	    h->aeth_msn > 0xffffff)
 		return -ET_WIRE_E_INVAL;
 	if (payload_len && !(opf & ET_OPF_PAYLOAD))
@@ -342,7 +344,7 @@ et_roce_build(uint8_t *buf, size_t cap, const struct et_roce_hdr *h,
 	bth[0] = h->opcode;
 	bth[1] = (uint8_t)(h->solicited << 7 | h->migreq << 6 | pad << 4 | h->tver);
 	et_store16(bth + 2, h->pkey);
-	bth[4] = (uint8_t)(h->fecn << 7 | h->becn << 6);
+	bth[4] = (uint8_t)(h->fecn << 7 | h->becn << 6 | h->resv8a);
 	store24(bth + 5, h->dest_qp);
 	bth[8] = (uint8_t)(h->ackreq << 7);
 	store24(bth + 9, h->psn);

@@ -147,6 +147,8 @@ struct et_roce_hdr {
 	bool ackreq;
 	bool fecn;
 	bool becn;
+	uint8_t resv8a; /* BTH byte 4 bits 5..0 (Resv8a beside FECN/BECN): 0..63;
+			 * multipath ACKs carry the ECN echo in bit 0 */
 	uint8_t pad;  /* parser: pad count seen; builder: ignored (derived) */
 	uint8_t tver;
 	uint16_t pkey;

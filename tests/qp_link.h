@@ -25,6 +25,9 @@ struct qp_link;
 /* dir 0: A -> B, 1: B -> A.  *delay may be raised (reordering). */
 typedef enum qp_verdict (*qp_script_fn)(struct qp_link *l, int dir,
 					const struct et_roce_pkt *p, uint64_t *delay);
+/* Called after side `side` took in a frame: invariants that must hold
+ * after every packet, not only once a whole step is over. */
+typedef void (*qp_after_rx_fn)(struct qp_link *l, int side);
 
 struct qp_flight {
 	uint64_t at, seq;
@@ -38,6 +41,7 @@ struct qp_link {
 	struct qp_flight *q[2];
 	uint32_t n[2], cap;
 	qp_script_fn script;
+	qp_after_rx_fn after_rx;
 	void *ctx;
 	uint64_t sent[2], dropped[2], delivered[2];
 	/* benchmark: time each side spends in et_qp_tx, and parsing plus
@@ -167,6 +171,8 @@ qp_link_step(struct qp_link *l)
 			et_qp_rx(l->qp[1 - d], &p, l->now);
 			if (l->time_it)
 				l->rx_ns[1 - d] += qp_link_clock_ns() - t0;
+			if (l->after_rx)
+				l->after_rx(l, 1 - d);
 			rte_pktmbuf_free(m);
 			l->delivered[d]++;
 			i++;
