@@ -254,3 +254,14 @@ et_lb_plan(struct et_lb_host *h, const struct et_lb_flow *f, uint32_t n, uint64_
 	}
 	return 0;
 }
+
+uint16_t
+et_lb_spray_hook(void *ctx, struct et_qp *qp, enum et_path_event ev, uint64_t now)
+{
+	struct et_lb_host *h = ctx;
+
+	(void)now;
+	if (ev != ET_PATH_PACKET || h->paths.n == 0)
+		return qp->path_id;
+	return h->paths.id[et_lb_rand(&h->rng) % h->paths.n];
+}

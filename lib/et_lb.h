@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "et_lb_paths.h"
+#include "et_qp.h"
 #include "et_topo.h"
 
 enum et_lb_kind { ET_LB_ETHEREAL, ET_LB_ECMP, ET_LB_MPRDMA, ET_LB_SPRAY, ET_LB_REPS };
@@ -90,5 +91,11 @@ et_lb_rack_local(const struct et_lb_host *h, uint32_t dst)
 }
 
 uint64_t et_lb_rand(uint64_t *state);
+
+/* Packet spraying's hook (multipath QPs, ctx: the et_lb_host): every packet
+ * on a path drawn uniformly from all of the host's paths, failed or not
+ * (the baseline keeps spraying onto a dead link until the switches route
+ * around it; its per-packet timers recover what is lost). */
+uint16_t et_lb_spray_hook(void *ctx, struct et_qp *qp, enum et_path_event ev, uint64_t now);
 
 #endif /* ET_LB_H */

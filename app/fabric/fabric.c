@@ -139,6 +139,7 @@ sub_post(struct fabric *f, uint32_t i)
 
 	/* one request each way: small queues keep QP set-up cheap */
 	a.max_send_wr = a.max_recv_wr = b.max_send_wr = b.max_recv_wr = 2;
+	a.multipath = b.multipath = et_lb_per_packet(&f->p.lb);
 	a.dest_ip = et_net_host_ip(&f->p.t, s->dst);
 	et_net_tor_mac(&f->net, s->src, &a.dest_mac);
 	a.path_id = s->path;
@@ -159,6 +160,8 @@ sub_post(struct fabric *f, uint32_t i)
 	et_qp_ready(s->rq);
 	if (f->p.lb.kind == ET_LB_ETHEREAL)
 		et_qp_set_path_fn(s->sq, et_lb_paths_hook, &hs->lb.paths);
+	else if (f->p.lb.kind == ET_LB_SPRAY)
+		et_qp_set_path_fn(s->sq, et_lb_spray_hook, &hs->lb);
 	if (et_qp_post_recv(s->rq, &rw) || et_qp_post_send(s->sq, &wr))
 		return fail(f, "host %u: cannot post %" PRIu64 " bytes to host %u", s->src, s->len,
 			    s->dst);
