@@ -8,6 +8,7 @@
 
 #include <rte_ip.h>
 
+#include "et_lb.h"
 #include "et_lb_assign.h"
 #include "et_lb_paths.h"
 #include "qp_link.h"
@@ -226,6 +227,162 @@ test_pick_is_uniform(void **state)
 	assert_true(et_lb_paths_pick(&ps, 1, 0x0000) <= 0x0300);
 }
 
+/* ---- the policies ---- */
+
+static void
+test_policy_names(void **state)
+{
+	static const char *const good[] = {"ethereal", "ecmp", "mprdma:1", "mprdma:8", "spray", "reps"};
+	static const char *const bad[] = {"", "ether", "ecmpx", "mprdma", "mprdma:", "mprdma:0",
+					  "mprdma:65", "mprdma:4x", "spray2"};
+	struct et_lb_conf c;
+	char err[128], name[32];
+
+	(void)state;
+	for (unsigned i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		et_lb_conf_default(&c);
+		assert_int_equal(et_lb_parse(good[i], &c, err, sizeof(err)), 0);
+		assert_string_equal(et_lb_name(&c, name, sizeof(name)), good[i]);
+	}
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(et_lb_parse(bad[i], &c, err, sizeof(err)), -1);
+		assert_non_null(strstr(err, strncmp(bad[i], "mprdma:", 7) ? "expected" : "1..64"));
+	}
+	assert_true(et_lb_parse("reps", &c, err, sizeof(err)) == 0 && et_lb_uses_ecmp(&c) &&
+		    et_lb_per_packet(&c));
+	assert_true(et_lb_parse("spray", &c, err, sizeof(err)) == 0 && !et_lb_uses_ecmp(&c));
+}
+
+/* 16 hosts, 4 leaves of 4, 4 spines: host 0's flows to every other host. */
+static uint32_t
+all_to_all_plan(struct et_lb_host *h, const char *policy, uint64_t seed, struct et_lb_sub *out,
+		struct et_lb_flow *f)
+{
+	struct et_lb_conf c;
+	struct et_topo t;
+	char err[64];
+
+	et_lb_conf_default(&c);
+	assert_int_equal(et_lb_parse(policy, &c, err, sizeof(err)), 0);
+	et_topo_leaf_spine(&t, 4, 4, 4, 1);
+	et_lb_host_init(h, &c, &t, 0, seed);
+	for (uint32_t i = 0; i < 15; i++)
+		f[i] = (struct et_lb_flow){i + 1, 1 << 20};
+	assert_true(et_lb_plan_max(h, 15) >= 15);
+	return et_lb_plan(h, f, 15, 1000, out);
+}
+
+static void
+test_ethereal_interceptor(void **state)
+{
+	struct et_lb_host h, h2;
+	struct et_lb_flow f[15];
+	struct et_lb_sub out[256], out2[256];
+	uint64_t bytes[4] = {0}, per_flow[16] = {0};
+	uint32_t n, n2, local = 0;
+	bool differ = false;
+
+	(void)state;
+	n = all_to_all_plan(&h, "ethereal", 5, out, f);
+	/* 3 rack-local flows untouched; 3 leaves x 4 flows over 4 paths: whole */
+	assert_int_equal(n, 15);
+	for (uint32_t i = 0; i < n; i++) {
+		per_flow[f[out[i].flow].dst] += out[i].len;
+		if (f[out[i].flow].dst < 4) {
+			local++;
+			assert_int_equal(out[i].start_ns, 1000); /* at once */
+			assert_int_equal(out[i].insert_pos, -1);
+			continue;
+		}
+		bytes[out[i].path >> 8] += out[i].len;
+		/* jitter within the bound, a random place in the active list */
+		assert_true(out[i].start_ns >= 1000 && out[i].start_ns <= 1000 + h.c.jitter_ns);
+		assert_true(out[i].insert_pos >= 0);
+	}
+	assert_int_equal(local, 3);
+	for (int p = 0; p < 4; p++)
+		assert_int_equal(bytes[p], 3 << 20); /* each spine: one flow per leaf */
+	for (int d = 1; d < 16; d++)
+		assert_int_equal(per_flow[d], 1 << 20);
+	/* the same seed, the same plan; another seed, other jitter */
+	n2 = all_to_all_plan(&h2, "ethereal", 5, out2, f);
+	assert_int_equal(n2, n);
+	assert_memory_equal(out, out2, n * sizeof(out[0]));
+	all_to_all_plan(&h2, "ethereal", 6, out2, f);
+	for (uint32_t i = 0; i < n; i++)
+		differ |= out[i].start_ns != out2[i].start_ns || out[i].insert_pos != out2[i].insert_pos;
+	assert_true(differ);
+
+	/* a bad path: the split is computed over the three good ones */
+	et_lb_paths_mark_bad(&h.paths, 0x0200, 1000);
+	n = et_lb_plan(&h, f, 15, 2000, out);
+	memset(bytes, 0, sizeof(bytes));
+	for (uint32_t i = 0; i < n; i++)
+		if (f[out[i].flow].dst >= 4)
+			bytes[out[i].path >> 8] += out[i].len;
+	/* 1 MB / 3 leaves one byte over per leaf: equal within 3 bytes */
+	assert_int_equal(bytes[2], 0);
+	assert_true(bytes[0] + bytes[1] + bytes[3] == 12 << 20);
+	for (int p = 0; p < 4; p += 1 + (p == 1))
+		assert_true(bytes[p] >= (4 << 20) - 3 && bytes[p] <= (4 << 20) + 3);
+	/* 4 flows per leaf over 3 paths: 3 whole, 1 split in 3 */
+	assert_int_equal(n, 3 + 3 * (3 + 3));
+}
+
+static void
+test_ecmp_and_mprdma_spread(void **state)
+{
+	struct et_lb_host h;
+	struct et_lb_flow f[15];
+	struct et_lb_sub out[256];
+	uint32_t n, hist[16] = {0};
+	uint64_t per_flow[16] = {0};
+
+	(void)state;
+	n = all_to_all_plan(&h, "ecmp", 3, out, f);
+	assert_int_equal(n, 15);
+	n = all_to_all_plan(&h, "mprdma:4", 3, out, f);
+	assert_int_equal(n, 60);
+	for (uint32_t i = 0; i < n; i++) {
+		per_flow[f[out[i].flow].dst] += out[i].len;
+		hist[out[i].path >> 12]++;
+		assert_int_equal(out[i].len, (1 << 20) / 4);
+	}
+	for (int d = 1; d < 16; d++)
+		assert_int_equal(per_flow[d], 1 << 20);
+	/* 60 random source ports over 16 buckets of their top nibble: spread */
+	for (int b = 0; b < 16; b++)
+		assert_true(hist[b] < 15);
+}
+
+static void
+test_spray_is_uniform(void **state)
+{
+	struct et_lb_host h;
+	struct et_lb_conf c;
+	struct et_topo t;
+	struct et_qp qp = {0};
+	uint32_t count[4] = {0};
+	const int n = 40000;
+	double chi2 = 0;
+	char err[64];
+
+	(void)state;
+	et_lb_conf_default(&c);
+	assert_int_equal(et_lb_parse("spray", &c, err, sizeof(err)), 0);
+	et_topo_leaf_spine(&t, 4, 4, 4, 1);
+	et_lb_host_init(&h, &c, &t, 0, 9);
+	et_lb_paths_mark_bad(&h.paths, 0x0100, 0); /* spraying does not care */
+	for (int i = 0; i < n; i++)
+		count[et_lb_spray_hook(&h, &qp, ET_PATH_PACKET, 1) >> 8]++;
+	for (int p = 0; p < 4; p++)
+		chi2 += (count[p] - n / 4.0) * (count[p] - n / 4.0) / (n / 4.0);
+	/* 3 degrees of freedom: 11.34 is the 1 % critical value */
+	assert_true(chi2 < 11.34);
+	qp.path_id = 0x0300;
+	assert_int_equal(et_lb_spray_hook(&h, &qp, ET_PATH_TIMEOUT, 1), 0x0300);
+}
+
 /* Fast reroute end to end: a QP on a link whose path 0 is dead times out,
  * marks path 0 bad, moves to a good path and completes; the data is right. */
 static struct rte_mempool *pool;
@@ -330,6 +487,10 @@ main(void)
 		cmocka_unit_test(test_paper_example),
 		cmocka_unit_test(test_path_state),
 		cmocka_unit_test(test_pick_is_uniform),
+		cmocka_unit_test(test_policy_names),
+		cmocka_unit_test(test_ethereal_interceptor),
+		cmocka_unit_test(test_ecmp_and_mprdma_spread),
+		cmocka_unit_test(test_spray_is_uniform),
 	};
 	const struct CMUnitTest with_qps[] = {
 		cmocka_unit_test(test_reroute_around_a_dead_path),
