@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
+#include <stdatomic.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>
@@ -576,6 +578,46 @@ node_next_event(const struct fabric *f, uint32_t i)
 	return et_switch_next_event(&f->net.sw[i - f->n_hosts], f->now);
 }
 
+/* Real clock with more than one lcore: the hosts (and the collective,
+ * which touches both ends of every QP pair) stay on the main lcore, the
+ * switches are dealt to the others.  They share only rings, each with one
+ * producer and one consumer. */
+struct sw_worker {
+	struct fabric *f;
+	uint32_t first, step;     /* switches first, first + step, ... */
+	uint64_t base;
+	_Atomic int *run;
+};
+
+static int
+switch_worker(void *arg)
+{
+	struct sw_worker *w = arg;
+
+	while (atomic_load_explicit(w->run, memory_order_relaxed)) {
+		uint64_t now = et_tsc_ns() - w->base + 1;
+
+		for (uint32_t i = w->first; i < w->f->net.n_sw; i += w->step)
+			et_switch_poll(&w->f->net.sw[i], now);
+	}
+	return 0;
+}
+
+static unsigned int
+launch_switch_workers(struct fabric *f, struct sw_worker *w, _Atomic int *run, uint64_t base)
+{
+	unsigned int lcore, n = 0, workers = rte_lcore_count() - 1;
+
+	if (workers == 0)
+		return 0;
+	RTE_LCORE_FOREACH_WORKER(lcore) {
+		w[n] = (struct sw_worker){f, n, workers, base, run};
+		if (rte_eal_remote_launch(switch_worker, &w[n], lcore) == 0)
+			n++;
+	}
+	return n;
+}
+
 /* Every node takes its turn in a fixed order, pass after pass.  In virtual
  * time a node is skipped when it can have nothing to do: no frame reached
  * it, it did nothing last time, and its own next event is later.  A pass
@@ -589,6 +631,9 @@ fab_run(struct fabric *f)
 	uint64_t *wake = calloc(nodes, sizeof(*wake));
 	uint64_t base = f->p.real_clock ? et_tsc_ns() : 0, idle = 0;
 	bool skip = !f->p.real_clock;
+	struct sw_worker sw[RTE_MAX_LCORE];
+	_Atomic int run = 1;
+	unsigned int workers = 0;
 
 	if (!started || !ready || !wake) {
 		free(started);
@@ -597,7 +642,10 @@ fab_run(struct fabric *f)
 		return fail(f, "out of memory");
 	}
 	memset(ready, 1, nodes);
-	wire_wakeups(f, ready);
+	if (skip)
+		wire_wakeups(f, ready);
+	else if ((workers = launch_switch_workers(f, sw, &run, base)) > 0)
+		nodes = f->n_hosts; /* the switches poll on their own lcores */
 	f->now = 1;
 	for (;;) {
 		uint32_t work = 0, i, w;
@@ -651,6 +699,10 @@ fab_run(struct fabric *f)
 				break;
 			}
 		}
+	}
+	if (workers) {
+		atomic_store(&run, 0);
+		rte_eal_mp_wait_lcore();
 	}
 	for (uint32_t i = 0; i < f->net.n_sw; i++)
 		for (uint16_t k = 0; k < f->net.sw[i].n_ports; k++)
