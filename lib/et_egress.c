@@ -199,12 +199,15 @@ et_egress_run(struct et_egress *e, uint64_t now)
 	/* serialize: one frame at a time, back to back while the wire is free */
 	while (e->busy_until <= now && e->fly_tail - e->fly_head <= e->fly_mask) {
 		/* an idle wire starts now, a busy one when it is free */
-		uint64_t start = e->busy_until > now ? e->busy_until : now;
+		uint64_t start_ps = e->busy_ps > now * 1000 ? e->busy_ps : now * 1000;
 		struct rte_mbuf *m = next_frame(e, now);
 
 		if (m == NULL)
 			break;
-		e->busy_until = start + et_link_tx_ns(&e->lm, rte_pktmbuf_pkt_len(m));
+		/* in picoseconds: whole nanoseconds per frame would run a
+		 * 400 Gbit/s link half a percent slow (83.56 ns -> 84 ns) */
+		e->busy_ps = start_ps + et_link_tx_ps(&e->lm, rte_pktmbuf_pkt_len(m));
+		e->busy_until = (e->busy_ps + 999) / 1000;
 		moved++;
 		if (lost(e, m))
 			continue; /* it took its time on the wire all the same */

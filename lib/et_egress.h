@@ -55,6 +55,7 @@ struct et_egress {
 	struct et_egress_slot *fly;
 	uint32_t fly_mask, fly_head, fly_tail;
 	uint64_t busy_until;   /* the wire is serializing until then */
+	uint64_t busy_ps;      /* the same, exactly */
 	uint64_t paused_until; /* PFC: no new data starts before then */
 	bool failed;           /* everything sent is lost */
 	uint64_t rng;          /* loss model state */
@@ -98,6 +99,13 @@ et_link_tx_ns(const struct et_link_model *lm, uint32_t len)
 	uint64_t bits = (uint64_t)(len + 24) * 8;
 
 	return lm->rate_bps ? (bits * 1000000000ull + lm->rate_bps - 1) / lm->rate_bps : 0;
+}
+
+static inline uint64_t
+et_link_tx_ps(const struct et_link_model *lm, uint32_t len)
+{
+	uint64_t bits = (uint64_t)(len + 24) * 8;
+	return lm->rate_bps ? (bits * 1000000000000ull + lm->rate_bps - 1) / lm->rate_bps : 0;
 }
 
 static inline uint32_t

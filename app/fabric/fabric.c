@@ -55,6 +55,28 @@ fab_pool_bytes(const struct fab_params *p)
 	       (RTE_PKTMBUF_HEADROOM + p->qp.mtu + 256 + sizeof(struct rte_mbuf) + 64);
 }
 
+/* Links a packet crosses on the fabric's longest path. */
+static uint32_t
+longest_path_hops(const struct et_topo *t)
+{
+	if (t->tors == 1)
+		return 2;
+	return t->kind == ET_TOPO_FAT_TREE && t->pods > 1 ? 6 : 4;
+}
+
+uint32_t
+fab_bdp_bytes(const struct fab_params *p)
+{
+	uint32_t hops = longest_path_hops(&p->t);
+	const struct et_link_model *lm = &p->net.link;
+	/* data out store-and-forward, the ACK back: the base RTT */
+	uint64_t rtt = 2 * hops * lm->latency_ns + hops * et_link_tx_ns(lm, p->qp.mtu + 78) +
+		       hops * et_link_tx_ns(lm, 64);
+	uint64_t bdp = (uint64_t)((double)p->host_link.rate_bps * rtt / 8e9);
+
+	return (uint32_t)(bdp > p->qp.mtu ? bdp : p->qp.mtu);
+}
+
 static int
 fail(struct fabric *f, const char *fmt, ...)
 {
@@ -470,6 +492,8 @@ fab_build(struct fabric *f, const struct fab_params *p)
 		return fail(f, "%s", why);
 	if (p->size > UINT32_MAX)
 		return fail(f, "--size: at most 4G per rank (one work request per subflow)");
+	if (p->qp.dctcp.init_cwnd == 0)
+		f->p.qp.dctcp.init_cwnd = fab_bdp_bytes(&f->p);
 	f->p.net.sw.mode = et_lb_uses_ecmp(&p->lb) ? ET_SW_ECMP : ET_SW_SOURCE_ROUTE;
 	f->p.net.sw.ecmp_seed = (uint32_t)(p->seed * 2654435761u);
 	/* net_ring ethdevs where Debian's 32-port limit allows, bare rings beyond */
@@ -793,12 +817,10 @@ fab_lower_bound_ns(const struct fabric *f)
 {
 	uint32_t n = f->n_hosts;
 	double bytes = (double)f->p.size * (n - 1) / n;
-	uint32_t hops = 2; /* host - ToR - host */
+	uint32_t hops = longest_path_hops(&f->p.t);
 
 	if (f->p.kind == ET_COLL_ALLREDUCE)
 		bytes *= 2;
-	if (f->p.t.tors > 1)
-		hops = f->p.t.kind == ET_TOPO_FAT_TREE && f->p.t.pods > 1 ? 6 : 4;
 	return (uint64_t)(bytes * 8e9 / (double)f->p.host_link.rate_bps) +
 	       hops * f->p.net.link.latency_ns;
 }

@@ -54,6 +54,9 @@ void fab_params_default(struct fab_params *p);
 /* The frame pool a fabric of p needs: mbufs, and bytes of EAL memory. */
 uint32_t fab_pool_mbufs(const struct fab_params *p);
 uint64_t fab_pool_bytes(const struct fab_params *p);
+/* One bandwidth-delay product of the fabric's longest path: the DCTCP
+ * window a QP starts with unless the conf says otherwise. */
+uint32_t fab_bdp_bytes(const struct fab_params *p);
 
 /* One QP pair carrying bytes [off, off + len) of one send of a step. */
 struct fab_sub {

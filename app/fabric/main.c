@@ -157,8 +157,7 @@ load_conf(const char *file, struct fab_params *p, struct cli *o)
 	    et_conf_u32(&c, "transport", "ack-every", 1, 1024, false, 1, &acks) ||
 	    et_conf_enum(&c, "transport", "dctcp", onoff, false, p->qp.dctcp.enabled, &dctcp) ||
 	    et_conf_double(&c, "transport", "dctcp-g", 1.0 / 65536, 1, false, p->qp.dctcp.g, &g) ||
-	    et_conf_bytes(&c, "transport", "init-cwnd", 4096, 1ull << 31, false,
-			  p->qp.dctcp.init_cwnd, &icw) ||
+	    et_conf_bytes(&c, "transport", "init-cwnd", 0, 1ull << 31, false, 0, &icw) ||
 	    et_conf_bytes(&c, "transport", "max-cwnd", 4096, 1ull << 31, false,
 			  p->qp.dctcp.max_cwnd, &mcw) ||
 	    et_conf_u32(&c, "lb", "batch-ns", 0, 1000000000, false, 100, &bns) ||
