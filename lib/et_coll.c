@@ -4,13 +4,17 @@
 
 #include "et_coll.h"
 
+/* dbt's transfers grow with ranks x chunks; beyond this the chunk is too
+ * small to be worth the memory */
+#define DBT_MAX_XFERS (1u << 22)
+
 static const char *const kind_names[] = {"allreduce", "allgather", "reducescatter", "alltoall"};
 static const char *const algo_names[] = {"a2a", "rd", "ring", "dbt"};
 
 int
 et_coll_parse_kind(const char *name, enum et_coll_kind *out)
 {
-	for (int i = 0; i < 4; i++)
+	for (unsigned int i = 0; i < 4; i++)
 		if (strcmp(name, kind_names[i]) == 0) {
 			*out = (enum et_coll_kind)i;
 			return 0;
@@ -21,7 +25,7 @@ et_coll_parse_kind(const char *name, enum et_coll_kind *out)
 int
 et_coll_parse_algo(const char *name, enum et_coll_algo *out)
 {
-	for (int i = 0; i < 4; i++)
+	for (unsigned int i = 0; i < 4; i++)
 		if (strcmp(name, algo_names[i]) == 0) {
 			*out = (enum et_coll_algo)i;
 			return 0;
@@ -32,414 +36,405 @@ et_coll_parse_algo(const char *name, enum et_coll_algo *out)
 const char *
 et_coll_kind_name(enum et_coll_kind kind)
 {
-	return kind_names[kind];
+	return (unsigned int)kind < 4 ? kind_names[kind] : "?";
 }
 
 const char *
 et_coll_algo_name(enum et_coll_algo algo)
 {
-	return algo_names[algo];
+	return (unsigned int)algo < 4 ? algo_names[algo] : "?";
 }
 
-/* ---- building: transfers are added round by round; round k is step k
- * of every rank ---- */
+/* ---- building: transfers on a global step count, then per rank ---- */
 
-static int
-begin_round(struct et_coll_sched *s)
-{
-	for (uint32_t r = 0; r < s->nranks; r++) {
-		struct et_coll_rank *k = &s->rank[r];
-		struct et_coll_step *st = realloc(k->steps, (k->nsteps + 1) * sizeof(*st));
-
-		if (st == NULL)
-			return -1;
-		k->steps = st;
-		st[k->nsteps++] = (struct et_coll_step){k->nsends, 0, k->nrecvs, 0};
-	}
-	return 0;
-}
-
-static int
-xfer(struct et_coll_sched *s, uint32_t src, uint32_t dst, uint64_t src_off, uint64_t data_off,
-     uint64_t len, int reduce)
-{
-	struct et_coll_rank *a = &s->rank[src], *b = &s->rank[dst];
-
-	if (len == 0 || src == dst)
-		return 0;
-	if (a->nsends == a->cap_sends) {
-		uint32_t n = a->cap_sends ? 2 * a->cap_sends : 8;
-		struct et_coll_send *p = realloc(a->sends, n * sizeof(*p));
-
-		if (p == NULL)
-			return -1;
-		a->sends = p;
-		a->cap_sends = n;
-	}
-	if (b->nrecvs == b->cap_recvs) {
-		uint32_t n = b->cap_recvs ? 2 * b->cap_recvs : 8;
-		struct et_coll_recv *p = realloc(b->recvs, n * sizeof(*p));
-
-		if (p == NULL)
-			return -1;
-		b->recvs = p;
-		b->cap_recvs = n;
-	}
-	a->sends[a->nsends++] = (struct et_coll_send){dst, b->nrecvs, src_off, len};
-	b->recvs[b->nrecvs++] = (struct et_coll_recv){src, b->staging_bytes, data_off, len,
-						      (uint8_t)reduce};
-	b->staging_bytes += len;
-	a->steps[a->nsteps - 1].nsend++;
-	b->steps[b->nsteps - 1].nrecv++;
-	return 0;
-}
-
-#define TRY(x)                     \
-	do {                       \
-		if ((x) != 0)      \
-			return -1; \
-	} while (0)
-
-/* chunk c of n equal chunks of the vector */
-static inline uint64_t
-chunk(const struct et_coll_sched *s, uint64_t c)
-{
-	return c * (s->size / s->nranks);
-}
-
-static int
-build_a2a(struct et_coll_sched *s)
-{
-	uint32_t n = s->nranks, r, j;
-	uint64_t c = s->size / n;
-
-	if (s->kind != ET_COLL_ALLGATHER) {
-		/* reduce-scatter (or the exchange of all-to-all): chunk j to rank j */
-		TRY(begin_round(s));
-		for (r = 0; r < n; r++)
-			for (j = 1; j < n; j++) {
-				uint32_t d = (r + j) % n; /* every rank starts with its neighbour */
-
-				TRY(xfer(s, r, d, chunk(s, d),
-					 s->kind == ET_COLL_ALLTOALL ? chunk(s, r) : chunk(s, d), c,
-					 s->kind != ET_COLL_ALLTOALL));
-			}
-	}
-	if (s->kind == ET_COLL_ALLREDUCE || s->kind == ET_COLL_ALLGATHER) {
-		TRY(begin_round(s));
-		for (r = 0; r < n; r++)
-			for (j = 1; j < n; j++)
-				TRY(xfer(s, r, (r + j) % n, chunk(s, r), chunk(s, r), c, 0));
-	}
-	return 0;
-}
-
-/* Rabenseifner: reduce-scatter by recursive halving, all-gather by recursive
- * doubling; rank r ends the halving holding chunk r. */
-static int
-build_rd(struct et_coll_sched *s)
-{
-	uint32_t n = s->nranks, r, d;
-
-	if (s->kind != ET_COLL_ALLGATHER)
-		for (d = n / 2; d >= 1; d /= 2) {
-			TRY(begin_round(s));
-			for (r = 0; r < n; r++) {
-				/* r holds the block of 2d chunks around it; keeps the half
-				 * its bit d names, sends the other to r ^ d */
-				uint64_t lo = r / (2 * d) * (2 * d), keep = lo + (r & d), give = lo + (d - (r & d));
-
-				(void)keep;
-				TRY(xfer(s, r, r ^ d, chunk(s, give), chunk(s, give),
-					 d * (s->size / n), 1));
-			}
-		}
-	if (s->kind == ET_COLL_ALLREDUCE || s->kind == ET_COLL_ALLGATHER)
-		for (d = 1; d < n; d *= 2) {
-			TRY(begin_round(s));
-			for (r = 0; r < n; r++) {
-				uint64_t lo = r / d * d; /* r holds d chunks from lo */
-
-				TRY(xfer(s, r, r ^ d, chunk(s, lo), chunk(s, lo), d * (s->size / n), 0));
-			}
-		}
-	return 0;
-}
-
-/* Ring: in reduce-scatter round k rank r passes chunk r - k - 1 on, so rank
- * r ends with chunk r; in all-gather round k it passes chunk r - k. */
-static int
-build_ring(struct et_coll_sched *s)
-{
-	uint32_t n = s->nranks, r, k;
-	uint64_t c = s->size / n;
-
-	if (s->kind != ET_COLL_ALLGATHER)
-		for (k = 0; k + 1 < n; k++) {
-			TRY(begin_round(s));
-			for (r = 0; r < n; r++)
-				TRY(xfer(s, r, (r + 1) % n, chunk(s, (r + 2 * n - k - 1) % n),
-					 chunk(s, (r + 2 * n - k - 1) % n), c, 1));
-		}
-	if (s->kind == ET_COLL_ALLREDUCE || s->kind == ET_COLL_ALLGATHER)
-		for (k = 0; k + 1 < n; k++) {
-			TRY(begin_round(s));
-			for (r = 0; r < n; r++)
-				TRY(xfer(s, r, (r + 1) % n, chunk(s, (r + n - k) % n),
-					 chunk(s, (r + n - k) % n), c, 0));
-		}
-	return 0;
-}
-
-/* ---- double binary tree ---- */
-
-struct tree {
-	int32_t *parent;
-	uint32_t *height, *depth, root, max_h, max_d;
+/* One send of src and the recv of dst it fills, both in global step `step`;
+ * seq keeps the order they were made in, which fixes the reduction order. */
+struct xfer {
+	uint32_t src, dst, step, seq;
+	uint64_t src_off, data_off, len;
+	uint8_t reduce;
 };
 
-/* In-order tree over positions lo..hi: the middle is the root. */
-static int32_t
-build_inorder(struct tree *t, const uint32_t *rank_at, int32_t lo, int32_t hi, int32_t parent,
-	      uint32_t depth)
-{
-	int32_t mid, l, r;
-	uint32_t h = 0, me;
+struct builder {
+	struct xfer *x;
+	uint32_t n, cap;
+	int oom;
+};
 
-	if (lo > hi)
-		return -1;
-	mid = (lo + hi) / 2;
-	me = rank_at[mid];
-	t->parent[me] = parent < 0 ? -1 : (int32_t)rank_at[parent];
-	t->depth[me] = depth;
-	l = build_inorder(t, rank_at, lo, mid - 1, mid, depth + 1);
-	r = build_inorder(t, rank_at, mid + 1, hi, mid, depth + 1);
-	if (l >= 0 && t->height[rank_at[l]] + 1 > h)
-		h = t->height[rank_at[l]] + 1;
-	if (r >= 0 && t->height[rank_at[r]] + 1 > h)
-		h = t->height[rank_at[r]] + 1;
-	t->height[me] = h;
-	if (h > t->max_h)
-		t->max_h = h;
-	if (depth > t->max_d)
-		t->max_d = depth;
-	return mid;
+static void
+add(struct builder *b, uint32_t src, uint32_t dst, uint32_t step, uint64_t src_off,
+    uint64_t data_off, uint64_t len, uint8_t reduce)
+{
+	if (len == 0 || b->oom)
+		return;
+	if (b->n == b->cap) {
+		uint32_t cap = b->cap ? 2 * b->cap : 64;
+		struct xfer *x = cap > b->cap ? realloc(b->x, (size_t)cap * sizeof(*x)) : NULL;
+
+		if (x == NULL) {
+			b->oom = 1;
+			return;
+		}
+		b->x = x;
+		b->cap = cap;
+	}
+	b->x[b->n] = (struct xfer){src, dst, step, b->n, src_off, data_off, len, reduce};
+	b->n++;
 }
 
-/* Tree 0 is the in-order tree of ranks 0..n-1; tree 1 the same over the
- * ranks mirrored (n-1-r): the interior ranks of one are mostly leaves of
- * the other, as in NCCL, so both halves keep every link busy. */
 static int
-build_dbt(struct et_coll_sched *s, uint64_t chunk_bytes)
+cmp_xfer(const void *pa, const void *pb)
 {
-	uint32_t n = s->nranks, r, t, nround;
-	uint64_t half[2], base[2], nchunks[2], cb[2], maxc = 0;
-	struct tree tr[2];
-	uint32_t *rank_at = malloc(n * sizeof(*rank_at));
+	const struct xfer *a = pa, *b = pb;
+
+	if (a->step != b->step)
+		return a->step < b->step ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* Step k of a rank becomes the k-th global step in which it does anything,
+ * so steps where it would only wait are dropped. */
+static struct et_coll_step *
+step_of(struct et_coll_rank *k, uint32_t *last, uint32_t step)
+{
+	if (*last != step) {
+		*last = step;
+		k->steps[k->nsteps++] = (struct et_coll_step){k->nsends, 0, k->nrecvs, 0};
+	}
+	return &k->steps[k->nsteps - 1];
+}
+
+static int
+finish(struct et_coll_sched *s, struct builder *b)
+{
+	uint32_t *last = malloc((size_t)s->nranks * sizeof(*last)), i;
 	int rc = -1;
 
-	memset(tr, 0, sizeof(tr));
-	half[0] = s->size / 2 / 4 * 4;
-	half[1] = s->size - half[0];
-	base[0] = 0;
-	base[1] = half[0];
-	for (t = 0; t < 2; t++) {
-		tr[t].parent = malloc(n * sizeof(int32_t));
-		tr[t].height = calloc(n, sizeof(uint32_t));
-		tr[t].depth = calloc(n, sizeof(uint32_t));
-		if (!rank_at || !tr[t].parent || !tr[t].height || !tr[t].depth)
+	if (last == NULL)
+		return -1;
+	if (b->n)
+		qsort(b->x, b->n, sizeof(*b->x), cmp_xfer);
+	for (i = 0; i < b->n; i++) {
+		s->rank[b->x[i].src].nsends++;
+		s->rank[b->x[i].dst].nrecvs++;
+	}
+	for (i = 0; i < s->nranks; i++) {
+		struct et_coll_rank *k = &s->rank[i];
+
+		k->sends = calloc(k->nsends + 1, sizeof(*k->sends));
+		k->recvs = calloc(k->nrecvs + 1, sizeof(*k->recvs));
+		k->steps = calloc((size_t)k->nsends + k->nrecvs + 1, sizeof(*k->steps));
+		if (!k->sends || !k->recvs || !k->steps)
 			goto out;
-		for (r = 0; r < n; r++)
-			rank_at[r] = t ? n - 1 - r : r;
-		tr[t].root = rank_at[build_inorder(&tr[t], rank_at, 0, (int32_t)n - 1, -1, 0)];
-		cb[t] = chunk_bytes ? chunk_bytes : (half[t] / 16 + 3) / 4 * 4;
-		if (cb[t] == 0)
-			cb[t] = 4;
-		nchunks[t] = (half[t] + cb[t] - 1) / cb[t];
+		k->nsends = k->nrecvs = 0;
+		last[i] = UINT32_MAX;
 	}
-	/* a node of height h sends chunk c up in round c + h; the root has it
-	 * after round c + H - 1 and sends it down in round c + H; a node at
-	 * depth d forwards it down in round c + H + d */
-	nround = 0;
-	for (t = 0; t < 2; t++) {
-		uint64_t last = nchunks[t] ? nchunks[t] - 1 + tr[t].max_h + tr[t].max_d : 0;
+	for (i = 0; i < b->n; i++) {
+		const struct xfer *x = &b->x[i];
+		struct et_coll_rank *ks = &s->rank[x->src], *kd = &s->rank[x->dst];
+		uint32_t r;
 
-		if (nchunks[t] && last + 1 > maxc)
-			maxc = last + 1;
+		step_of(kd, &last[x->dst], x->step)->nrecv++;
+		r = kd->nrecvs++;
+		kd->recvs[r] = (struct et_coll_recv){x->src, kd->staging_bytes, x->data_off,
+						      x->len, x->reduce};
+		kd->staging_bytes += x->len;
+		step_of(ks, &last[x->src], x->step)->nsend++;
+		ks->sends[ks->nsends++] = (struct et_coll_send){x->dst, r, x->src_off, x->len};
 	}
-	for (nround = 0; nround < maxc; nround++) {
-		if (begin_round(s))
-			goto out;
-		for (t = 0; t < 2; t++)
-			for (r = 0; r < n; r++) {
-				const struct tree *x = &tr[t];
-				int64_t c;
-
-				/* up */
-				c = (int64_t)nround - x->height[r];
-				if (x->parent[r] >= 0 && c >= 0 && (uint64_t)c < nchunks[t]) {
-					uint64_t off = base[t] + (uint64_t)c * cb[t];
-					uint64_t len = off + cb[t] > base[t] + half[t] ? base[t] + half[t] - off : cb[t];
-
-					if (xfer(s, r, (uint32_t)x->parent[r], off, off, len, 1))
-						goto out;
-				}
-				/* down: r forwards chunk c to its children in round c + H + d */
-				c = (int64_t)nround - x->max_h - x->depth[r];
-				if (c >= 0 && (uint64_t)c < nchunks[t]) {
-					uint64_t off = base[t] + (uint64_t)c * cb[t];
-					uint64_t len = off + cb[t] > base[t] + half[t] ? base[t] + half[t] - off : cb[t];
-
-					for (uint32_t ch = 0; ch < n; ch++)
-						if (x->parent[ch] == (int32_t)r &&
-						    xfer(s, r, ch, off, off, len, 0))
-							goto out;
-				}
-			}
-	}
+	for (i = 0; i < s->nranks; i++)
+		if (s->rank[i].staging_bytes > s->staging_bytes)
+			s->staging_bytes = s->rank[i].staging_bytes;
 	rc = 0;
 out:
-	for (t = 0; t < 2; t++) {
-		free(tr[t].parent);
-		free(tr[t].height);
-		free(tr[t].depth);
-	}
-	free(rank_at);
+	free(last);
 	return rc;
+}
+
+/* ---- the algorithms, c = size / n bytes per chunk ---- */
+
+static void
+build_a2a(struct builder *b, enum et_coll_kind kind, uint32_t n, uint64_t c)
+{
+	for (uint32_t r = 0; r < n; r++)
+		for (uint32_t j = 0; j < n; j++) {
+			if (j == r)
+				continue;
+			/* reduce-scatter: j sums chunk j; all-gather: j gets
+			 * r's chunk r; all-to-all: r's chunk j is j's chunk r */
+			if (kind == ET_COLL_ALLREDUCE || kind == ET_COLL_REDUCESCATTER)
+				add(b, r, j, 0, j * c, j * c, c, 1);
+			if (kind == ET_COLL_ALLREDUCE || kind == ET_COLL_ALLGATHER)
+				add(b, r, j, 1, r * c, r * c, c, 0);
+			if (kind == ET_COLL_ALLTOALL)
+				add(b, r, j, 0, j * c, r * c, c, 0);
+		}
+}
+
+/* Rabenseifner.  Halving: in the round of mask m rank r owns the 2m chunks
+ * r & ~(2m - 1) onwards, keeps the half holding chunk r and gives the other
+ * (its partner r ^ m's half) to the partner; after log N rounds it owns the
+ * sum of chunk r.  Doubling reverses it, swapping owned ranges. */
+static void
+build_rd(struct builder *b, enum et_coll_kind kind, uint32_t n, uint64_t c)
+{
+	uint32_t step = 0, m, r;
+
+	if (kind != ET_COLL_ALLGATHER)
+		for (m = n / 2; m; m /= 2, step++)
+			for (r = 0; r < n; r++) {
+				uint64_t off = ((r ^ m) & ~(m - 1)) * c;
+
+				add(b, r, r ^ m, step, off, off, m * c, 1);
+			}
+	if (kind != ET_COLL_REDUCESCATTER)
+		for (m = 1; m < n; m *= 2, step++)
+			for (r = 0; r < n; r++) {
+				uint64_t off = (r & ~(m - 1)) * c;
+
+				add(b, r, r ^ m, step, off, off, m * c, 0);
+			}
+}
+
+/* Reduce-scatter: in step s rank r passes chunk r - s - 1 (which it summed
+ * in step s - 1) to r + 1, so chunk r completes at r in step N - 2.
+ * All-gather: in step s rank r passes chunk r - s on. */
+static void
+build_ring(struct builder *b, enum et_coll_kind kind, uint32_t n, uint64_t c)
+{
+	uint32_t step = 0, s, r;
+
+	if (kind != ET_COLL_ALLGATHER)
+		for (s = 0; s + 1 < n; s++, step++)
+			for (r = 0; r < n; r++) {
+				uint64_t off = (r + 2 * n - s - 1) % n * c;
+
+				add(b, r, (r + 1) % n, step, off, off, c, 1);
+			}
+	if (kind != ET_COLL_REDUCESCATTER)
+		for (s = 0; s + 1 < n; s++, step++)
+			for (r = 0; r < n; r++) {
+				uint64_t off = (r + n - s) % n * c;
+
+				add(b, r, (r + 1) % n, step, off, off, c, 0);
+			}
+}
+
+static uint32_t
+ilog2(uint32_t x)
+{
+	uint32_t l = 0;
+
+	while (x >>= 1)
+		l++;
+	return l;
+}
+
+/* Rank at heap position i of tree h.  Tree 0 lists the even ranks first,
+ * tree 1 the odd ones; a heap of n nodes has its n / 2 interior nodes first,
+ * and there are at least n / 2 ranks of either parity, so every rank is
+ * interior in at most one tree (the one of its parity). */
+static uint32_t
+dbt_rank(uint32_t n, uint32_t h, uint32_t i)
+{
+	uint32_t first = (n + 1 - h) / 2;	/* ranks of parity h */
+
+	return i < first ? 2 * i + h : 2 * (i - first) + 1 - h;
+}
+
+/* Half h of the data goes up tree h and back down, chunk by chunk, on one
+ * clock: a node at depth d sends chunk k up in step k + D - d, one step after
+ * its children's chunk k arrived (D: the depth of the trees), and the root's
+ * sum comes down one level per step from step k + D.  A node's own chunk k is
+ * overwritten (step k + D + d - 1) only after it sent it up, and the two
+ * halves never touch the same bytes, so the trees share the steps:
+ * nchunks + 2D - 1 of them. */
+static void
+build_dbt(struct builder *b, uint32_t n, uint64_t size, uint64_t cb)
+{
+	uint64_t half0 = size / 8 * 4, hoff, hlen, off;
+	uint32_t depth = ilog2(n), h, i, k;
+
+	for (h = 0; h < 2; h++) {
+		hoff = h ? half0 : 0;
+		hlen = h ? size - half0 : half0;
+		for (i = 1; i < n; i++) {
+			uint32_t v = dbt_rank(n, h, i), u = dbt_rank(n, h, (i - 1) / 2);
+			uint32_t d = ilog2(i + 1);
+
+			for (k = 0, off = 0; off < hlen; k++, off += cb) {
+				uint64_t len = hlen - off < cb ? hlen - off : cb;
+
+				add(b, v, u, k + depth - d, hoff + off, hoff + off, len, 1);
+				add(b, u, v, k + depth + d - 1, hoff + off, hoff + off, len, 0);
+			}
+		}
+	}
 }
 
 int
 et_coll_build(struct et_coll_sched *s, enum et_coll_kind kind, enum et_coll_algo algo,
 	      uint32_t nranks, uint64_t size, uint64_t chunk_bytes, const char **why)
 {
-	int rc;
+	struct builder b = {0};
+	uint64_t c, cb = 0;
 
 	memset(s, 0, sizeof(*s));
-	*why = NULL;
-	if (nranks == 0)
-		*why = "a collective needs at least one rank";
-	else if (size == 0 || size % (4ull * nranks))
-		*why = "the size must be a multiple of 4 bytes x the number of ranks";
-	else if (algo == ET_ALGO_RD && (nranks & (nranks - 1)))
-		*why = "rd (recursive halving/doubling) needs a power-of-two number of ranks";
-	else if (kind == ET_COLL_ALLTOALL && algo != ET_ALGO_A2A)
-		*why = "all-to-all runs with --algo a2a only";
-	else if (algo == ET_ALGO_DBT && kind != ET_COLL_ALLREDUCE)
-		*why = "dbt (double binary tree) is an all-reduce algorithm";
-	else if (chunk_bytes % 4)
-		*why = "the dbt chunk must be a multiple of 4 bytes";
-	if (*why)
+	if ((unsigned int)kind > ET_COLL_ALLTOALL || (unsigned int)algo > ET_ALGO_DBT) {
+		*why = "unknown collective or algorithm";
 		return -1;
+	}
+	if (kind == ET_COLL_ALLTOALL && algo != ET_ALGO_A2A) {
+		*why = "alltoall needs algo a2a (rd, ring and dbt have no all-to-all)";
+		return -1;
+	}
+	if (algo == ET_ALGO_DBT && kind != ET_COLL_ALLREDUCE) {
+		*why = "dbt is an allreduce algorithm only";
+		return -1;
+	}
+	if (nranks == 0) {
+		*why = "need at least one rank";
+		return -1;
+	}
+	if (algo == ET_ALGO_RD && (nranks & (nranks - 1))) {
+		*why = "rd needs a power-of-two number of ranks";
+		return -1;
+	}
+	if (size % (4ull * nranks)) {
+		*why = "size must be a multiple of 4*nranks (4-byte elements, one chunk per rank)";
+		return -1;
+	}
+	if (algo == ET_ALGO_DBT) {
+		cb = (chunk_bytes ? chunk_bytes : size / 8) / 4 * 4;
+		cb = cb ? cb : 4;
+		/* 4 transfers per non-root rank and chunk of a half */
+		if ((size / 2 + cb) / cb * 4 * (nranks - 1) > DBT_MAX_XFERS) {
+			*why = "dbt: too many chunks for this size and rank count, use a larger chunk";
+			return -1;
+		}
+	}
 	s->nranks = nranks;
 	s->size = size;
 	s->kind = kind;
 	s->algo = algo;
 	s->dtype_size = 4;
 	s->rank = calloc(nranks, sizeof(*s->rank));
-	if (s->rank == NULL) {
-		*why = "out of memory";
-		return -1;
-	}
-	if (nranks == 1)
-		return 0;
-	switch (algo) {
-	case ET_ALGO_A2A: rc = build_a2a(s); break;
-	case ET_ALGO_RD: rc = build_rd(s); break;
-	case ET_ALGO_RING: rc = build_ring(s); break;
-	default: rc = build_dbt(s, chunk_bytes); break;
-	}
-	if (rc) {
-		et_coll_free(s);
-		*why = "out of memory";
-		return -1;
-	}
-	for (uint32_t r = 0; r < nranks; r++)
-		if (s->rank[r].staging_bytes > s->staging_bytes)
-			s->staging_bytes = s->rank[r].staging_bytes;
+	if (s->rank == NULL)
+		goto oom;
+	c = size / nranks;
+	if (algo == ET_ALGO_A2A)
+		build_a2a(&b, kind, nranks, c);
+	else if (algo == ET_ALGO_RD)
+		build_rd(&b, kind, nranks, c);
+	else if (algo == ET_ALGO_RING)
+		build_ring(&b, kind, nranks, c);
+	else
+		build_dbt(&b, nranks, size, cb);
+	if (b.oom || finish(s, &b))
+		goto oom;
+	free(b.x);
 	return 0;
+oom:
+	free(b.x);
+	et_coll_free(s);
+	*why = "out of memory building the schedule";
+	return -1;
 }
 
 void
 et_coll_free(struct et_coll_sched *s)
 {
-	for (uint32_t r = 0; s->rank && r < s->nranks; r++) {
-		free(s->rank[r].sends);
-		free(s->rank[r].recvs);
-		free(s->rank[r].steps);
+	for (uint32_t i = 0; s->rank && i < s->nranks; i++) {
+		free(s->rank[i].sends);
+		free(s->rank[i].recvs);
+		free(s->rank[i].steps);
 	}
 	free(s->rank);
 	memset(s, 0, sizeof(*s));
 }
-
-/* ---- data ---- */
 
 void
 et_coll_apply(const struct et_coll_recv *r, uint8_t *data, const uint8_t *staging,
 	      enum et_coll_dtype dt)
 {
 	uint8_t *d = data + r->data_off;
-	const uint8_t *src = staging + r->staging_off;
+	const uint8_t *st = staging + r->staging_off;
+	uint64_t i;
 
 	if (!r->reduce) {
-		memcpy(d, src, r->len);
+		memcpy(d, st, r->len);
 		return;
 	}
-	for (uint64_t i = 0; i + 4 <= r->len; i += 4) {
-		if (dt == ET_DT_FLOAT32) {
-			float a, b;
+	/* memcpy per element: data and staging need not be aligned */
+	if (dt == ET_DT_FLOAT32)
+		for (i = 0; i + 4 <= r->len; i += 4) {
+			float a, x;
 
 			memcpy(&a, d + i, 4);
-			memcpy(&b, src + i, 4);
-			a += b;
-			memcpy(d + i, &a, 4);
-		} else {
-			uint32_t a, b; /* wrap-around sums, as int32 on the wire */
-
-			memcpy(&a, d + i, 4);
-			memcpy(&b, src + i, 4);
-			a += b;
+			memcpy(&x, st + i, 4);
+			a += x;
 			memcpy(d + i, &a, 4);
 		}
-	}
+	else
+		for (i = 0; i + 4 <= r->len; i += 4) {
+			uint32_t a, x;
+
+			memcpy(&a, d + i, 4);
+			memcpy(&x, st + i, 4);
+			a += x;	/* unsigned: int32 sums wrap, no overflow */
+			memcpy(d + i, &a, 4);
+		}
+}
+
+/* ---- reference data ---- */
+
+static uint64_t
+mix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/* Element i of rank r is a_r * h_i + b_r (mod 2^32): a_r odd and distinct
+ * per rank, h_i and b_r hashed from the seed.  Linear in the rank terms, so
+ * the int32 sum over all ranks is (sum a_r) h_i + sum b_r, cheap for any N;
+ * float32 keeps 9 high bits as an integer in [-256, 255], exact in any sum
+ * of up to 2^15 ranks. */
+struct pattern {
+	uint64_t seed;
+	uint32_t a, b;
+};
+
+static struct pattern
+pattern(uint64_t seed, uint32_t r)
+{
+	return (struct pattern){seed, (2 * r + 1) * 0x9e3779b1u,
+				(uint32_t)mix64(seed ^ ((uint64_t)r << 32 | 0x5bd1e995u))};
 }
 
 static uint32_t
-value(uint32_t rank, uint64_t i, uint64_t seed)
+elem(const struct pattern *p, uint64_t i)
 {
-	uint64_t x = (rank + 1) * 0x9e3779b97f4a7c15ull ^ (i + 1) * 0xbf58476d1ce4e5b9ull ^ seed;
+	return p->a * (uint32_t)mix64(p->seed * 0x632be59bd9b4e019ull + i) + p->b;
+}
 
-	x ^= x >> 31;
-	x *= 0x94d049bb133111ebull;
-	return (uint32_t)(x >> 32);
+static float
+small(uint32_t u)
+{
+	return (float)((int32_t)(u >> 23) - 256);
 }
 
 static void
-put(uint8_t *p, uint32_t v, enum et_coll_dtype dt)
+put(uint8_t *out, uint64_t i, uint32_t u, enum et_coll_dtype dt)
 {
 	if (dt == ET_DT_FLOAT32) {
-		float f = (float)(v % 1024); /* sums of small integers are exact */
+		float f = small(u);
 
-		memcpy(p, &f, 4);
+		memcpy(out + 4 * i, &f, 4);
 	} else {
-		memcpy(p, &v, 4);
-	}
-}
-
-static void
-add(uint8_t *p, uint32_t v, enum et_coll_dtype dt)
-{
-	if (dt == ET_DT_FLOAT32) {
-		float f;
-
-		memcpy(&f, p, 4);
-		f += (float)(v % 1024);
-		memcpy(p, &f, 4);
-	} else {
-		uint32_t a;
-
-		memcpy(&a, p, 4);
-		a += v;
-		memcpy(p, &a, 4);
+		memcpy(out + 4 * i, &u, 4);
 	}
 }
 
@@ -447,42 +442,62 @@ void
 et_coll_fill(const struct et_coll_sched *s, uint32_t rank, uint64_t seed, enum et_coll_dtype dt,
 	     uint8_t *data)
 {
+	struct pattern p = pattern(seed, rank);
+
 	for (uint64_t i = 0; i < s->size / 4; i++)
-		put(data + 4 * i, value(rank, i, seed), dt);
+		put(data, i, elem(&p, i), dt);
 }
 
 void
 et_coll_checked_range(const struct et_coll_sched *s, uint32_t rank, uint64_t *off, uint64_t *len)
 {
-	*off = 0;
-	*len = s->size;
-	if (s->kind == ET_COLL_REDUCESCATTER) {
-		*off = chunk(s, rank);
-		*len = s->size / s->nranks;
+	uint64_t c = s->nranks ? s->size / s->nranks : 0;
+
+	*off = s->kind == ET_COLL_REDUCESCATTER ? rank * c : 0;
+	*len = s->kind == ET_COLL_REDUCESCATTER ? c : s->size;
+}
+
+/* The pattern whose int32 elements are the sums over all ranks. */
+static struct pattern
+pattern_sum(const struct et_coll_sched *s, uint64_t seed)
+{
+	struct pattern sum = {seed, 0, 0};
+
+	for (uint32_t r = 0; r < s->nranks; r++) {
+		struct pattern p = pattern(seed, r);
+
+		sum.a += p.a;
+		sum.b += p.b;
 	}
+	return sum;
 }
 
 void
 et_coll_expect(const struct et_coll_sched *s, uint32_t rank, uint64_t seed, enum et_coll_dtype dt,
 	       uint8_t *out)
 {
-	uint64_t words = s->size / 4, per = words / s->nranks;
+	uint64_t ce = s->nranks ? s->size / 4 / s->nranks : 0, off, len, i;
+	struct pattern sum = pattern_sum(s, seed);
 
-	for (uint64_t i = 0; i < words; i++) {
-		uint32_t owner = (uint32_t)(i / per);
+	memset(out, 0, s->size);
+	et_coll_checked_range(s, rank, &off, &len);
+	for (i = off / 4; i < (off + len) / 4; i++) {
+		/* element i is in chunk j of the result */
+		struct pattern p = pattern(seed, (uint32_t)(i / ce));
+		float f = 0;
 
-		switch (s->kind) {
-		case ET_COLL_ALLGATHER:
-			put(out + 4 * i, value(owner, i, seed), dt);
-			break;
-		case ET_COLL_ALLTOALL:
-			/* chunk `owner` came from rank owner's chunk `rank` */
-			put(out + 4 * i, value(owner, rank * per + i % per, seed), dt);
-			break;
-		default:
-			put(out + 4 * i, 0, dt);
-			for (uint32_t r = 0; r < s->nranks; r++)
-				add(out + 4 * i, value(r, i, seed), dt);
+		if (s->kind == ET_COLL_ALLGATHER) {
+			put(out, i, elem(&p, i), dt);
+		} else if (s->kind == ET_COLL_ALLTOALL) {
+			put(out, i, elem(&p, rank * ce + i % ce), dt);
+		} else if (dt == ET_DT_INT32) {
+			put(out, i, elem(&sum, i), dt);
+		} else {
+			for (uint32_t r = 0; r < s->nranks; r++) {
+				p = pattern(seed, r);
+				f += small(elem(&p, i));
+			}
+			memcpy(out + 4 * i, &f, 4);
 		}
 	}
 }
@@ -490,9 +505,10 @@ et_coll_expect(const struct et_coll_sched *s, uint32_t rank, uint64_t seed, enum
 uint64_t
 et_coll_bytes_sent(const struct et_coll_sched *s, uint32_t rank)
 {
-	uint64_t b = 0;
+	const struct et_coll_rank *k = &s->rank[rank];
+	uint64_t bytes = 0;
 
-	for (uint32_t i = 0; i < s->rank[rank].nsends; i++)
-		b += s->rank[rank].sends[i].len;
-	return b;
+	for (uint32_t i = 0; i < k->nsends; i++)
+		bytes += k->sends[i].len;
+	return bytes;
 }
