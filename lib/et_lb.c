@@ -27,6 +27,8 @@ et_lb_conf_default(struct et_lb_conf *c)
 	c->batch_ns = 100;
 	c->jitter_ns = 50;
 	c->failed_path_timeout_ns = 100000000;
+	et_reps_params_default(&c->reps);
+	c->reps.explore_pkts = 0;
 }
 
 int
@@ -264,4 +266,21 @@ et_lb_spray_hook(void *ctx, struct et_qp *qp, enum et_path_event ev, uint64_t no
 	if (ev != ET_PATH_PACKET || h->paths.n == 0)
 		return qp->path_id;
 	return h->paths.id[et_lb_rand(&h->rng) % h->paths.n];
+}
+
+uint16_t
+et_lb_reps_hook(void *ctx, struct et_qp *qp, enum et_path_event ev, uint64_t now)
+{
+	if (ev == ET_PATH_PACKET)
+		return et_reps_next(ctx, now);
+	if (ev == ET_PATH_TIMEOUT)
+		et_reps_on_timeout(ctx, now);
+	return qp->path_id;
+}
+
+void
+et_lb_reps_ack(void *ctx, struct et_qp *qp, uint16_t echoed_path, bool ecn, uint64_t now)
+{
+	(void)qp;
+	et_reps_on_ack(ctx, echoed_path, ecn, now);
 }

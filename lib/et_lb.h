@@ -26,6 +26,7 @@
 
 #include "et_lb_paths.h"
 #include "et_qp.h"
+#include "et_reps.h"
 #include "et_topo.h"
 
 enum et_lb_kind { ET_LB_ETHEREAL, ET_LB_ECMP, ET_LB_MPRDMA, ET_LB_SPRAY, ET_LB_REPS };
@@ -37,6 +38,9 @@ struct et_lb_conf {
 	uint64_t batch_ns;                /* sends this close are one batch: 100 */
 	uint64_t jitter_ns;               /* start delay bound: 50 */
 	uint64_t failed_path_timeout_ns;  /* a bad path stays bad: 100 ms */
+	/* REPS, defaults from its artifact (docs/reps.md); explore_pkts 0:
+	 * one BDP of the fabric's packets */
+	struct et_reps_params reps;
 };
 
 void et_lb_conf_default(struct et_lb_conf *c);
@@ -97,5 +101,12 @@ uint64_t et_lb_rand(uint64_t *state);
  * (the baseline keeps spraying onto a dead link until the switches route
  * around it; its per-packet timers recover what is lost). */
 uint16_t et_lb_spray_hook(void *ctx, struct et_qp *qp, enum et_path_event ev, uint64_t now);
+
+
+/* REPS's hooks (multipath QPs, ctx: the connection's et_reps): every packet
+ * takes the entropy REPS gives, a packet timeout freezes, every ACK is
+ * offered for recycling. */
+uint16_t et_lb_reps_hook(void *ctx, struct et_qp *qp, enum et_path_event ev, uint64_t now);
+void et_lb_reps_ack(void *ctx, struct et_qp *qp, uint16_t echoed_path, bool ecn, uint64_t now);
 
 #endif /* ET_LB_H */

@@ -132,6 +132,13 @@ sub_release(struct fabric *f, uint32_t i)
 	et_nic_qp_destroy(&f->h[s->src].nic, s->sq);
 	et_nic_qp_destroy(&f->h[s->dst].nic, s->rq);
 	f->h[s->src].qps--;
+	if (s->reps) {
+		f->st.reps_frozen += s->reps->frozen_count;
+		f->st.reps_explored += s->reps->explored;
+		f->st.reps_recycled += s->reps->recycled;
+		free(s->reps);
+		s->reps = NULL;
+	}
 	s->next_free = f->free_sub;
 	f->free_sub = i;
 }
@@ -186,6 +193,14 @@ sub_post(struct fabric *f, uint32_t i)
 		et_qp_set_path_fn(s->sq, et_lb_paths_hook, &hs->lb.paths);
 	else if (f->p.lb.kind == ET_LB_SPRAY)
 		et_qp_set_path_fn(s->sq, et_lb_spray_hook, &hs->lb);
+	else if (f->p.lb.kind == ET_LB_REPS) {
+		s->reps = malloc(sizeof(*s->reps));
+		if (s->reps == NULL)
+			return fail(f, "out of memory");
+		et_reps_init(s->reps, &f->p.lb.reps, host_rand(hs));
+		et_qp_set_path_fn(s->sq, et_lb_reps_hook, s->reps);
+		et_qp_set_ack_fn(s->sq, et_lb_reps_ack, s->reps);
+	}
 	if (et_qp_post_recv(s->rq, &rw) || et_qp_post_send(s->sq, &wr))
 		return fail(f, "host %u: cannot post %" PRIu64 " bytes to host %u", s->src, s->len,
 			    s->dst);
@@ -494,6 +509,8 @@ fab_build(struct fabric *f, const struct fab_params *p)
 		return fail(f, "--size: at most 4G per rank (one work request per subflow)");
 	if (p->qp.dctcp.init_cwnd == 0)
 		f->p.qp.dctcp.init_cwnd = fab_bdp_bytes(&f->p);
+	if (p->lb.reps.explore_pkts == 0)
+		f->p.lb.reps.explore_pkts = fab_bdp_bytes(&f->p) / p->qp.mtu + 1;
 	f->p.net.sw.mode = et_lb_uses_ecmp(&p->lb) ? ET_SW_ECMP : ET_SW_SOURCE_ROUTE;
 	f->p.net.sw.ecmp_seed = (uint32_t)(p->seed * 2654435761u);
 	/* net_ring ethdevs where Debian's 32-port limit allows, bare rings beyond */

@@ -67,6 +67,7 @@ struct fab_sub {
 	uint64_t start_ns;
 	int insert_pos;
 	struct et_qp *sq, *rq;
+	struct et_reps *reps;     /* REPS: the connection's entropy state */
 	bool posted;
 	uint32_t next_free;
 };
@@ -98,6 +99,7 @@ struct fab_stats {
 	uint64_t qps_hist[8];     /* hosts by max QPs at once: <=1,2,4..,>64 */
 	uint64_t rx_bad, rx_unknown_qpn;
 	uint64_t alloc_fail;      /* frames a QP could not build: the pool was empty */
+	uint64_t reps_frozen, reps_explored, reps_recycled;
 };
 
 struct fabric {

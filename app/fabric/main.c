@@ -128,14 +128,15 @@ load_conf(const char *file, struct fab_params *p, struct cli *o)
 	static const char *const tr_keys[] = {"rto-us", "retry-cnt", "ack-every", "dctcp",
 					      "dctcp-g", "init-cwnd", "max-cwnd", NULL};
 	static const char *const lb_keys[] = {"policy", "batch-ns", "jitter-ns",
-					      "failed-path-timeout-ms", NULL};
+					      "failed-path-timeout-ms", "reps-buffer",
+					      "reps-freeze-us", "reps-explore-pkts", NULL};
 	static const char *const run_keys[] = {"collective", "algo", "size", "chunk", "seed",
 					       "clock", "fail", "time-limit-ms", "mbufs", NULL};
 	static const char *const onoff[] = {"off", "on", NULL};
 	static const char *const mtus[] = {"256", "512", "1024", "2048", "4096", NULL};
 	struct et_conf c;
 	double rate, uprate, g;
-	uint32_t lat, loss, rto, retry, acks, bns, jns, fpt, seed, limit;
+	uint32_t lat, loss, rto, retry, acks, bns, jns, fpt, seed, limit, freeze_us;
 	uint64_t icw, mcw, chunk;
 	int mtu, dctcp, rc = -1;
 	const char *s;
@@ -163,6 +164,12 @@ load_conf(const char *file, struct fab_params *p, struct cli *o)
 	    et_conf_u32(&c, "lb", "batch-ns", 0, 1000000000, false, 100, &bns) ||
 	    et_conf_u32(&c, "lb", "jitter-ns", 0, 1000000000, false, 50, &jns) ||
 	    et_conf_u32(&c, "lb", "failed-path-timeout-ms", 0, 3600000, false, 100, &fpt) ||
+	    et_conf_u32(&c, "lb", "reps-buffer", 1, ET_REPS_MAX_BUF, false, p->lb.reps.buffer_size,
+			&p->lb.reps.buffer_size) ||
+	    et_conf_u32(&c, "lb", "reps-freeze-us", 0, 100000000, false,
+			(uint32_t)(p->lb.reps.freeze_ns / 1000), &freeze_us) ||
+	    et_conf_u32(&c, "lb", "reps-explore-pkts", 0, 1000000, false, 0,
+			&p->lb.reps.explore_pkts) ||
 	    et_conf_bytes(&c, "run", "chunk", 0, 1ull << 32, false, 0, &chunk) ||
 	    et_conf_u32(&c, "run", "seed", 0, UINT32_MAX, false, 1, &seed) ||
 	    et_conf_u32(&c, "run", "time-limit-ms", 1, 86400000, false, 10000, &limit) ||
@@ -185,6 +192,7 @@ load_conf(const char *file, struct fab_params *p, struct cli *o)
 	p->lb.batch_ns = bns;
 	p->lb.jitter_ns = jns;
 	p->lb.failed_path_timeout_ns = (uint64_t)fpt * 1000000;
+	p->lb.reps.freeze_ns = (uint64_t)freeze_us * 1000;
 	p->chunk = chunk;
 	p->seed = seed;
 	p->time_limit_ns = (uint64_t)limit * 1000000;
@@ -355,6 +363,9 @@ add_stats(struct fab_stats *a, const struct fab_stats *b)
 	a->rx_bad += b->rx_bad;
 	a->rx_unknown_qpn += b->rx_unknown_qpn;
 	a->alloc_fail += b->alloc_fail;
+	a->reps_frozen += b->reps_frozen;
+	a->reps_explored += b->reps_explored;
+	a->reps_recycled += b->reps_recycled;
 }
 
 /* Build, run, check and tear down one fabric; 2 when it cannot be built. */
@@ -488,11 +499,14 @@ report(const struct fab_params *p, const struct cli *o, const struct outcome *r)
 			   ", \"drops\": %" PRIu64 ", \"ecn_marks\": %" PRIu64
 			   ", \"pause_frames\": %" PRIu64 ", \"packet_hops\": %" PRIu64
 			   ", \"paths_marked_bad\": %" PRIu64 ", \"alloc_fail\": %" PRIu64
+			   ", \"reps_frozen\": %" PRIu64 ", \"reps_explored\": %" PRIu64
+			   ", \"reps_recycled\": %" PRIu64
 			   ", \"failed_links\": %u"
 			   ", \"error\": \"%s\", \"wall_s\": %.3f}\n",
 			s->qps_created, s->retransmits, s->timeouts, s->naks, s->cnps, s->drops,
 			s->ecn_marks, s->pause_frames, s->packet_hops, s->paths_marked_bad,
-			s->alloc_fail, p->n_fails, r->error, r->wall_s);
+			s->alloc_fail, s->reps_frozen, s->reps_explored, s->reps_recycled, p->n_fails,
+			r->error, r->wall_s);
 		fclose(j);
 	}
 }
