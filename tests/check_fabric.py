@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """ethereal-fabric end to end: every collective algorithm x every policy
 completes with its data verified on the smoke fabric (healthy and with a
-failed ToR-spine link) and on the 16-host fabric at a small size; two
+failed ToR-spine link), on the 16-host fabric at a small size and on a
+k = 4 fat-tree (healthy and with a failed aggregation-core link); two
 virtual-clock runs with one seed give the same JSON; one flow on an idle
 fabric comes within a few percent of the lower bound; a real-clock run
 completes and verifies; bad arguments give one clear message each.
@@ -72,6 +73,17 @@ def main():
             t.verified("leaf-spine-16.ini", ["--lb", lb, "--algo", "a2a", "--size", "256K",
                                              "--fail", "1.2@0"],
                        f"16 hosts {lb} a2a, ToR 1 uplink 2 failed")
+
+    # a k = 4 fat-tree (8 hosts): Ethereal groups by pod, an aggregation-core
+    # link fails and the other pods' aggregation switches must converge
+    ft = os.path.join(work, "fat-tree-8.ini")
+    with open(ft, "w") as f:
+        f.write("[topology]\nkind = fat-tree\npods = 2\ntors-per-pod = 2\naggs-per-pod = 2\n"
+                "cores-per-agg = 2\nhosts-per-tor = 2\n")
+    for lb in POLICIES:
+        t.verified(ft, ["--lb", lb, "--size", "256K"], f"fat-tree {lb} allreduce/a2a")
+        t.verified(ft, ["--lb", lb, "--algo", "rd", "--size", "256K", "--fail", "agg:0.1@0"],
+                   f"fat-tree {lb} allreduce/rd, aggregation 0 uplink 1 failed")
 
     # determinism: the same seed, the same JSON but for the wall time
     outs = []
