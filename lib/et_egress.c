@@ -22,6 +22,7 @@ et_egress_init(struct et_egress *e, struct et_port *port,
 	e->port = port;
 	e->lm = *lm;
 	e->rng = lm->seed | 1;
+	e->flap_is_down = true; /* the first draw brings it up for a while */
 	e->q = calloc(qcap, sizeof(*e->q));
 	/* room for a link's worth of the smallest frames (ACKs: a 500 ns,
 	 * 400 Gbit/s link holds some 280), and at least the queue twice */
@@ -116,20 +117,93 @@ next_frame(struct et_egress *e, uint64_t now)
 	return m;
 }
 
-/* Lost on the wire?  A seeded xorshift decides, so a run replays. */
-static bool
-lost(struct et_egress *e, struct rte_mbuf *m)
+/* A seeded xorshift decides every fault, so a run replays. */
+static inline uint64_t
+draw(struct et_egress *e)
 {
-	if (e->lm.loss_ppm == 0)
-		return false;
 	e->rng ^= e->rng << 13;
 	e->rng ^= e->rng >> 7;
 	e->rng ^= e->rng << 17;
-	if (e->rng % 1000000 >= e->lm.loss_ppm)
+	return e->rng;
+}
+
+static inline bool
+chance(struct et_egress *e, uint32_t ppm)
+{
+	return ppm && draw(e) % 1000000 < ppm;
+}
+
+/* A flapping link goes down and up for random stretches (uniform around
+ * their means): strictly periodic flaps would lock onto a fixed RTO and
+ * lose every retransmission of a packet they once caught. */
+static bool
+flapped_down(struct et_egress *e, uint64_t now)
+{
+	const struct et_link_model *lm = &e->lm;
+
+	while (now >= e->flap_next) {
+		uint64_t mean = e->flap_is_down ? lm->flap_period_ns - lm->flap_down_ns
+						: lm->flap_down_ns;
+
+		e->flap_is_down = !e->flap_is_down;
+		e->flap_next += 1 + (mean ? draw(e) % (2 * mean) : 0);
+	}
+	return e->flap_is_down;
+}
+
+/* Lost on the wire (random, bursty, or a flapping link down)?  Freed and
+ * counted if so. */
+static bool
+lost(struct et_egress *e, struct rte_mbuf *m, uint64_t now)
+{
+	const struct et_link_model *lm = &e->lm;
+	uint64_t *why = NULL;
+
+	if (lm->flap_period_ns && flapped_down(e, now))
+		why = &e->st.flap_drops;
+	else if (chance(e, lm->loss_ppm))
+		why = &e->st.loss_drops;
+	else if (lm->ge_enter_ppm) {
+		if (e->ge_bad ? chance(e, lm->ge_exit_ppm) : chance(e, lm->ge_enter_ppm))
+			e->ge_bad = !e->ge_bad;
+		if (e->ge_bad && chance(e, lm->ge_loss_ppm))
+			why = &e->st.burst_drops;
+	}
+	if (why == NULL)
 		return false;
 	rte_pktmbuf_free(m);
-	e->st.loss_drops++;
+	(*why)++;
 	return true;
+}
+
+/* Flip one bit of a RoCEv2 frame somewhere past its BTH (headers a switch
+ * checks stay intact, so the endpoint's ICRC check is what must catch it). */
+static void
+corrupt(struct et_egress *e, struct rte_mbuf *m)
+{
+	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
+	uint32_t len = rte_pktmbuf_data_len(m), from;
+
+	if (len < 14 + 20 || f[12] != 0x08 || f[13] != 0x00)
+		return; /* not IPv4: PAUSE frames are spared */
+	from = 14 + (uint32_t)(f[14] & 0x0f) * 4 + 8 + 12;
+	if (from >= len)
+		return;
+	f[from + draw(e) % (len - from)] ^= (uint8_t)(1u << (draw(e) % 8));
+	e->st.corrupted++;
+}
+
+/* Into the flight, kept in order of arrival (jitter reorders). */
+static void
+fly_insert(struct et_egress *e, struct rte_mbuf *m, uint64_t at)
+{
+	uint32_t i = e->fly_tail++;
+
+	while (i != e->fly_head && e->fly[(i - 1) & e->fly_mask].at > at) {
+		e->fly[i & e->fly_mask] = e->fly[(i - 1) & e->fly_mask];
+		i--;
+	}
+	e->fly[i & e->fly_mask] = (struct et_egress_slot){m, at};
 }
 
 /* Hand frames to the port; what it refuses stays for the next call. */
@@ -174,7 +248,7 @@ run_wire(struct et_egress *e, uint64_t now)
 	for (;;) {
 		n = 0;
 		while (n < BURST && (burst[n] = next_frame(e, now)) != NULL)
-			if (!lost(e, burst[n]))
+			if (!lost(e, burst[n], now))
 				n++;
 		if (n == 0)
 			return moved;
@@ -193,6 +267,7 @@ et_egress_run(struct et_egress *e, uint64_t now)
 {
 	struct rte_mbuf *burst[BURST];
 	uint32_t moved = 0, n, sent, i;
+	uint64_t at;
 
 	if (e->lm.rate_bps == 0)
 		return run_wire(e, now);
@@ -209,11 +284,22 @@ et_egress_run(struct et_egress *e, uint64_t now)
 		e->busy_ps = start_ps + et_link_tx_ps(&e->lm, rte_pktmbuf_pkt_len(m));
 		e->busy_until = (e->busy_ps + 999) / 1000;
 		moved++;
-		if (lost(e, m))
+		if (lost(e, m, start_ps / 1000))
 			continue; /* it took its time on the wire all the same */
-		e->fly[e->fly_tail & e->fly_mask] =
-			(struct et_egress_slot){m, e->busy_until + e->lm.latency_ns};
-		e->fly_tail++;
+		at = e->busy_until + e->lm.latency_ns;
+		if (e->lm.jitter_ns)
+			at += draw(e) % (e->lm.jitter_ns + 1);
+		if (chance(e, e->lm.corrupt_ppm))
+			corrupt(e, m);
+		fly_insert(e, m, at);
+		if (chance(e, e->lm.dup_ppm) && e->fly_tail - e->fly_head <= e->fly_mask) {
+			struct rte_mbuf *c = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
+
+			if (c) {
+				fly_insert(e, c, at + 1);
+				e->st.duplicated++;
+			}
+		}
 	}
 	/* deliver what has crossed the link */
 	while (e->fly_head != e->fly_tail) {

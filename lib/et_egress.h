@@ -13,6 +13,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <rte_ether.h>
+
 #include "et_port.h"
 
 struct et_capture;
@@ -22,6 +24,15 @@ struct et_link_model {
 	uint64_t latency_ns;  /* propagation */
 	uint32_t loss_ppm;    /* random loss, parts per million (seeded) */
 	uint64_t seed;
+	/* faults, all seeded from seed so a run replays exactly (rate > 0) */
+	uint32_t ge_enter_ppm;   /* Gilbert-Elliott: good -> bad, per frame */
+	uint32_t ge_exit_ppm;    /* bad -> good, per frame */
+	uint32_t ge_loss_ppm;    /* loss while bad */
+	uint32_t corrupt_ppm;    /* one bit flipped past the BTH: the ICRC catches it */
+	uint32_t dup_ppm;        /* the frame arrives twice */
+	uint64_t jitter_ns;      /* extra delay, uniform in [0, jitter]: reordering */
+	uint64_t flap_period_ns; /* a flapping link: one down and one up stretch take this */
+	uint64_t flap_down_ns;   /* long on average, the down ones flap_down_ns */
 };
 
 struct et_egress_stats {
@@ -30,6 +41,9 @@ struct et_egress_stats {
 	uint64_t port_busy;             /* times the port refused a burst */
 	uint64_t fail_drops;            /* dropped because the link is failed */
 	uint64_t loss_drops;            /* dropped by the random loss model */
+	uint64_t burst_drops;           /* dropped in a Gilbert-Elliott bad state */
+	uint64_t flap_drops;            /* sent while a flapping link was down */
+	uint64_t corrupted, duplicated;
 	uint64_t paused_ns;             /* time spent paused by PFC */
 };
 
@@ -59,6 +73,9 @@ struct et_egress {
 	uint64_t paused_until; /* PFC: no new data starts before then */
 	bool failed;           /* everything sent is lost */
 	uint64_t rng;          /* loss model state */
+	bool ge_bad;           /* Gilbert-Elliott state */
+	bool flap_is_down;     /* a flapping link: its state, until flap_next */
+	uint64_t flap_next;
 	/* told of every data frame leaving the queue (buffer accounting) */
 	void (*on_dequeue)(void *ctx, struct rte_mbuf *m, uint64_t now);
 	void *ctx;
@@ -90,6 +107,27 @@ uint32_t et_egress_run(struct et_egress *e, uint64_t now);
 
 /* The next time et_egress_run() has work; UINT64_MAX if none. */
 uint64_t et_egress_next_event(const struct et_egress *e, uint64_t now);
+
+/* Mix a link's identity into its model's seed: every link its own draws. */
+static inline uint64_t
+et_link_seed(uint64_t seed, uint64_t link)
+{
+	uint64_t x = seed ^ (link + 1) * 0x9e3779b97f4a7c15ull;
+
+	x ^= x >> 31;
+	x *= 0xbf58476d1ce4e5b9ull;
+	return x ^ (x >> 29);
+}
+
+static inline uint64_t
+mac_id(const struct rte_ether_addr *mac)
+{
+	uint64_t x = 0;
+
+	for (int i = 0; i < RTE_ETHER_ADDR_LEN; i++)
+		x = x << 8 | mac->addr_bytes[i];
+	return x;
+}
 
 /* Serialization time of len bytes (with preamble, IFG and FCS, as a real
  * Ethernet wire counts them). */

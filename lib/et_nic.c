@@ -17,6 +17,8 @@ et_nic_init(struct et_nic *n, const struct et_port *port, const struct et_link_m
 	    struct rte_mempool *pool, const struct rte_ether_addr *mac, uint32_t ip,
 	    uint32_t qpn_base, uint32_t max_qps)
 {
+	struct et_link_model model;
+
 	memset(n, 0, sizeof(*n));
 	if (max_qps == 0 || qpn_base == 0 || qpn_base + (uint64_t)max_qps > ET_QPN_MASK)
 		return -EINVAL;
@@ -33,7 +35,9 @@ et_nic_init(struct et_nic *n, const struct et_port *port, const struct et_link_m
 	n->q = calloc(max_qps, sizeof(*n->q));
 	n->heap_cap = max_qps * 2 + 16;
 	n->heap = calloc(n->heap_cap, sizeof(*n->heap));
-	if (!n->q || !n->heap || et_egress_init(&n->eg, &n->port, lm, 64)) {
+	model = *lm;
+	model.seed = et_link_seed(lm->seed, mac_id(mac));
+	if (!n->q || !n->heap || et_egress_init(&n->eg, &n->port, &model, 64)) {
 		et_nic_free(n);
 		return -ENOMEM;
 	}

@@ -165,6 +165,7 @@ et_switch_add_port(struct et_switch *sw, const struct et_port *port,
 		   const struct rte_ether_addr *mac, const struct rte_ether_addr *peer_mac,
 		   const struct et_link_model *lm)
 {
+	struct et_link_model model;
 	struct et_sw_port *p;
 	uint16_t i = sw->n_ports;
 
@@ -178,7 +179,10 @@ et_switch_add_port(struct et_switch *sw, const struct et_port *port,
 	p = &sw->ports[i];
 	memset(p, 0, sizeof(*p));
 	p->port = *port;
-	if (et_egress_init(&p->eg, &p->port, lm, sw->p.queue_pkts))
+	/* every link draws its own faults: its seed mixed with our MAC there */
+	model = *lm;
+	model.seed = et_link_seed(lm->seed, mac_id(mac));
+	if (et_egress_init(&p->eg, &p->port, &model, sw->p.queue_pkts))
 		return -ENOMEM;
 	p->eg.on_dequeue = on_dequeue;
 	p->eg.ctx = sw;

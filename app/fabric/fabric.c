@@ -788,7 +788,10 @@ fab_collect(struct fabric *f)
 
 			for (int d = 0; d < ET_SW_DROP_COUNT; d++)
 				s->drops += pt->st.drops[d];
-			s->drops += pt->eg.st.loss_drops + pt->eg.st.fail_drops;
+			s->drops += pt->eg.st.loss_drops + pt->eg.st.fail_drops +
+				    pt->eg.st.burst_drops + pt->eg.st.flap_drops;
+			s->corrupted += pt->eg.st.corrupted;
+			s->duplicated += pt->eg.st.duplicated;
 			s->ecn_marks += pt->st.ecn_marks;
 			s->pause_frames += pt->st.pause_tx;
 			s->packet_hops += pt->eg.st.tx_pkts;
@@ -799,7 +802,10 @@ fab_collect(struct fabric *f)
 		uint32_t q = h->qps_max, b = 0;
 
 		s->packet_hops += h->nic.eg.st.tx_pkts;
-		s->drops += h->nic.eg.st.loss_drops + h->nic.eg.st.fail_drops;
+		s->drops += h->nic.eg.st.loss_drops + h->nic.eg.st.fail_drops +
+			    h->nic.eg.st.burst_drops + h->nic.eg.st.flap_drops;
+		s->corrupted += h->nic.eg.st.corrupted;
+		s->duplicated += h->nic.eg.st.duplicated;
 		for (int d = 0; d < ET_WIRE_E_COUNT; d++)
 			s->rx_bad += h->nic.st.rx_bad[d];
 		s->rx_unknown_qpn += h->nic.st.rx_unknown_qpn;

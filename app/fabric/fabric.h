@@ -100,6 +100,7 @@ struct fab_stats {
 	uint64_t rx_bad, rx_unknown_qpn;
 	uint64_t alloc_fail;      /* frames a QP could not build: the pool was empty */
 	uint64_t reps_frozen, reps_explored, reps_recycled;
+	uint64_t corrupted, duplicated;  /* by the link fault model */
 };
 
 struct fabric {

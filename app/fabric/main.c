@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 #include <time.h>
 
@@ -38,6 +39,9 @@ usage(FILE *o)
 		"                       TIME like 0, 500us, 2ms after the collective starts\n"
 		"  --json FILE          results as one JSON object\n"
 		"  --pcap DIR           every port's traffic as pcapng files in DIR\n"
+		"  --fault K=V[,K=V]    link faults on every link, as the [link] keys: loss-ppm,\n"
+		"                       ge-enter-ppm, ge-exit-ppm, ge-loss-ppm (Gilbert-Elliott),\n"
+		"                       corrupt-ppm, dup-ppm, jitter-ns, flap-period-us, flap-down-us\n"
 		"  --quiet              no table\n"
 		"  --help\n"
 		"Without EAL arguments: hugepages when the machine has free ones, else\n"
@@ -46,7 +50,7 @@ usage(FILE *o)
 
 struct cli {
 	const char *config, *lb, *collective, *algo, *size, *workload, *clock, *fail;
-	const char *json, *pcap;
+	const char *json, *pcap, *faults;
 	uint64_t seed;
 	bool seed_set, verify, quiet;
 };
@@ -118,11 +122,83 @@ parse_fails(const char *spec, struct fab_params *p)
 	return 0;
 }
 
+/* The link faults: [link] keys and --fault KEY=VALUE,... alike. */
+static const struct fault_key {
+	const char *name;
+	size_t off;      /* in struct et_link_model */
+	bool wide;       /* uint64_t, else uint32_t */
+	uint64_t scale;  /* the key's unit in the field's: us -> ns */
+	uint64_t max;
+} fault_keys[] = {
+	{"loss-ppm", offsetof(struct et_link_model, loss_ppm), false, 1, 1000000},
+	{"ge-enter-ppm", offsetof(struct et_link_model, ge_enter_ppm), false, 1, 1000000},
+	{"ge-exit-ppm", offsetof(struct et_link_model, ge_exit_ppm), false, 1, 1000000},
+	{"ge-loss-ppm", offsetof(struct et_link_model, ge_loss_ppm), false, 1, 1000000},
+	{"corrupt-ppm", offsetof(struct et_link_model, corrupt_ppm), false, 1, 1000000},
+	{"dup-ppm", offsetof(struct et_link_model, dup_ppm), false, 1, 1000000},
+	{"jitter-ns", offsetof(struct et_link_model, jitter_ns), true, 1, 1000000000},
+	{"flap-period-us", offsetof(struct et_link_model, flap_period_ns), true, 1000, 100000000},
+	{"flap-down-us", offsetof(struct et_link_model, flap_down_ns), true, 1000, 100000000},
+};
+
+static void
+set_fault(struct et_link_model *lm, const struct fault_key *k, uint64_t v)
+{
+	if (k->wide)
+		*(uint64_t *)((char *)lm + k->off) = v * k->scale;
+	else
+		*(uint32_t *)((char *)lm + k->off) = (uint32_t)v;
+}
+
+static int
+load_faults(struct et_conf *c, struct et_link_model *lm)
+{
+	for (size_t i = 0; i < RTE_DIM(fault_keys); i++) {
+		uint32_t v;
+
+		if (et_conf_u32(c, "link", fault_keys[i].name, 0, (uint32_t)fault_keys[i].max, false,
+				0, &v))
+			return -1;
+		set_fault(lm, &fault_keys[i], v);
+	}
+	return 0;
+}
+
+/* --fault KEY=VALUE[,KEY=VALUE...] */
+static int
+parse_faults(const char *spec, struct et_link_model *lm)
+{
+	char buf[512], *save = NULL, *tok;
+
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '='), *end;
+		unsigned long long v;
+		size_t i;
+
+		if (eq)
+			*eq++ = 0;
+		for (i = 0; i < RTE_DIM(fault_keys) && strcmp(tok, fault_keys[i].name); i++)
+			;
+		if (!eq || i == RTE_DIM(fault_keys))
+			return bad_arg("--fault", "KEY=VALUE with KEY one of loss-ppm, ge-enter-ppm, "
+				       "ge-exit-ppm, ge-loss-ppm, corrupt-ppm, dup-ppm, jitter-ns, "
+				       "flap-period-us, flap-down-us", tok);
+		v = strtoull(eq, &end, 10);
+		if (*end || end == eq || *eq == '-' || v > fault_keys[i].max)
+			return bad_arg("--fault", "a whole number in range", eq);
+		set_fault(lm, &fault_keys[i], v);
+	}
+	return 0;
+}
+
 static int
 load_conf(const char *file, struct fab_params *p, struct cli *o)
 {
 	static const char *const link_keys[] = {"rate-gbps", "uplink-rate-gbps", "latency-ns",
-						"mtu", "loss-ppm", NULL};
+						"mtu", "loss-ppm", "ge-enter-ppm", "ge-exit-ppm",
+						"ge-loss-ppm", "corrupt-ppm", "dup-ppm", "jitter-ns",
+						"flap-period-us", "flap-down-us", NULL};
 	static const char *const sw_keys[] = {"buffer", "dt-alpha", "ecn-k", "pfc", "pfc-alpha",
 					      "detect-delay-ms", NULL};
 	static const char *const tr_keys[] = {"rto-us", "retry-cnt", "ack-every", "dctcp",
@@ -136,7 +212,7 @@ load_conf(const char *file, struct fab_params *p, struct cli *o)
 	static const char *const mtus[] = {"256", "512", "1024", "2048", "4096", NULL};
 	struct et_conf c;
 	double rate, uprate, g;
-	uint32_t lat, loss, rto, retry, acks, bns, jns, fpt, seed, limit, freeze_us;
+	uint32_t lat, rto, retry, acks, bns, jns, fpt, seed, limit, freeze_us;
 	uint64_t icw, mcw, chunk;
 	int mtu, dctcp, rc = -1;
 	const char *s;
@@ -151,7 +227,7 @@ load_conf(const char *file, struct fab_params *p, struct cli *o)
 	    et_conf_double(&c, "link", "uplink-rate-gbps", 0, 100000, false, 0, &uprate) ||
 	    et_conf_u32(&c, "link", "latency-ns", 0, 1000000000, false, 500, &lat) ||
 	    et_conf_enum(&c, "link", "mtu", mtus, false, 4, &mtu) ||
-	    et_conf_u32(&c, "link", "loss-ppm", 0, 1000000, false, 0, &loss) ||
+	    load_faults(&c, &p->net.link) ||
 	    et_sw_params_load(&c, "switch", &p->net.sw) ||
 	    et_conf_u32(&c, "transport", "rto-us", 1, 10000000, false, 1000, &rto) ||
 	    et_conf_u32(&c, "transport", "retry-cnt", 0, 7, false, 7, &retry) ||
@@ -177,7 +253,7 @@ load_conf(const char *file, struct fab_params *p, struct cli *o)
 		goto out;
 	p->net.link.rate_bps = (uint64_t)(rate * 1e9);
 	p->net.link.latency_ns = lat;
-	p->net.link.loss_ppm = loss;
+
 	p->net.uplink = p->net.link;
 	p->net.uplink.rate_bps = (uint64_t)(uprate * 1e9);
 	p->host_link = p->net.link;
@@ -228,6 +304,7 @@ parse_cli(int argc, char **argv, struct cli *o)
 		{"verify", no_argument, NULL, 'v'}, {"fail", required_argument, NULL, 'f'},
 		{"json", required_argument, NULL, 'j'}, {"pcap", required_argument, NULL, 'p'},
 		{"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'},
+		{"fault", required_argument, NULL, 'F'},
 		{NULL, 0, NULL, 0}};
 	int c;
 
@@ -254,6 +331,7 @@ parse_cli(int argc, char **argv, struct cli *o)
 		case 'j': o->json = optarg; break;
 		case 'p': o->pcap = optarg; break;
 		case 'q': o->quiet = true; break;
+		case 'F': o->faults = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return -1;
 		}
@@ -265,6 +343,19 @@ parse_cli(int argc, char **argv, struct cli *o)
 		return -1;
 	}
 	return 0;
+}
+
+/* The faults and the seed apply to every link: switch to switch (at its own
+ * rate) and host to ToR alike. */
+static void
+uplink_faults(struct fab_params *p)
+{
+	uint64_t up = p->net.uplink.rate_bps, host = p->host_link.rate_bps;
+
+	p->net.uplink = p->net.link;
+	p->net.uplink.rate_bps = up;
+	p->host_link = p->net.link;
+	p->host_link.rate_bps = host;
 }
 
 static int
@@ -290,6 +381,11 @@ finish_params(struct cli *o, struct fab_params *p)
 		p->seed = o->seed;
 	if (o->fail && parse_fails(o->fail, p))
 		return -1;
+	if (o->faults && parse_faults(o->faults, &p->net.link))
+		return -1;
+	/* every link of the fabric draws its faults from the run's seed */
+	p->net.link.seed = p->seed;
+	uplink_faults(p);
 	p->verify = o->verify;
 	p->pcap_dir = o->pcap;
 	return 0;
@@ -366,6 +462,8 @@ add_stats(struct fab_stats *a, const struct fab_stats *b)
 	a->reps_frozen += b->reps_frozen;
 	a->reps_explored += b->reps_explored;
 	a->reps_recycled += b->reps_recycled;
+	a->corrupted += b->corrupted;
+	a->duplicated += b->duplicated;
 }
 
 /* Build, run, check and tear down one fabric; 2 when it cannot be built. */
@@ -500,12 +598,14 @@ report(const struct fab_params *p, const struct cli *o, const struct outcome *r)
 			   ", \"pause_frames\": %" PRIu64 ", \"packet_hops\": %" PRIu64
 			   ", \"paths_marked_bad\": %" PRIu64 ", \"alloc_fail\": %" PRIu64
 			   ", \"reps_frozen\": %" PRIu64 ", \"reps_explored\": %" PRIu64
-			   ", \"reps_recycled\": %" PRIu64
+			   ", \"reps_recycled\": %" PRIu64 ", \"corrupted\": %" PRIu64
+			   ", \"duplicated\": %" PRIu64 ", \"rx_bad\": %" PRIu64
 			   ", \"failed_links\": %u"
 			   ", \"error\": \"%s\", \"wall_s\": %.3f}\n",
 			s->qps_created, s->retransmits, s->timeouts, s->naks, s->cnps, s->drops,
 			s->ecn_marks, s->pause_frames, s->packet_hops, s->paths_marked_bad,
-			s->alloc_fail, s->reps_frozen, s->reps_explored, s->reps_recycled, p->n_fails,
+			s->alloc_fail, s->reps_frozen, s->reps_explored, s->reps_recycled, s->corrupted,
+			s->duplicated, s->rx_bad, p->n_fails,
 			r->error, r->wall_s);
 		fclose(j);
 	}
