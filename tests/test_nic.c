@@ -395,6 +395,145 @@ test_timer_heap(void **state)
 	hosts_free(&a, NULL);
 }
 
+/* The link fault model on one egress over a ring pair: numbered UDP frames
+ * in, what arrives out, against what each fault must do. */
+static uint32_t
+fault_run(const struct et_link_model *lm, uint32_t n, uint32_t *seq, uint32_t *bad,
+	  struct et_egress_stats *st)
+{
+	struct et_port a, b;
+	struct et_egress e;
+	struct rte_mbuf *m[32];
+	uint32_t got = 0, sent = 0;
+	uint64_t now = 0;
+
+	assert_int_equal(et_port_ring_pair(&a, &b, "flt", 4096, 0), 0);
+	assert_int_equal(et_egress_init(&e, &a, lm, 4096), 0);
+	while (got < 4 * n && now < 1000000000ull) {
+		uint16_t k;
+
+		if (sent < n && et_egress_qlen(&e) < 64) {
+			struct rte_mbuf *f = rte_pktmbuf_alloc(pool);
+			uint8_t *d = (uint8_t *)rte_pktmbuf_append(f, 1000);
+
+			memset(d, 0, 1000);
+			d[12] = 0x08;  /* IPv4, 20-byte header */
+			d[14] = 0x45;
+			memcpy(d + 44, &sent, 4); /* in the BTH: corruption starts past it */
+			sent++;
+			assert_true(et_egress_enqueue(&e, f));
+		}
+		et_egress_run(&e, now);
+		while ((k = et_port_rx(&b, m, 32)) > 0)
+			for (uint16_t i = 0; i < k; i++) {
+				uint32_t v;
+				const uint8_t *d = rte_pktmbuf_mtod(m[i], const uint8_t *);
+
+				memcpy(&v, d + 44, 4);
+				/* a corrupted frame: some byte past the BTH is no longer zero */
+				for (uint32_t j = 54; j < 1000; j++)
+					if (d[j]) {
+						(*bad)++;
+						break;
+					}
+				seq[got++] = v;
+				rte_pktmbuf_free(m[i]);
+			}
+		if (sent == n && et_egress_next_event(&e, now) == UINT64_MAX)
+			break;
+		now += 10;
+	}
+	*st = e.st;
+	et_egress_free(&e);
+	et_port_free_rings(&a);
+	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+	return got;
+}
+
+static void
+test_link_faults(void **state)
+{
+	const struct et_link_model base = {.rate_bps = 100000000000ull, .latency_ns = 500, .seed = 3};
+	struct et_link_model lm;
+	struct et_egress_stats st;
+	static uint32_t seq[40000], seq2[40000];
+	uint32_t n = 10000, got, got2, bad, bad2, inversions = 0, dup = 0;
+
+	(void)state;
+	/* clean: all, in order */
+	lm = base;
+	bad = 0;
+	got = fault_run(&lm, n, seq, &bad, &st);
+	assert_int_equal(got, n);
+	for (uint32_t i = 0; i < n; i++)
+		assert_int_equal(seq[i], i);
+	/* corruption: counted, and every corrupted frame differs past the BTH */
+	lm = base;
+	lm.corrupt_ppm = 50000;
+	bad = 0;
+	got = fault_run(&lm, n, seq, &bad, &st);
+	assert_int_equal(got, n);
+	assert_int_equal(bad, st.corrupted);
+	assert_true(st.corrupted > n / 20 * 0.8 && st.corrupted < n / 20 * 1.2);
+	/* duplication: every duplicate arrives, right after its original */
+	lm = base;
+	lm.dup_ppm = 50000;
+	bad = 0;
+	got = fault_run(&lm, n, seq, &bad, &st);
+	assert_int_equal(got, n + st.duplicated);
+	for (uint32_t i = 1; i < got; i++)
+		dup += seq[i] == seq[i - 1];
+	assert_int_equal(dup, st.duplicated);
+	/* jitter: everything arrives, some out of order */
+	lm = base;
+	lm.jitter_ns = 2000;
+	bad = 0;
+	got = fault_run(&lm, n, seq, &bad, &st);
+	assert_int_equal(got, n);
+	for (uint32_t i = 1; i < got; i++)
+		inversions += seq[i] < seq[i - 1];
+	assert_true(inversions > 100);
+	/* Gilbert-Elliott: losses come in bursts (runs longer than random loss) */
+	lm = base;
+	lm.ge_enter_ppm = 10000;
+	lm.ge_exit_ppm = 200000;
+	lm.ge_loss_ppm = 1000000;
+	bad = 0;
+	got = fault_run(&lm, n, seq, &bad, &st);
+	assert_int_equal(got + st.burst_drops, n);
+	assert_true(st.burst_drops > 200);
+	{
+		uint32_t gaps = 0;
+
+		for (uint32_t i = 1; i < got; i++)
+			gaps += seq[i] != seq[i - 1] + 1;
+		/* mean burst = 1 / exit = 5 frames: far fewer gaps than drops */
+		assert_true(gaps * 3 < st.burst_drops);
+	}
+	/* flapping: some stretches lost, the rest delivered */
+	lm = base;
+	lm.flap_period_ns = 20000;
+	lm.flap_down_ns = 2000;
+	bad = 0;
+	got = fault_run(&lm, n, seq, &bad, &st);
+	assert_int_equal(got + st.flap_drops, n);
+	assert_true(st.flap_drops > n / 40 && st.flap_drops < n / 4);
+	/* every fault at once replays exactly with the same seed, not another */
+	lm = base;
+	lm.loss_ppm = 10000;
+	lm.corrupt_ppm = 10000;
+	lm.dup_ppm = 10000;
+	lm.jitter_ns = 500;
+	bad = bad2 = 0;
+	got = fault_run(&lm, n, seq, &bad, &st);
+	got2 = fault_run(&lm, n, seq2, &bad2, &st);
+	assert_int_equal(got, got2);
+	assert_memory_equal(seq, seq2, got * sizeof(seq[0]));
+	lm.seed = 4;
+	got2 = fault_run(&lm, n, seq2, &bad2, &st);
+	assert_true(got != got2 || memcmp(seq, seq2, got * sizeof(seq[0])) != 0);
+}
+
 int
 main(void)
 {
@@ -404,6 +543,7 @@ main(void)
 		cmocka_unit_test(test_bad_input_and_pause),
 		cmocka_unit_test(test_round_robin),
 		cmocka_unit_test(test_timer_heap),
+		cmocka_unit_test(test_link_faults),
 	};
 
 	return cmocka_run_group_tests_name("nic", tests, setup, teardown);
