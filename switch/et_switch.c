@@ -107,8 +107,10 @@ on_pause(struct et_switch *sw, uint16_t pi, const uint8_t *f, uint32_t len,
 		p->st.drops[ET_SW_DROP_MALFORMED]++;
 		return;
 	}
-	if (rc == 0)
+	if (rc == 0) {
+		p->st.drops[ET_SW_DROP_NON_IP]++; /* MAC control, not a pause */
 		return;
+	}
 	p->st.pause_rx++;
 	et_egress_pause(&p->eg, quanta, now);
 }

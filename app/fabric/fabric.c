@@ -775,10 +775,81 @@ fab_verify(const struct fabric *f)
 	return bad;
 }
 
+/* Every frame made is accounted for once the links are empty: made by a
+ * QP, duplicated by a link or a switch's PAUSE = received by a host (good,
+ * bad, not ours, unknown QP, PAUSE) + dropped by a switch + lost on a link.
+ * Virtual clock only: real-clock workers may still hold frames. */
+static void
+account(struct fabric *f)
+{
+	uint64_t made = 0, gone = 0;
+
+	if (f->p.real_clock || f->error[0])
+		return;
+	for (uint32_t i = 0; i < f->n_hosts; i++) {
+		const struct et_nic *n = &f->h[i].nic;
+
+		made += n->st.tx_pkts + n->eg.st.duplicated;
+		gone += n->st.rx_pkts + n->st.rx_not_ours + n->st.rx_unknown_qpn + n->st.pause_rx +
+			n->eg.st.loss_drops + n->eg.st.burst_drops + n->eg.st.flap_drops +
+			n->eg.st.fail_drops;
+		for (int d = 0; d < ET_WIRE_E_COUNT; d++)
+			gone += n->st.rx_bad[d];
+	}
+	for (uint32_t i = 0; i < f->net.n_sw; i++)
+		for (uint16_t k = 0; k < f->net.sw[i].n_ports; k++) {
+			const struct et_sw_port *pt = &f->net.sw[i].ports[k];
+
+			made += pt->st.pause_tx + pt->eg.st.duplicated;
+			gone += pt->st.pause_rx + pt->eg.st.loss_drops + pt->eg.st.burst_drops +
+				pt->eg.st.flap_drops + pt->eg.st.fail_drops;
+			for (int d = 0; d < ET_SW_DROP_COUNT; d++)
+				gone += pt->st.drops[d];
+		}
+	f->st.frames_made = made;
+	f->st.frames_accounted = gone;
+	f->st.mbufs_in_use = rte_mempool_in_use_count(f->pool);
+	if (made != gone)
+		fail(f, "accounting: %" PRIu64 " frames made, %" PRIu64 " received or dropped", made,
+		     gone);
+	else if (f->st.mbufs_in_use)
+		fail(f, "%u mbufs still in use after the links drained", f->st.mbufs_in_use);
+}
+
+/* After the collective: let every frame still on a link arrive (or be
+ * dropped), so the pool can be counted and the accounting closed. */
+static void
+drain(struct fabric *f)
+{
+	for (uint32_t pass = 0; pass < 100000000; pass++) {
+		uint32_t work = 0;
+		uint64_t t;
+
+		for (uint32_t i = 0; i < f->n_hosts; i++)
+			work += et_nic_poll(&f->h[i].nic, f->now);
+		work += et_net_poll(&f->net, f->now);
+		if (work)
+			continue;
+		t = et_net_next_event(&f->net, f->now);
+		for (uint32_t i = 0; i < f->n_hosts; i++) {
+			uint64_t e = et_nic_next_event(&f->h[i].nic, f->now);
+
+			if (e < t)
+				t = e;
+		}
+		if (t == UINT64_MAX || t <= f->now)
+			return;
+		f->now = t;
+	}
+}
+
 void
 fab_collect(struct fabric *f)
 {
 	struct fab_stats *s = &f->st;
+
+	if (!f->p.real_clock && !f->error[0])
+		drain(f);
 
 	for (uint32_t i = 0; i < f->net.n_sw; i++) {
 		const struct et_switch *sw = &f->net.sw[i];
@@ -822,6 +893,7 @@ fab_collect(struct fabric *f)
 				qp_stats_add(f, h->nic.q[k].qp);
 	}
 	s->drops += s->rx_bad;
+	account(f);
 }
 
 uint64_t

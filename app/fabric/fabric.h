@@ -101,6 +101,8 @@ struct fab_stats {
 	uint64_t alloc_fail;      /* frames a QP could not build: the pool was empty */
 	uint64_t reps_frozen, reps_explored, reps_recycled;
 	uint64_t corrupted, duplicated;  /* by the link fault model */
+	uint64_t frames_made, frames_accounted;  /* equal once the links drained */
+	uint32_t mbufs_in_use;                   /* 0 once the links drained */
 };
 
 struct fabric {

@@ -464,6 +464,9 @@ add_stats(struct fab_stats *a, const struct fab_stats *b)
 	a->reps_recycled += b->reps_recycled;
 	a->corrupted += b->corrupted;
 	a->duplicated += b->duplicated;
+	a->frames_made += b->frames_made;
+	a->frames_accounted += b->frames_accounted;
+	a->mbufs_in_use += b->mbufs_in_use;
 }
 
 /* Build, run, check and tear down one fabric; 2 when it cannot be built. */
@@ -483,6 +486,8 @@ run_one(const struct fab_params *p, struct outcome *out)
 	rc = fab_run(&f);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	fab_collect(&f);
+	if (rc == 0 && f.error[0])
+		rc = -1; /* the accounting did not close, or mbufs leaked */
 	if (rc == 0 && p->verify && fab_verify(&f)) {
 		out->bad++;
 		snprintf(out->error, sizeof(out->error), "%s %s %" PRIu64 ": ranks hold wrong data",
@@ -600,12 +605,15 @@ report(const struct fab_params *p, const struct cli *o, const struct outcome *r)
 			   ", \"reps_frozen\": %" PRIu64 ", \"reps_explored\": %" PRIu64
 			   ", \"reps_recycled\": %" PRIu64 ", \"corrupted\": %" PRIu64
 			   ", \"duplicated\": %" PRIu64 ", \"rx_bad\": %" PRIu64
+			   ", \"frames_made\": %" PRIu64 ", \"frames_accounted\": %" PRIu64
+			   ", \"mbufs_in_use\": %u"
 			   ", \"failed_links\": %u"
 			   ", \"error\": \"%s\", \"wall_s\": %.3f}\n",
 			s->qps_created, s->retransmits, s->timeouts, s->naks, s->cnps, s->drops,
 			s->ecn_marks, s->pause_frames, s->packet_hops, s->paths_marked_bad,
 			s->alloc_fail, s->reps_frozen, s->reps_explored, s->reps_recycled, s->corrupted,
-			s->duplicated, s->rx_bad, p->n_fails,
+			s->duplicated, s->rx_bad, s->frames_made, s->frames_accounted, s->mbufs_in_use,
+			p->n_fails,
 			r->error, r->wall_s);
 		fclose(j);
 	}
