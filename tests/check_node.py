@@ -152,9 +152,10 @@ def veth(exe, work, port):
         return not os.environ.get("CI")
     name = f"etv{os.getpid() % 100000}"
     with VethPair(name):
-        # DPDK 22.11's af_packet names its PACKET_FANOUT group pid ^ ifindex:
-        # the two ends (consecutive pids and ifindexes) can collide, and the
-        # second socket is refused (EINVAL).  New processes, new pids: retry.
+        # DPDK 22.11's af_packet derives its PACKET_FANOUT group id from the
+        # pid and the ifindex: the two ends (close pids, consecutive ifindexes)
+        # can pick the same id and the second is refused (EINVAL; seen once in
+        # the tests).  New processes, new pids: retry.
         for attempt in range(3):
             ok, fanout = pair(exe, work, "write_bw", ["--iters", "500"], port + attempt,
                               link=name, quiet_fanout=attempt < 2)
