@@ -395,6 +395,154 @@ test_timer_heap(void **state)
 	hosts_free(&a, NULL);
 }
 
+/* Hostile frames at an endpoint, one table row each: every one is dropped
+ * or answered with the right NAK, counted by its reason, and nothing is
+ * written outside the one region a peer may write (host 1's window). */
+enum hostile_want { W_RX_BAD, W_UNKNOWN_QPN, W_ACCESS_NAK, W_INVALID_NAK, W_SEQ, W_DUP };
+
+static const struct hostile {
+	const char *what;
+	uint32_t qpn_delta;      /* added to the QP's number */
+	int32_t psn_delta;       /* from the expected PSN */
+	int64_t va_off;          /* RETH address, from the window's start */
+	uint32_t rkey_xor;
+	uint32_t dma_len, payload;
+	int cut;                 /* bytes cut from the frame's end */
+	int oversize;            /* bytes added to the frame's end */
+	int flip_ip, flip_icrc;  /* corrupt the IP header / the ICRC */
+	uint8_t opcode;
+	enum hostile_want want;
+	uint8_t why;             /* ET_WIRE_E_* for W_RX_BAD */
+} hostile[] = {
+	{"unknown QPN", 5, 0, 0, 0, 64, 64, 0, 0, 0, 0, ET_OP_WRITE_ONLY, W_UNKNOWN_QPN, 0},
+	{"PSN far ahead", 0, 1 << 22, 0, 0, 64, 64, 0, 0, 0, 0, ET_OP_WRITE_ONLY, W_SEQ, 0},
+	{"PSN far behind", 0, -(1 << 22), 0, 0, 64, 64, 0, 0, 0, 0, ET_OP_WRITE_ONLY, W_DUP, 0},
+	{"RETH before the region", 0, 0, -64, 0, 64, 64, 0, 0, 0, 0, ET_OP_WRITE_ONLY,
+	 W_ACCESS_NAK, 0},
+	{"RETH past the region", 0, 0, 4096 - 32, 0, 64, 64, 0, 0, 0, 0, ET_OP_WRITE_ONLY,
+	 W_ACCESS_NAK, 0},
+	{"RETH wrapping the address space", 0, 0, INT64_MIN / 2, 0, 64, 64, 0, 0, 0, 0,
+	 ET_OP_WRITE_ONLY, W_ACCESS_NAK, 0},
+	{"wrong rkey", 0, 0, 0, 0x100, 64, 64, 0, 0, 0, 0, ET_OP_WRITE_ONLY, W_ACCESS_NAK, 0},
+	{"payload longer than the RETH says", 0, 0, 0, 0, 16, 64, 0, 0, 0, 0,
+	 ET_OP_WRITE_ONLY, W_INVALID_NAK, 0},
+	{"payload larger than the MTU", 0, 0, 0, 0, 2048, 2048, 0, 0, 0, 0,
+	 ET_OP_WRITE_ONLY, W_INVALID_NAK, 0},
+	{"truncated inside the RETH", 0, 0, 0, 0, 64, 0, 14 + 20 + 8 + 12 + 4 + 8, 0, 0, 0,
+	 ET_OP_WRITE_ONLY, W_RX_BAD, 0xff},
+	{"truncated payload", 0, 0, 0, 0, 64, 64, 20, 0, 0, 0, ET_OP_WRITE_ONLY, W_RX_BAD, 0xff},
+	{"trailing bytes past the IP length", 0, 0, 0, 0, 64, 64, 0, 300, 0, 0,
+	 ET_OP_WRITE_ONLY, W_ACCESS_NAK + 100, 0},
+	{"bad ICRC", 0, 0, 0, 0, 64, 64, 0, 0, 0, 1, ET_OP_WRITE_ONLY, W_RX_BAD,
+	 ET_WIRE_E_ICRC},
+	{"bad IP checksum", 0, 0, 0, 0, 64, 64, 0, 0, 1, 0, ET_OP_WRITE_ONLY, W_RX_BAD,
+	 ET_WIRE_E_IP_CSUM},
+};
+
+static void
+test_hostile_frames(void **state)
+{
+	struct et_link_model lm = {.rate_bps = 10000000000ull, .latency_ns = 0};
+	struct et_port a, b;
+	const struct et_mr *win;
+	uint8_t *before = malloc(MEM), f[4096 + 512];
+
+	(void)state;
+	assert_int_equal(et_port_ring_pair(&a, &b, "hos", 1024, 0), 0);
+	host_init(&H[0], &a, RTE_IPV4(10, 0, 0, 1), 1, &lm);
+	host_init(&H[1], &b, RTE_IPV4(10, 0, 0, 2), 2, &lm);
+	connect_qps(1, &H[1].nic.mac, &H[0].nic.mac);
+	/* the only memory a peer may write: 4 KB in the middle of host 1's */
+	win = et_mr_reg(&H[1].mrs, H[1].mem + MEM / 2, 4096, ET_ACCESS_REMOTE_WRITE);
+	assert_non_null(win);
+	for (size_t i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
+		const struct hostile *x = &hostile[i];
+		struct et_qp *qp;
+		struct et_qp_stats q0;
+		struct et_nic_stats n0 = H[1].nic.st;
+		struct et_roce_hdr h;
+		uint8_t payload[4096];
+		uint64_t bad = 0, bad0 = 0;
+		int len;
+
+		/* a fresh pair each row: a responder error puts its QP in error */
+		if (i) {
+			et_nic_qp_destroy(&H[0].nic, QP[0][0]);
+			et_nic_qp_destroy(&H[1].nic, QP[1][0]);
+			connect_qps(1, &H[1].nic.mac, &H[0].nic.mac);
+		}
+		qp = QP[1][0];
+		q0 = qp->st;
+		memcpy(before, H[1].mem, MEM);
+		memset(payload, 0xa5, sizeof(payload));
+		memset(&h, 0, sizeof(h));
+		h.dst_mac = H[1].nic.mac;
+		h.src_mac = H[0].nic.mac;
+		h.src_ip = H[0].nic.ip;
+		h.dst_ip = H[1].nic.ip;
+		h.ttl = 64;
+		h.opcode = x->opcode;
+		h.ackreq = true;
+		h.dest_qp = qp->a.qpn + x->qpn_delta;
+		h.psn = (uint32_t)(qp->epsn + x->psn_delta) & ET_PSN_MASK;
+		h.reth_va = (uint64_t)(uintptr_t)(H[1].mem + MEM / 2) + (uint64_t)x->va_off;
+		h.reth_rkey = win->key ^ x->rkey_xor;
+		h.reth_dma_len = x->dma_len;
+		len = et_roce_build(f, sizeof(f), &h, payload, x->payload);
+		assert_true(len > 0);
+		if (x->flip_ip)
+			f[14 + 8] ^= 0x10; /* the TTL: the checksum no longer holds */
+		if (x->flip_icrc)
+			f[len - 1] ^= 1;
+		len = len - x->cut + x->oversize;
+		if (x->oversize)
+			memset(f + len - x->oversize, 0x5a, (size_t)x->oversize);
+		inject(&H[0].nic.port, f, (uint32_t)len);
+		run(NULL, 0, NULL, 10000000);
+		for (int e = 0; e < ET_WIRE_E_COUNT; e++) {
+			bad += H[1].nic.st.rx_bad[e];
+			bad0 += n0.rx_bad[e];
+		}
+		switch ((int)x->want) {
+		case W_RX_BAD:
+			if (bad != bad0 + 1)
+				fail_msg("%s: not counted as malformed", x->what);
+			if (x->why != 0xff)
+				assert_int_equal(H[1].nic.st.rx_bad[x->why], n0.rx_bad[x->why] + 1);
+			break;
+		case W_UNKNOWN_QPN:
+			assert_int_equal(H[1].nic.st.rx_unknown_qpn, n0.rx_unknown_qpn + 1);
+			break;
+		case W_ACCESS_NAK:
+		case W_INVALID_NAK:
+			if (qp->st.err_naks_tx != q0.err_naks_tx + 1)
+				fail_msg("%s: no error NAK", x->what);
+			break;
+		case W_SEQ:
+			if (qp->st.rx_out_of_order + qp->st.naks_tx <= q0.rx_out_of_order + q0.naks_tx)
+				fail_msg("%s: not counted out of order", x->what);
+			break;
+		case W_DUP:
+			if (qp->st.rx_dup != q0.rx_dup + 1)
+				fail_msg("%s: not counted as a duplicate", x->what);
+			break;
+		default:
+			/* Ethernet padding past the IP length is legal: the frame is
+			 * taken as the IP length says (placed inside the window) */
+			break;
+		}
+		/* nothing outside the window changed, ever; inside only when accepted */
+		if (memcmp(before, H[1].mem, MEM / 2) != 0 ||
+		    memcmp(before + MEM / 2 + 4096, H[1].mem + MEM / 2 + 4096, MEM / 2 - 4096) != 0)
+			fail_msg("%s: wrote outside the registered window", x->what);
+		if ((int)x->want != W_ACCESS_NAK + 100 &&
+		    memcmp(before + MEM / 2, H[1].mem + MEM / 2, 4096) != 0)
+			fail_msg("%s: placed data it should have refused", x->what);
+	}
+	free(before);
+	hosts_free(&a, NULL);
+}
+
 /* The link fault model on one egress over a ring pair: numbered UDP frames
  * in, what arrives out, against what each fault must do. */
 static uint32_t
@@ -544,6 +692,7 @@ main(void)
 		cmocka_unit_test(test_round_robin),
 		cmocka_unit_test(test_timer_heap),
 		cmocka_unit_test(test_link_faults),
+		cmocka_unit_test(test_hostile_frames),
 	};
 
 	return cmocka_run_group_tests_name("nic", tests, setup, teardown);
