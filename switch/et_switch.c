@@ -26,6 +26,7 @@ static const char *const drop_names[ET_SW_DROP_COUNT] = {
 	[ET_SW_DROP_BUFFER] = "buffer",
 	[ET_SW_DROP_QUEUE] = "queue_full",
 	[ET_SW_DROP_FAILED] = "link_failed",
+	[ET_SW_DROP_OVERSIZE] = "oversize",
 };
 
 const char *
@@ -46,6 +47,7 @@ et_sw_params_default(struct et_sw_params *p)
 	p->detect_delay_ns = 100000000ull;
 	p->queue_pkts = 1u << 15;
 	p->ecmp_seed = 0x9e3779b9;
+	p->max_frame = 9216; /* the usual jumbo limit of datacenter switches */
 }
 
 uint64_t
@@ -456,6 +458,8 @@ forward(struct et_switch *sw, uint16_t in, struct rte_mbuf *m, uint64_t now)
 	ip_->st.rx_bytes += rte_pktmbuf_pkt_len(m);
 	if (ip_->failed)
 		return drop(ip_, ET_SW_DROP_FAILED, m);
+	if (unlikely(rte_pktmbuf_pkt_len(m) > sw->p.max_frame))
+		return drop(ip_, ET_SW_DROP_OVERSIZE, m);
 	/* a PMD with small buffers (memif's default 2 KB) chains big frames */
 	if (unlikely(m->nb_segs != 1) && rte_pktmbuf_linearize(m) != 0)
 		return drop(ip_, ET_SW_DROP_MALFORMED, m);

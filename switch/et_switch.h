@@ -44,6 +44,7 @@ enum et_sw_drop {
 	ET_SW_DROP_BUFFER,     /* shared buffer or dynamic threshold */
 	ET_SW_DROP_QUEUE,      /* egress queue array full */
 	ET_SW_DROP_FAILED,     /* sent to or received from a failed link */
+	ET_SW_DROP_OVERSIZE,   /* longer than the switch's largest frame */
 	ET_SW_DROP_COUNT
 };
 
@@ -87,6 +88,7 @@ struct et_sw_params {
 	uint64_t detect_delay_ns;  /* default 100 ms */
 	uint32_t queue_pkts;       /* egress queue array size, power of 2 */
 	uint32_t ecmp_seed;
+	uint32_t max_frame;        /* longest frame taken, FCS excluded; default 9216 */
 	/* routes in a small table searched in order, not rte_lpm: a fabric of
 	 * many switches in one process cannot give each the 64 MB of rte_lpm's
 	 * first-level table; a switch has at most ET_SW_MAX_PORTS routes */

@@ -15,7 +15,8 @@ et_sw_params_load(struct et_conf *c, const char *sec, struct et_sw_params *p)
 	    et_conf_enum(c, sec, "pfc", onoff, false, p->pfc, &pfc) ||
 	    et_conf_double(c, sec, "pfc-alpha", 1.0 / 64, 64, false, p->pfc_alpha, &p->pfc_alpha) ||
 	    et_conf_u32(c, sec, "detect-delay-ms", 0, 3600000, false,
-			(uint32_t)(p->detect_delay_ns / 1000000), &ms))
+			(uint32_t)(p->detect_delay_ns / 1000000), &ms) ||
+	    et_conf_u32(c, sec, "max-frame", 64, 65535, false, p->max_frame, &p->max_frame))
 		return -1;
 	p->pfc = pfc;
 	p->detect_delay_ns = (uint64_t)ms * 1000000;

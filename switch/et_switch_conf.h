@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Switch parameters from a conf section: the keys ethereal-switch and
  * ethereal-fabric share (buffer, dt-alpha, ecn-k, pfc, pfc-alpha,
- * detect-delay-ms).  The caller checks which keys its section allows.
+ * detect-delay-ms, max-frame).  The caller checks which keys its section allows.
  */
 #ifndef ET_SWITCH_CONF_H
 #define ET_SWITCH_CONF_H

@@ -97,7 +97,7 @@ load(const char *file, struct rte_mempool *mp)
 {
 	static const char *const sw_keys[] = {
 		"name", "mode", "buffer", "dt-alpha", "ecn-k", "pfc", "pfc-alpha",
-		"detect-delay-ms", NULL};
+		"detect-delay-ms", "max-frame", NULL};
 	static const char *const port_keys[] = {
 		"dev", "role", "uplink", "prefix", "peer-mac", "rate", "latency-ns", NULL};
 	static const char *const fail_keys[] = {"port", "at-ms", "duration-ms", NULL};

@@ -3,6 +3,7 @@
  * of switch instances (net_ring ethdev ports and bare rings), ECN, shared
  * buffer, PFC, link failures, malformed frames.
  */
+#include <inttypes.h>
 #include <stdio.h>
 
 #include "et_test.h"
@@ -595,6 +596,207 @@ test_malformed_frames(void **state)
 	assert_int_equal(rte_mempool_in_use_count(pool), 0);
 }
 
+/* ---- hostile frames at the switch, as a table ---- */
+
+enum verdict { PASSES, PASSES_BAD_ICRC };
+#define KEEP_SPORT 0x10000 /* .sport: forwarded but not as RoCEv2 */
+
+struct hostile {
+	const char *what;
+	void (*spoil)(struct rte_mbuf *m, uint8_t *ip);
+	int drop;           /* the reason counted, or -1: forwarded */
+	enum verdict rx;    /* when forwarded: how host 1 finds it */
+	uint32_t sport;     /* when forwarded: KEEP_SPORT if not routed as RoCE */
+};
+
+static void
+trim_to(struct rte_mbuf *m, uint32_t len)
+{
+	rte_pktmbuf_trim(m, (uint16_t)(rte_pktmbuf_pkt_len(m) - len));
+}
+
+static void sp_eth_trunc(struct rte_mbuf *m, uint8_t *ip) { (void)ip; trim_to(m, 10); }
+static void sp_ip_trunc(struct rte_mbuf *m, uint8_t *ip) { (void)ip; trim_to(m, ET_ETH_HLEN + 12); }
+static void sp_ip_long(struct rte_mbuf *m, uint8_t *ip)
+{
+	(void)m;
+	et_ipv4_update_word(ip, 2, (uint16_t)(et_load16(ip + 2) + 100));
+}
+static void sp_ip_short(struct rte_mbuf *m, uint8_t *ip) { (void)m; et_ipv4_update_word(ip, 2, 12); }
+static void sp_ihl(struct rte_mbuf *m, uint8_t *ip) { (void)m; et_ipv4_update_word(ip, 0, 0x4300 | ip[1]); }
+static void sp_ihl_beyond(struct rte_mbuf *m, uint8_t *ip)
+{
+	trim_to(m, ET_ETH_HLEN + 40);
+	et_ipv4_update_word(ip, 2, 40);
+	et_ipv4_update_word(ip, 0, 0x4f00 | ip[1]); /* 60-byte header in a 40-byte packet */
+}
+static void sp_version(struct rte_mbuf *m, uint8_t *ip) { (void)m; et_ipv4_update_word(ip, 0, 0x6500 | ip[1]); }
+static void sp_ip_csum(struct rte_mbuf *m, uint8_t *ip) { (void)m; ip[10] ^= 0x40; }
+static void sp_ttl(struct rte_mbuf *m, uint8_t *ip) { (void)m; et_ipv4_update_word(ip, 8, 0x0100 | ip[9]); }
+static void sp_ttl0(struct rte_mbuf *m, uint8_t *ip) { (void)m; et_ipv4_update_word(ip, 8, 0x0000 | ip[9]); }
+static void sp_arp(struct rte_mbuf *m, uint8_t *ip) { (void)m; et_store16(ip - 2, 0x0806); }
+static void sp_ipv6(struct rte_mbuf *m, uint8_t *ip) { (void)m; et_store16(ip - 2, 0x86dd); }
+static void sp_vlan(struct rte_mbuf *m, uint8_t *ip) { (void)m; et_store16(ip - 2, 0x8100); }
+static void sp_uplink(struct rte_mbuf *m, uint8_t *ip)
+{
+	(void)m;
+	et_roce_set_sport(ip, et_path_make(9, 0)); /* the leaf has two uplinks */
+}
+static void sp_oversize(struct rte_mbuf *m, uint8_t *ip)
+{
+	/* a chain of segments, as a PMD delivers a giant frame */
+	(void)ip;
+	while (rte_pktmbuf_pkt_len(m) <= 9216) {
+		struct rte_mbuf *seg = rte_pktmbuf_alloc(pool);
+
+		assert_non_null(seg);
+		assert_non_null(rte_pktmbuf_append(seg, 4000));
+		assert_int_equal(rte_pktmbuf_chain(m, seg), 0);
+	}
+}
+static void sp_icrc(struct rte_mbuf *m, uint8_t *ip)
+{
+	rte_pktmbuf_mtod(m, uint8_t *)[rte_pktmbuf_pkt_len(m) - 1] ^= 1;
+	(void)ip;
+}
+static void sp_payload(struct rte_mbuf *m, uint8_t *ip)
+{
+	(void)m;
+	ip[20 + 8 + 12 + 16 + 5] ^= 0x80; /* a flipped payload bit, ICRC unchanged */
+}
+/* transport-level nonsense a switch must carry untouched: the endpoint judges it */
+static void bth_set32(uint8_t *ip, uint32_t off, uint32_t v)
+{
+	uint8_t *b = ip + 20 + 8;
+
+	b[off] = (uint8_t)(v >> 24);
+	b[off + 1] = (uint8_t)(v >> 16);
+	b[off + 2] = (uint8_t)(v >> 8);
+	b[off + 3] = (uint8_t)v;
+	et_icrc_fill(ip, et_load16(ip + 2));
+}
+static void sp_qpn(struct rte_mbuf *m, uint8_t *ip) { (void)m; bth_set32(ip, 4, 0x00abcdef); }
+static void sp_psn(struct rte_mbuf *m, uint8_t *ip) { (void)m; bth_set32(ip, 8, 0x80ffffff); }
+static void sp_reth(struct rte_mbuf *m, uint8_t *ip)
+{
+	(void)m;
+	bth_set32(ip, 12, 0xffffffff); /* VA high word */
+	bth_set32(ip, 20, 0xdeadbeef); /* rkey */
+}
+static void sp_fragment(struct rte_mbuf *m, uint8_t *ip) { (void)m; et_ipv4_update_word(ip, 6, 0x2000); }
+static void sp_not_roce(struct rte_mbuf *m, uint8_t *ip) { (void)m; et_store16(ip + 20 + 2, 4792); }
+static void sp_padding(struct rte_mbuf *m, uint8_t *ip)
+{
+	(void)ip;
+	memset(rte_pktmbuf_append(m, 18), 0, 18); /* Ethernet padding past the IP packet */
+}
+
+#define DROPS(w, f, why) {w, f, why, PASSES, 0}
+#define CARRIES(w, f, rx, sport) {w, f, -1, rx, sport}
+
+static const struct hostile hostile[] = {
+	DROPS("truncated in Ethernet", sp_eth_trunc, ET_SW_DROP_MALFORMED),
+	DROPS("truncated in IPv4", sp_ip_trunc, ET_SW_DROP_MALFORMED),
+	DROPS("IP total length beyond the frame", sp_ip_long, ET_SW_DROP_MALFORMED),
+	DROPS("IP total length below its header", sp_ip_short, ET_SW_DROP_MALFORMED),
+	DROPS("IHL below 5", sp_ihl, ET_SW_DROP_MALFORMED),
+	DROPS("IHL beyond the packet", sp_ihl_beyond, ET_SW_DROP_MALFORMED),
+	DROPS("IP version 6 under EtherType IPv4", sp_version, ET_SW_DROP_MALFORMED),
+	DROPS("bad IP checksum", sp_ip_csum, ET_SW_DROP_IP_CSUM),
+	DROPS("TTL 1", sp_ttl, ET_SW_DROP_TTL),
+	DROPS("TTL 0", sp_ttl0, ET_SW_DROP_TTL),
+	DROPS("ARP", sp_arp, ET_SW_DROP_NON_IP),
+	DROPS("IPv6", sp_ipv6, ET_SW_DROP_NON_IP),
+	DROPS("VLAN tag", sp_vlan, ET_SW_DROP_NON_IP),
+	DROPS("path ID names a missing uplink", sp_uplink, ET_SW_DROP_BAD_UPLINK),
+	DROPS("oversize frame (chained)", sp_oversize, ET_SW_DROP_OVERSIZE),
+	CARRIES("bad ICRC: carried, still bad", sp_icrc, PASSES_BAD_ICRC, 0),
+	CARRIES("corrupt payload: carried, still bad", sp_payload, PASSES_BAD_ICRC, 0),
+	CARRIES("unknown QPN: carried", sp_qpn, PASSES, 0),
+	CARRIES("PSN far away: carried", sp_psn, PASSES, 0),
+	CARRIES("RETH outside any region, wrong rkey: carried", sp_reth, PASSES, 0),
+	CARRIES("IP fragment: carried as plain IP", sp_fragment, PASSES_BAD_ICRC, KEEP_SPORT),
+	CARRIES("UDP port 4792: carried as plain UDP", sp_not_roce, PASSES_BAD_ICRC, KEEP_SPORT),
+	CARRIES("Ethernet padding: carried", sp_padding, PASSES, 0),
+};
+
+static void
+test_hostile_frames(void **state)
+{
+	const uint16_t id = et_path_make(1, 0);
+	struct et_net_params p;
+	struct et_net n;
+	struct et_topo t;
+
+	net_params(&p, false, ET_SW_SOURCE_ROUTE);
+	et_topo_leaf_spine(&t, 2, 2, 1, 1);
+	assert_int_equal(et_net_build(&n, &t, &p, pool, 0), 0);
+
+	for (size_t i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
+		const struct hostile *h = &hostile[i];
+		struct et_sw_port_stats before = n.sw[0].ports[0].st, *after = &n.sw[0].ports[0].st;
+		struct rte_mbuf *m = frame(&n, 0, 1, id, 256, 0), *got;
+		uint8_t sent[512], *ip = rte_pktmbuf_mtod(m, uint8_t *) + ET_ETH_HLEN;
+		uint32_t sent_len, bth = ET_ETH_HLEN + 20 + 8;
+		struct et_roce_pkt pkt;
+		uint16_t n_got;
+
+		h->spoil(m, ip);
+		sent_len = rte_pktmbuf_data_len(m) < sizeof(sent) ? rte_pktmbuf_data_len(m) : 0;
+		memcpy(sent, rte_pktmbuf_mtod(m, uint8_t *), sent_len);
+		inject(&n, 0, m);
+		drain(&n, 0);
+		n_got = receive(&n, 1, &got, 1);
+		for (int d = 0; d < ET_SW_DROP_COUNT; d++) {
+			uint64_t want = before.drops[d] + (d == h->drop);
+
+			if (after->drops[d] != want)
+				fail_msg("%s: %s drops %" PRIu64 ", want %" PRIu64, h->what,
+					 et_sw_drop_name(d), after->drops[d], want);
+		}
+		if (h->drop >= 0) {
+			if (n_got)
+				fail_msg("%s: dropped and delivered", h->what);
+			continue;
+		}
+		if (n_got != 1)
+			fail_msg("%s: not delivered", h->what);
+		if (rte_pktmbuf_data_len(got) != sent_len)
+			fail_msg("%s: length %u, sent %u", h->what, rte_pktmbuf_data_len(got), sent_len);
+		/* the switch rewrote MACs, TTL, IP checksum and (RoCEv2 only) the
+		 * source port and so the ICRC; from the UDP destination port to the
+		 * ICRC, nothing */
+		const uint8_t *g = rte_pktmbuf_mtod(got, const uint8_t *);
+		uint32_t icrc = ET_ETH_HLEN + et_load16(sent + ET_ETH_HLEN + 2) - ET_ICRC_LEN;
+
+		if (memcmp(g + bth - 6, sent + bth - 6, icrc - bth + 6) ||
+		    memcmp(g + icrc + ET_ICRC_LEN, sent + icrc + ET_ICRC_LEN,
+			   sent_len - icrc - ET_ICRC_LEN))
+			fail_msg("%s: the switch changed the transport headers or payload", h->what);
+		uint16_t sport = et_load16(g + bth - 8);
+		uint16_t want_sport = id;
+
+		if (h->sport != KEEP_SPORT) { /* swapped at every switch hop */
+			struct et_hop walk[ET_PATH_MAX_HOPS];
+			int nh = et_path_walk(&n.t, 0, 1, id, walk);
+
+			want_sport = walk[nh - 1].id;
+		}
+		if (sport != want_sport)
+			fail_msg("%s: source port %04x, want %04x", h->what, sport, want_sport);
+		int rc = et_roce_parse_mbuf(got, &pkt, 0);
+
+		if (h->rx == PASSES && rc != 0)
+			fail_msg("%s: arrives unparseable (%d)", h->what, rc);
+		if (h->rx == PASSES_BAD_ICRC && rc == 0)
+			fail_msg("%s: the switch laundered a bad frame into a good one", h->what);
+		rte_pktmbuf_free(got);
+	}
+	assert_int_equal(receive(&n, 1, &(struct rte_mbuf *){NULL}, 1), 0);
+	et_net_free(&n);
+	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+}
+
 int
 main(void)
 {
@@ -607,6 +809,7 @@ main(void)
 		cmocka_unit_test(test_pfc),
 		cmocka_unit_test(test_link_failure),
 		cmocka_unit_test(test_malformed_frames),
+		cmocka_unit_test(test_hostile_frames),
 		cmocka_unit_test(test_remote_failure_withdrawn),
 		cmocka_unit_test(test_fat_tree_compact_routes),
 	};

@@ -200,7 +200,7 @@ load_conf(const char *file, struct fab_params *p, struct cli *o)
 						"ge-loss-ppm", "corrupt-ppm", "dup-ppm", "jitter-ns",
 						"flap-period-us", "flap-down-us", NULL};
 	static const char *const sw_keys[] = {"buffer", "dt-alpha", "ecn-k", "pfc", "pfc-alpha",
-					      "detect-delay-ms", NULL};
+					      "detect-delay-ms", "max-frame", NULL};
 	static const char *const tr_keys[] = {"rto-us", "retry-cnt", "ack-every", "dctcp",
 					      "dctcp-g", "init-cwnd", "max-cwnd", NULL};
 	static const char *const lb_keys[] = {"policy", "batch-ns", "jitter-ns",
