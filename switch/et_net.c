@@ -74,7 +74,7 @@ wire(struct et_net *n, const struct et_net_params *p, struct rte_mempool *mp,
 	char name[32];
 	int ia, ib, rc;
 
-	snprintf(name, sizeof(name), "l%u", (*links)++);
+	snprintf(name, sizeof(name), "n%u.l%u", n->gen, (*links)++);
 	rc = p->ethdev ? et_port_net_ring_pair(&pa, &pb, name, p->ring_size, socket, mp)
 		       : et_port_ring_pair(&pa, &pb, name, p->ring_size, socket);
 	if (rc)
@@ -121,8 +121,10 @@ et_net_build(struct et_net *n, const struct et_topo *t, const struct et_net_para
 	uint16_t down;
 	char name[32];
 	int rc;
+	static uint32_t generation;
 
 	memset(n, 0, sizeof(*n));
+	n->gen = generation++;
 	n->t = *t;
 	n->n_hosts = et_topo_hosts(t);
 	n->n_sw = t->tors + aggs + cores;

@@ -37,6 +37,7 @@ struct et_net {
 	struct et_port *host_port;   /* the host end of each host's link */
 	struct et_net_peer *peers;   /* n_sw x ET_SW_MAX_PORTS */
 	uint32_t first[4];           /* index of the first switch of a tier */
+	uint32_t gen;                /* tells apart the rings of nets alive at once */
 };
 
 int et_net_build(struct et_net *n, const struct et_topo *t,

@@ -119,6 +119,8 @@ on_pause(struct et_switch *sw, uint16_t pi, const uint8_t *f, uint32_t len,
 
 /* ---- set-up ---- */
 
+static uint32_t lpm_seq;
+
 int
 et_switch_init(struct et_switch *sw, const char *name, const struct et_sw_params *p,
 	       struct rte_mempool *ctrl_pool, int socket)
@@ -135,7 +137,8 @@ et_switch_init(struct et_switch *sw, const char *name, const struct et_sw_params
 	sw->ctrl_pool = ctrl_pool;
 	if (p->compact_routes)
 		return 0;
-	snprintf(n, sizeof(n), "lpm_%s", name);
+	/* unique per process: switches of two networks may share a name */
+	snprintf(n, sizeof(n), "lpm%u", lpm_seq++);
 	sw->lpm = rte_lpm_create(n, socket, &cfg);
 	return sw->lpm ? 0 : -rte_errno;
 }
