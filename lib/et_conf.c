@@ -120,6 +120,63 @@ et_conf_need_section(struct et_conf *c, const char *section)
 	return 0;
 }
 
+static bool
+section_matches(const char *pattern, const char *name)
+{
+	size_t n = strlen(pattern);
+
+	if (n && pattern[n - 1] == '#') {
+		if (strncmp(pattern, name, n - 1) != 0 || name[n - 1] == 0)
+			return false;
+		for (name += n - 1; *name; name++)
+			if (*name < '0' || *name > '9')
+				return false;
+		return true;
+	}
+	return strcmp(pattern, name) == 0;
+}
+
+int
+et_conf_check_sections(struct et_conf *c, const char *const allowed[], const char *counted)
+{
+	int i, cap = rte_cfgfile_num_sections(c->cfg, NULL, 0), n, matched = 0, rc = 0;
+	char **names;
+
+	if (cap <= 0)
+		return 0;
+	names = calloc(cap, sizeof(*names));
+	for (i = 0; names && i < cap; i++)
+		if ((names[i] = malloc(CFG_NAME_LEN)) == NULL)
+			break;
+	if (names == NULL || i < cap) {
+		rc = et_conf_fail(c, "?", NULL, "out of memory");
+		goto out;
+	}
+	n = rte_cfgfile_sections(c->cfg, names, cap);
+	for (i = 0; i < n && rc == 0; i++) {
+		const char *const *a;
+
+		for (a = allowed; *a && !section_matches(*a, names[i]); a++)
+			;
+		if (*a == NULL) {
+			char list[256];
+
+			join_names(allowed, list, sizeof(list));
+			for (char *h = strchr(list, '#'); h; h = strchr(h, '#'))
+				*h = 'N'; /* "portN": any number */
+			rc = et_conf_fail(c, names[i], NULL,
+					  "unknown section (expected one of: %s)", list);
+		} else if (counted && strcmp(*a, counted) == 0) {
+			matched++;
+		}
+	}
+out:
+	for (i = 0; names && i < cap; i++)
+		free(names[i]);
+	free(names);
+	return rc ? rc : matched;
+}
+
 int
 et_conf_check_keys(struct et_conf *c, const char *section,
 		   const char *const allowed[])

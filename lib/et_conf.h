@@ -30,6 +30,13 @@ int et_conf_need_section(struct et_conf *c, const char *section);
 int et_conf_check_keys(struct et_conf *c, const char *section,
 		       const char *const allowed[]);
 
+/* Every section must be one of allowed (NULL-terminated); a name ending in
+ * '#' stands for that prefix followed by a number ("port#": port0, port1..).
+ * Returns the number of sections matching `counted` (one of allowed, or
+ * NULL) or -1 with c->err set. */
+int et_conf_check_sections(struct et_conf *c, const char *const allowed[],
+			   const char *counted);
+
 /* An unsigned integer in [min, max]; a missing key gives def, or an error
  * when required. */
 int et_conf_u32(struct et_conf *c, const char *section, const char *key,

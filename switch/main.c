@@ -103,16 +103,19 @@ load(const char *file, struct rte_mempool *mp)
 	static const char *const fail_keys[] = {"port", "at-ms", "duration-ms", NULL};
 	static const char *const modes[] = {"source-route", "ecmp", NULL};
 	static const char *const roles[] = {"down", "up", NULL};
+	static const char *const sections[] = {"switch", "port#", "fail#", NULL};
 	struct et_sw_params p;
 	struct et_conf c;
 	char sec[32];
 	uint32_t ms, i, u;
-	int mode, rc = -1;
+	int mode, n_port_secs, n_fail_secs, rc = -1;
 
 	if (et_conf_open(&c, file))
 		goto out;
 	et_sw_params_default(&p);
-	if (et_conf_need_section(&c, "switch") || et_conf_check_keys(&c, "switch", sw_keys) ||
+	if ((n_port_secs = et_conf_check_sections(&c, sections, "port#")) < 0 ||
+	    (n_fail_secs = et_conf_check_sections(&c, sections, "fail#")) < 0 ||
+	    et_conf_need_section(&c, "switch") || et_conf_check_keys(&c, "switch", sw_keys) ||
 	    et_conf_enum(&c, "switch", "mode", modes, false, ET_SW_SOURCE_ROUTE, &mode) ||
 	    et_sw_params_load(&c, "switch", &p))
 		goto out;
@@ -181,6 +184,12 @@ load(const char *file, struct rte_mempool *mp)
 		et_conf_fail(&c, "port0", NULL, "section is missing: a switch needs ports");
 		goto out;
 	}
+	if ((int)i < n_port_secs) {
+		snprintf(sec, sizeof(sec), "port%u", i);
+		et_conf_fail(&c, sec, NULL, "missing or one too many: ports are [port0], [port1]... "
+			     "without gaps, at most %d", ET_SW_MAX_PORTS);
+		goto out;
+	}
 	for (i = 0;; i++) {
 		uint32_t port, at, dur;
 
@@ -195,6 +204,10 @@ load(const char *file, struct rte_mempool *mp)
 		/* times count from the start of the poll loop, as now_ns does */
 		et_switch_fail(&sw, (uint16_t)port, (uint64_t)at * 1000000 + 1,
 			       (uint64_t)dur * 1000000);
+	}
+	if ((int)i < n_fail_secs) {
+		et_conf_fail(&c, sec, NULL, "missing: failures are [fail0], [fail1]... without gaps");
+		goto out;
 	}
 	rc = 0;
 out:

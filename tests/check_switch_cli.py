@@ -41,6 +41,12 @@ BAD = [
      ["[port0] uplink", "numbered 0, 1, 2"]),
     ("fail port", "[switch]\n[port0]\ndev = net_ring0\nrole = down\nprefix = 10.0.0.1/32\n"
      "[fail0]\nport = 5\nat-ms = 1\n", [], ["[fail0] port", "0..0"]),
+    ("unknown section", "[switch]\n[prot0]\ndev = net_ring0\n", [],
+     ["[prot0]", "unknown section", "switch, portN, failN"]),
+    ("port gap", "[switch]\n[port0]\ndev = net_ring0\nrole = down\nprefix = 10.0.0.1/32\n"
+     "[port2]\ndev = net_ring1\nrole = down\nprefix = 10.0.0.2/32\n", [],
+     ["[port1]", "without gaps"]),
+    ("bad max-frame", "[switch]\nmax-frame = 70000\n", [], ["[switch] max-frame", "'70000'"]),
     ("bad duration", "[switch]\n", ["--duration", "soon"], ["--duration", "'soon'"]),
     ("stray argument", "[switch]\n", ["extra"], ["unexpected argument"]),
 ]

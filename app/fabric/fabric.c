@@ -548,8 +548,10 @@ fab_build(struct fabric *f, const struct fab_params *p)
 		/* the clock starts at 1 (0 means "now" to the switch) */
 		if (et_net_fail_uplink(&f->net, (struct et_node){x->tier, x->sw}, x->uplink,
 				       x->at_ns + 1))
-			return fail(f, "--fail: no %s %u uplink %u", x->tier == ET_TIER_TOR ? "ToR" : "aggregation switch",
-				    x->sw, x->uplink);
+			return fail(f, "%s: no %s %u uplink %u",
+				    p->fails_from[0] ? p->fails_from : "--fail",
+				    x->tier == ET_TIER_TOR ? "ToR" : "aggregation switch", x->sw,
+				    x->uplink);
 	}
 	if (p->pcap_dir && open_captures(f))
 		return -1;

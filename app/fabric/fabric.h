@@ -46,6 +46,7 @@ struct fab_params {
 	uint64_t time_limit_ns;          /* give up after this much (virtual) time */
 	uint32_t n_fails;
 	struct fab_fail fails[FAB_MAX_FAILS];
+	char fails_from[320];       /* where they were given, for errors: "--fail" */
 	const char *pcap_dir;
 	uint32_t mbufs;                  /* the frame pool; 0: sized by hosts */
 };

@@ -53,7 +53,37 @@ struct cli {
 	const char *json, *pcap, *faults;
 	uint64_t seed;
 	bool seed_set, verify, quiet;
+	uint32_t from_conf; /* bit per conf_opts[] entry: the value came from the conf */
 };
+
+/* Options a conf can give too ([lb] policy, [run] ...): an error names
+ * where the bad value came from, the command line or the file's key. */
+static const struct {
+	const char *flag, *section, *key;
+	size_t off;
+} conf_opts[] = {
+	{"--lb", "lb", "policy", offsetof(struct cli, lb)},
+	{"--collective", "run", "collective", offsetof(struct cli, collective)},
+	{"--algo", "run", "algo", offsetof(struct cli, algo)},
+	{"--size", "run", "size", offsetof(struct cli, size)},
+	{"--clock", "run", "clock", offsetof(struct cli, clock)},
+	{"--fail", "run", "fail", offsetof(struct cli, fail)},
+};
+
+/* "--lb" or "FILE: [lb] policy", whichever gave the value of flag */
+static const char *
+origin(const struct cli *o, const char *flag)
+{
+	static char buf[600];
+
+	for (size_t i = 0; i < RTE_DIM(conf_opts); i++)
+		if (strcmp(conf_opts[i].flag, flag) == 0 && (o->from_conf & 1u << i)) {
+			snprintf(buf, sizeof(buf), "%s: [%s] %s", o->config, conf_opts[i].section,
+				 conf_opts[i].key);
+			return buf;
+		}
+	return flag;
+}
 
 static int
 bad_arg(const char *opt, const char *what, const char *got)
@@ -87,7 +117,7 @@ parse_time_ns(const char *s, uint64_t *out)
 
 /* [tor:|agg:]SW.UPLINK[@TIME], comma separated */
 static int
-parse_fails(const char *spec, struct fab_params *p)
+parse_fails(const char *spec, const char *what, struct fab_params *p)
 {
 	char buf[512], *save = NULL, *tok;
 
@@ -98,11 +128,11 @@ parse_fails(const char *spec, struct fab_params *p)
 		unsigned long a, b;
 
 		if (p->n_fails == FAB_MAX_FAILS)
-			return bad_arg("--fail", "at most 16 links", spec);
+			return bad_arg(what, "at most 16 links", spec);
 		if (at) {
 			*at++ = 0;
 			if (parse_time_ns(at, &x.at_ns))
-				return bad_arg("--fail", "a time like 0, 500us or 2ms after '@'", at);
+				return bad_arg(what, "a time like 0, 500us or 2ms after '@'", at);
 		}
 		if (strncmp(s, "tor:", 4) == 0)
 			s += 4;
@@ -110,11 +140,11 @@ parse_fails(const char *spec, struct fab_params *p)
 			s += 4, x.tier = ET_TIER_AGG;
 		a = strtoul(s, &end, 10);
 		if (end == s || *end != '.')
-			return bad_arg("--fail", "[tor:|agg:]SWITCH.UPLINK[@TIME]", tok);
+			return bad_arg(what, "[tor:|agg:]SWITCH.UPLINK[@TIME]", tok);
 		s = end + 1;
 		b = strtoul(s, &end, 10);
 		if (end == s || *end)
-			return bad_arg("--fail", "[tor:|agg:]SWITCH.UPLINK[@TIME]", tok);
+			return bad_arg(what, "[tor:|agg:]SWITCH.UPLINK[@TIME]", tok);
 		x.sw = (uint32_t)a;
 		x.uplink = (uint32_t)b;
 		p->fails[p->n_fails++] = x;
@@ -208,6 +238,8 @@ load_conf(const char *file, struct fab_params *p, struct cli *o)
 					      "reps-freeze-us", "reps-explore-pkts", NULL};
 	static const char *const run_keys[] = {"collective", "algo", "size", "chunk", "seed",
 					       "clock", "fail", "time-limit-ms", "mbufs", NULL};
+	static const char *const sections[] = {"topology", "link", "switch", "transport", "lb",
+					       "run", NULL};
 	static const char *const onoff[] = {"off", "on", NULL};
 	static const char *const mtus[] = {"256", "512", "1024", "2048", "4096", NULL};
 	struct et_conf c;
@@ -219,7 +251,8 @@ load_conf(const char *file, struct fab_params *p, struct cli *o)
 
 	if (et_conf_open(&c, file))
 		goto out;
-	if (et_topo_load(&c, &p->t) || et_conf_check_keys(&c, "link", link_keys) ||
+	if (et_conf_check_sections(&c, sections, NULL) < 0 || et_topo_load(&c, &p->t) ||
+	    et_conf_check_keys(&c, "link", link_keys) ||
 	    et_conf_check_keys(&c, "switch", sw_keys) ||
 	    et_conf_check_keys(&c, "transport", tr_keys) ||
 	    et_conf_check_keys(&c, "lb", lb_keys) || et_conf_check_keys(&c, "run", run_keys) ||
@@ -273,18 +306,14 @@ load_conf(const char *file, struct fab_params *p, struct cli *o)
 	p->seed = seed;
 	p->time_limit_ns = (uint64_t)limit * 1000000;
 	/* [run] and [lb] policy give defaults the command line overrides */
-	if (!o->lb && (s = et_conf_str(&c, "lb", "policy", NULL)))
-		o->lb = strdup(s);
-	if (!o->collective && (s = et_conf_str(&c, "run", "collective", NULL)))
-		o->collective = strdup(s);
-	if (!o->algo && (s = et_conf_str(&c, "run", "algo", NULL)))
-		o->algo = strdup(s);
-	if (!o->size && (s = et_conf_str(&c, "run", "size", NULL)))
-		o->size = strdup(s);
-	if (!o->clock && (s = et_conf_str(&c, "run", "clock", NULL)))
-		o->clock = strdup(s);
-	if (!o->fail && (s = et_conf_str(&c, "run", "fail", NULL)))
-		o->fail = strdup(s);
+	for (size_t i = 0; i < RTE_DIM(conf_opts); i++) {
+		const char **v = (const char **)((char *)o + conf_opts[i].off);
+
+		if (!*v && (s = et_conf_str(&c, conf_opts[i].section, conf_opts[i].key, NULL))) {
+			*v = strdup(s);
+			o->from_conf |= 1u << i;
+		}
+	}
 	rc = 0;
 out:
 	if (rc)
@@ -309,7 +338,8 @@ parse_cli(int argc, char **argv, struct cli *o)
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+	opterr = 0; /* our own one-line messages */
+	while ((c = getopt_long(argc, argv, ":", lo, NULL)) != -1) {
 		char *end;
 
 		switch (c) {
@@ -333,7 +363,14 @@ parse_cli(int argc, char **argv, struct cli *o)
 		case 'q': o->quiet = true; break;
 		case 'F': o->faults = optarg; break;
 		case 'h': usage(stdout); exit(0);
-		default: usage(stderr); return -1;
+		case ':':
+			fprintf(stderr, "ethereal-fabric: %s: expected a value (see --help)\n",
+				argv[optind - 1]);
+			return -1;
+		default:
+			fprintf(stderr, "ethereal-fabric: %s: unknown option (see --help)\n",
+				argv[optind - 1]);
+			return -1;
 		}
 	}
 	if (optind < argc)
@@ -364,23 +401,24 @@ finish_params(struct cli *o, struct fab_params *p)
 	char err[256];
 
 	if (o->lb && et_lb_parse(o->lb, &p->lb, err, sizeof(err))) {
-		fprintf(stderr, "ethereal-fabric: --lb: %s\n", err);
+		fprintf(stderr, "ethereal-fabric: %s: %s\n", origin(o, "--lb"), err);
 		return -1;
 	}
 	if (o->collective && et_coll_parse_kind(o->collective, &p->kind))
-		return bad_arg("--collective", "allreduce, allgather, reducescatter or alltoall",
-			       o->collective);
+		return bad_arg(origin(o, "--collective"),
+			       "allreduce, allgather, reducescatter or alltoall", o->collective);
 	if (o->algo && et_coll_parse_algo(o->algo, &p->algo))
-		return bad_arg("--algo", "a2a, rd, ring or dbt", o->algo);
+		return bad_arg(origin(o, "--algo"), "a2a, rd, ring or dbt", o->algo);
 	if (o->size && (et_parse_bytes(o->size, &p->size) || p->size == 0))
-		return bad_arg("--size", "a byte count like 4096, 64K, 16M", o->size);
+		return bad_arg(origin(o, "--size"), "a byte count like 4096, 64K, 16M", o->size);
 	if (o->clock && strcmp(o->clock, "virtual") && strcmp(o->clock, "real"))
-		return bad_arg("--clock", "virtual or real", o->clock);
+		return bad_arg(origin(o, "--clock"), "virtual or real", o->clock);
 	p->real_clock = o->clock && strcmp(o->clock, "real") == 0;
 	if (o->seed_set)
 		p->seed = o->seed;
-	if (o->fail && parse_fails(o->fail, p))
+	if (o->fail && parse_fails(o->fail, origin(o, "--fail"), p))
 		return -1;
+	snprintf(p->fails_from, sizeof(p->fails_from), "%s", origin(o, "--fail"));
 	if (o->faults && parse_faults(o->faults, &p->net.link))
 		return -1;
 	/* every link of the fabric draws its faults from the run's seed */
@@ -506,22 +544,34 @@ run_one(const struct fab_params *p, struct outcome *out)
 }
 
 /* A workload: one collective per line, "KIND SIZE" ('#' starts a comment),
- * run one after the other with --algo; the result is their sum. */
+ * run one after the other with --algo; the result is their sum.  The whole
+ * file is read and checked before anything runs. */
+struct workload {
+	uint32_t n;
+	struct {
+		enum et_coll_kind kind;
+		uint64_t size;
+	} *step;
+};
+
 static int
-run_workload(const char *file, struct fab_params *p, struct outcome *out)
+load_workload(const char *file, struct workload *w)
 {
 	FILE *fp = fopen(file, "r");
 	char line[256];
 	unsigned int ln = 0;
-	int rc = 0;
 
+	memset(w, 0, sizeof(*w));
 	if (fp == NULL) {
-		snprintf(out->error, sizeof(out->error), "--workload %s: %s", file, strerror(errno));
-		return 2;
+		fprintf(stderr, "ethereal-fabric: --workload %s: %s\n", file, strerror(errno));
+		return -1;
 	}
-	while (rc == 0 && fgets(line, sizeof(line), fp)) {
+	while (fgets(line, sizeof(line), fp)) {
 		char kind[32], size[32], extra[8];
 		char *hash = strchr(line, '#');
+		enum et_coll_kind k;
+		uint64_t bytes;
+		void *grown;
 		int n;
 
 		ln++;
@@ -530,21 +580,45 @@ run_workload(const char *file, struct fab_params *p, struct outcome *out)
 		n = sscanf(line, "%31s %31s %7s", kind, size, extra);
 		if (n <= 0)
 			continue;
-		if (n != 2 || et_coll_parse_kind(kind, &p->kind) || et_parse_bytes(size, &p->size) ||
-		    p->size == 0) {
-			snprintf(out->error, sizeof(out->error),
-				 "%s:%u: expected 'KIND SIZE' (allreduce|allgather|reducescatter|alltoall, "
-				 "bytes like 16M), got '%s'", file, ln, strtok(line, "\n"));
-			rc = 2;
-			break;
+		if (n != 2 || et_coll_parse_kind(kind, &k) || et_parse_bytes(size, &bytes) ||
+		    bytes == 0) {
+			fprintf(stderr, "ethereal-fabric: %s:%u: expected 'KIND SIZE' "
+				"(allreduce|allgather|reducescatter|alltoall, bytes like 16M), got '%s'\n",
+				file, ln, strtok(line, "\n"));
+			goto fail;
 		}
-		p->seed++; /* every collective its own draws, reproducibly */
-		rc = run_one(p, out);
+		grown = realloc(w->step, (w->n + 1) * sizeof(*w->step));
+		if (grown == NULL) {
+			fprintf(stderr, "ethereal-fabric: --workload %s: out of memory\n", file);
+			goto fail;
+		}
+		w->step = grown;
+		w->step[w->n].kind = k;
+		w->step[w->n++].size = bytes;
 	}
 	fclose(fp);
-	if (rc == 0 && out->runs == 0) {
-		snprintf(out->error, sizeof(out->error), "--workload %s: no collectives", file);
-		rc = 2;
+	if (w->n == 0) {
+		fprintf(stderr, "ethereal-fabric: --workload %s: no collectives\n", file);
+		return -1;
+	}
+	return 0;
+fail:
+	fclose(fp);
+	free(w->step);
+	w->step = NULL;
+	return -1;
+}
+
+static int
+run_workload(const struct workload *w, struct fab_params *p, struct outcome *out)
+{
+	int rc = 0;
+
+	for (uint32_t i = 0; rc == 0 && i < w->n; i++) {
+		p->kind = w->step[i].kind;
+		p->size = w->step[i].size;
+		p->seed++; /* every collective its own draws, reproducibly */
+		rc = run_one(p, out);
 	}
 	return rc;
 }
@@ -625,6 +699,7 @@ main(int argc, char **argv)
 	struct cli o = {0};
 	struct fab_params p;
 	struct outcome r = {0};
+	struct workload w = {0};
 	int sep, rc;
 
 	for (int i = 1; i < argc; i++)
@@ -641,14 +716,15 @@ main(int argc, char **argv)
 	}
 	fab_params_default(&p);
 	if (parse_cli(argc - sep, argv + sep, &o) || load_conf(o.config, &p, &o) ||
-	    finish_params(&o, &p))
+	    finish_params(&o, &p) || (o.workload && load_workload(o.workload, &w)))
 		return 2;
 	if (eal_init(argv, sep, (fab_pool_bytes(&p) >> 20) + 512)) {
 		fprintf(stderr, "ethereal-fabric: cannot initialise DPDK: %s\n",
 			rte_strerror(rte_errno));
 		return 1;
 	}
-	rc = o.workload ? run_workload(o.workload, &p, &r) : run_one(&p, &r);
+	rc = o.workload ? run_workload(&w, &p, &r) : run_one(&p, &r);
+	free(w.step);
 	if (rc != 2) {
 		if (o.workload)
 			p.seed = o.seed_set ? o.seed : p.seed - r.runs;
