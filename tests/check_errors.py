@@ -185,7 +185,7 @@ def judge(c, what, prog, r, want, conf, wl):
 def main():
     fabric, paths, work = sys.argv[1:4]
     os.makedirs(work, exist_ok=True)
-    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0")
+    env = dict(os.environ)
     c = Checker()
     for i, (what, text, args, workload, want) in enumerate(FABRIC):
         conf, wl = prepare(work, i, text, workload)

@@ -36,7 +36,7 @@ class Runner:
                                   os.path.join(self.conf, conf), "--json", js,
                                   "--quiet"] + args
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=600,
-                           env=dict(os.environ, ASAN_OPTIONS="detect_leaks=0"))
+                           env=os.environ)
         res = json.load(open(js)) if os.path.exists(js) and r.returncode == 0 else {}
         return r, res
 

@@ -71,7 +71,7 @@ def pair(exe, work, mode, extra, port, link="memif", quiet_fanout=False):
         common_link = ["--mtu", "1024"]
     common = RTO + ["--mode", mode, "--size", "16384", "--qps", "2", "--verify",
               "--oob-port", str(port)]
-    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0")
+    env = dict(os.environ)
     common = common + common_link
     srv = Bg([exe] + EAL + [f"--file-prefix=ens{os.getpid()}", "-l", "0"] + dev[0] + [
         "--", "--port", dev[2], "--ip", "10.0.0.2", "--server"] + common,
@@ -172,7 +172,7 @@ def tap_bridge(exe, work, port):
         return not os.environ.get("CI")
     tag = os.getpid() % 100000
     br, ta, tb = f"etbr{tag}", f"etsa{tag}", f"etsb{tag}"
-    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0")
+    env = dict(os.environ)
     common = ["--rto-ms", "200", "--mode", "write_bw", "--size", "16384", "--mtu", "1024",
               "--verify", "--oob-port", str(port)]
     srv = cli = None
@@ -216,7 +216,7 @@ def interrupted(exe, work, port):
     if os.path.exists(sock):
         os.unlink(sock)
     common = RTO + ["--mode", "write_bw", "--size", "65536", "--qps", "2", "--oob-port", str(port)]
-    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0")
+    env = dict(os.environ)
     srv = Bg([exe] + EAL + [f"--file-prefix=eis{os.getpid()}", "-l", "0",
                             f"--vdev=net_memif0,role=server,socket={sock}", "--",
                             "--port", "net_memif0", "--ip", "10.0.0.2", "--server"] + common,
@@ -278,7 +278,7 @@ def static_peer_once(exe, work, quiet_fanout):
     name = f"ets{os.getpid() % 100000}"
     common = RTO + ["--mode", "write_bw", "--size", "8192", "--qps", "2", "--verify",
                     "--mtu", "1024"]
-    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0")
+    env = dict(os.environ)
     ok = False
     with VethPair(name):
         srv = Bg([exe] + EAL + [f"--file-prefix=ess{os.getpid()}", "-l", "0",
@@ -344,7 +344,7 @@ def main():
     for args, want in BAD:
         r = subprocess.run([exe] + EAL + [f"--file-prefix=enb{os.getpid()}", "--"] + args,
                            capture_output=True, text=True, timeout=60,
-                           env=dict(os.environ, ASAN_OPTIONS="detect_leaks=0"))
+                           env=os.environ)
         good = r.returncode != 0 and want in r.stderr
         print(("ok  " if good else "FAIL") + f" {' '.join(args)}: exit {r.returncode}")
         if not good:

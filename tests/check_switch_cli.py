@@ -54,7 +54,7 @@ BAD = [
 
 def run(exe, args, timeout=60):
     return subprocess.run([exe] + EAL + ["--"] + args, capture_output=True, text=True,
-                          timeout=timeout, env=dict(os.environ, ASAN_OPTIONS="detect_leaks=0"))
+                          timeout=timeout)
 
 
 def telemetry(path, cmd):
@@ -77,7 +77,7 @@ def check_runtime(exe, conf_dir, work):
     with open(out_path, "w") as o, open(err_path, "w") as e:
         p = subprocess.Popen([exe] + eal + ["--", "--config",
                              os.path.join(conf_dir, "switch-example.ini")],
-                             stdout=o, stderr=e, env=dict(os.environ, ASAN_OPTIONS="detect_leaks=0"))
+                             stdout=o, stderr=e)
     path = f"/var/run/dpdk/{prefix}/dpdk_telemetry.v2"
     if os.getuid() != 0:
         path = os.path.join(os.environ.get("XDG_RUNTIME_DIR", "/tmp"), "dpdk", prefix,

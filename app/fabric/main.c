@@ -70,6 +70,16 @@ static const struct {
 	{"--fail", "run", "fail", offsetof(struct cli, fail)},
 };
 
+/* The values the conf gave were copied. */
+static void
+cli_free(struct cli *o)
+{
+	for (size_t i = 0; i < RTE_DIM(conf_opts); i++)
+		if (o->from_conf & 1u << i)
+			free(*(char **)((char *)o + conf_opts[i].off));
+	o->from_conf = 0;
+}
+
 /* "--lb" or "FILE: [lb] policy", whichever gave the value of flag */
 static const char *
 origin(const struct cli *o, const char *flag)
@@ -716,8 +726,10 @@ main(int argc, char **argv)
 	}
 	fab_params_default(&p);
 	if (parse_cli(argc - sep, argv + sep, &o) || load_conf(o.config, &p, &o) ||
-	    finish_params(&o, &p) || (o.workload && load_workload(o.workload, &w)))
+	    finish_params(&o, &p) || (o.workload && load_workload(o.workload, &w))) {
+		cli_free(&o);
 		return 2;
+	}
 	if (eal_init(argv, sep, (fab_pool_bytes(&p) >> 20) + 512)) {
 		fprintf(stderr, "ethereal-fabric: cannot initialise DPDK: %s\n",
 			rte_strerror(rte_errno));
@@ -733,5 +745,6 @@ main(int argc, char **argv)
 	if (rc)
 		fprintf(stderr, "ethereal-fabric: %s\n", r.error);
 	rte_eal_cleanup();
+	cli_free(&o);
 	return rc;
 }
