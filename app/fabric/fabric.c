@@ -759,7 +759,7 @@ fab_run(struct fabric *f)
 }
 
 uint32_t
-fab_verify(const struct fabric *f)
+fab_verify(const struct fabric *f, uint64_t *checked)
 {
 	uint8_t *want = malloc(f->p.size ? f->p.size : 1);
 	uint32_t bad = 0;
@@ -772,6 +772,7 @@ fab_verify(const struct fabric *f)
 		et_coll_expect(&f->sched, i, f->p.seed, ET_DT_INT32, want);
 		et_coll_checked_range(&f->sched, i, &off, &len);
 		bad += memcmp(f->h[i].data + off, want + off, len) != 0;
+		*checked += len;
 	}
 	free(want);
 	return bad;
@@ -863,6 +864,8 @@ fab_collect(struct fabric *f)
 				s->drops += pt->st.drops[d];
 			s->drops += pt->eg.st.loss_drops + pt->eg.st.fail_drops +
 				    pt->eg.st.burst_drops + pt->eg.st.flap_drops;
+			s->fault_drops += pt->eg.st.loss_drops + pt->eg.st.burst_drops +
+					  pt->eg.st.flap_drops;
 			s->corrupted += pt->eg.st.corrupted;
 			s->duplicated += pt->eg.st.duplicated;
 			s->ecn_marks += pt->st.ecn_marks;
@@ -877,6 +880,8 @@ fab_collect(struct fabric *f)
 		s->packet_hops += h->nic.eg.st.tx_pkts;
 		s->drops += h->nic.eg.st.loss_drops + h->nic.eg.st.fail_drops +
 			    h->nic.eg.st.burst_drops + h->nic.eg.st.flap_drops;
+		s->fault_drops += h->nic.eg.st.loss_drops + h->nic.eg.st.burst_drops +
+				  h->nic.eg.st.flap_drops;
 		s->corrupted += h->nic.eg.st.corrupted;
 		s->duplicated += h->nic.eg.st.duplicated;
 		for (int d = 0; d < ET_WIRE_E_COUNT; d++)

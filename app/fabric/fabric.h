@@ -102,6 +102,7 @@ struct fab_stats {
 	uint64_t alloc_fail;      /* frames a QP could not build: the pool was empty */
 	uint64_t reps_frozen, reps_explored, reps_recycled;
 	uint64_t corrupted, duplicated;  /* by the link fault model */
+	uint64_t fault_drops;            /* lost by the link fault model: loss, bursts, flaps */
 	uint64_t frames_made, frames_accounted;  /* equal once the links drained */
 	uint32_t mbufs_in_use;                   /* 0 once the links drained */
 };
@@ -129,8 +130,9 @@ struct fabric {
 int fab_build(struct fabric *f, const struct fab_params *p);
 /* Run the collective to its end; 0, or -1 with f->error set. */
 int fab_run(struct fabric *f);
-/* Every rank holds what it should (verify mode); the count of bad ranks. */
-uint32_t fab_verify(const struct fabric *f);
+/* Every rank holds what it should (verify mode); the count of bad ranks.
+ * *checked: the bytes compared. */
+uint32_t fab_verify(const struct fabric *f, uint64_t *checked);
 /* Counters of every switch, NIC and QP, summed into f->st. */
 void fab_collect(struct fabric *f);
 /* The completion time of the collective. */

@@ -482,6 +482,7 @@ struct outcome {
 	uint64_t cct_ns, lower_bound_ns;
 	struct fab_stats st;
 	uint32_t bad;
+	uint64_t bytes_verified;
 	char error[256];
 	double wall_s;
 };
@@ -512,6 +513,7 @@ add_stats(struct fab_stats *a, const struct fab_stats *b)
 	a->reps_recycled += b->reps_recycled;
 	a->corrupted += b->corrupted;
 	a->duplicated += b->duplicated;
+	a->fault_drops += b->fault_drops;
 	a->frames_made += b->frames_made;
 	a->frames_accounted += b->frames_accounted;
 	a->mbufs_in_use += b->mbufs_in_use;
@@ -536,7 +538,7 @@ run_one(const struct fab_params *p, struct outcome *out)
 	fab_collect(&f);
 	if (rc == 0 && f.error[0])
 		rc = -1; /* the accounting did not close, or mbufs leaked */
-	if (rc == 0 && p->verify && fab_verify(&f)) {
+	if (rc == 0 && p->verify && fab_verify(&f, &out->bytes_verified)) {
 		out->bad++;
 		snprintf(out->error, sizeof(out->error), "%s %s %" PRIu64 ": ranks hold wrong data",
 			 et_coll_kind_name(p->kind), et_coll_algo_name(p->algo), p->size);
@@ -688,16 +690,17 @@ report(const struct fab_params *p, const struct cli *o, const struct outcome *r)
 			   ", \"paths_marked_bad\": %" PRIu64 ", \"alloc_fail\": %" PRIu64
 			   ", \"reps_frozen\": %" PRIu64 ", \"reps_explored\": %" PRIu64
 			   ", \"reps_recycled\": %" PRIu64 ", \"corrupted\": %" PRIu64
-			   ", \"duplicated\": %" PRIu64 ", \"rx_bad\": %" PRIu64
+			   ", \"duplicated\": %" PRIu64 ", \"fault_drops\": %" PRIu64
+			   ", \"rx_bad\": %" PRIu64
 			   ", \"frames_made\": %" PRIu64 ", \"frames_accounted\": %" PRIu64
-			   ", \"mbufs_in_use\": %u"
+			   ", \"mbufs_in_use\": %u, \"bytes_verified\": %" PRIu64
 			   ", \"failed_links\": %u"
 			   ", \"error\": \"%s\", \"wall_s\": %.3f}\n",
 			s->qps_created, s->retransmits, s->timeouts, s->naks, s->cnps, s->drops,
 			s->ecn_marks, s->pause_frames, s->packet_hops, s->paths_marked_bad,
 			s->alloc_fail, s->reps_frozen, s->reps_explored, s->reps_recycled, s->corrupted,
-			s->duplicated, s->rx_bad, s->frames_made, s->frames_accounted, s->mbufs_in_use,
-			p->n_fails,
+			s->duplicated, s->fault_drops, s->rx_bad, s->frames_made, s->frames_accounted,
+			s->mbufs_in_use, r->bytes_verified, p->n_fails,
 			r->error, r->wall_s);
 		fclose(j);
 	}
