@@ -778,10 +778,68 @@ fab_verify(const struct fabric *f, uint64_t *checked)
 	return bad;
 }
 
+/* Every frame a NIC took off its link, whatever became of it. */
+static uint64_t
+nic_rx_total(const struct et_nic *n)
+{
+	uint64_t rx = n->st.rx_pkts + n->st.rx_not_ours + n->st.rx_unknown_qpn + n->st.pause_rx;
+
+	for (int d = 0; d < ET_WIRE_E_COUNT; d++)
+		rx += n->st.rx_bad[d];
+	return rx;
+}
+
+/* Per link, once it is empty: what one end handed to it, the other end took
+ * off it.  Returns false (with f->error) at the first link that differs. */
+static bool
+links_balance(struct fabric *f)
+{
+	const struct et_net *net = &f->net;
+
+	for (uint32_t i = 0; i < net->n_sw; i++) {
+		uint8_t tier = i >= net->first[ET_TIER_CORE] ? ET_TIER_CORE
+			       : i >= net->first[ET_TIER_AGG] ? ET_TIER_AGG : ET_TIER_TOR;
+		struct et_node me = {tier, i - net->first[tier]};
+
+		for (uint16_t k = 0; k < net->sw[i].n_ports; k++) {
+			const struct et_net_peer *pp = &net->peers[i * ET_SW_MAX_PORTS + k];
+			const struct et_sw_port *pt = &net->sw[i].ports[k];
+			uint64_t sent = pt->eg.st.tx_pkts, got;
+
+			if (!pp->used)
+				continue;
+			if (pp->peer.tier == ET_TIER_HOST) {
+				const struct et_nic *n = &f->h[pp->peer.index].nic;
+
+				got = nic_rx_total(n);
+				if (n->eg.st.tx_pkts != pt->st.rx_pkts) {
+					fail(f, "accounting: host %u -> %s %u: %" PRIu64 " sent, %" PRIu64
+					     " received", pp->peer.index, et_tier_name(&net->t, tier),
+					     me.index, n->eg.st.tx_pkts, pt->st.rx_pkts);
+					return false;
+				}
+			} else {
+				int back = et_net_port_to(net, pp->peer, me, pp->lane);
+				uint32_t j = net->first[pp->peer.tier] + pp->peer.index;
+
+				got = back < 0 ? UINT64_MAX : net->sw[j].ports[back].st.rx_pkts;
+			}
+			if (sent != got) {
+				fail(f, "accounting: %s %u port %u -> %s %u: %" PRIu64 " sent, %" PRIu64
+				     " received", et_tier_name(&net->t, tier), me.index, k,
+				     et_tier_name(&net->t, pp->peer.tier), pp->peer.index, sent, got);
+				return false;
+			}
+		}
+	}
+	return true;
+}
+
 /* Every frame made is accounted for once the links are empty: made by a
  * QP, duplicated by a link or a switch's PAUSE = received by a host (good,
- * bad, not ours, unknown QP, PAUSE) + dropped by a switch + lost on a link.
- * Virtual clock only: real-clock workers may still hold frames. */
+ * bad, not ours, unknown QP, PAUSE) + dropped by a switch + lost on a link;
+ * and on every link, sent = received.  Virtual clock only: real-clock
+ * workers may still hold frames. */
 static void
 account(struct fabric *f)
 {
@@ -793,11 +851,8 @@ account(struct fabric *f)
 		const struct et_nic *n = &f->h[i].nic;
 
 		made += n->st.tx_pkts + n->eg.st.duplicated;
-		gone += n->st.rx_pkts + n->st.rx_not_ours + n->st.rx_unknown_qpn + n->st.pause_rx +
-			n->eg.st.loss_drops + n->eg.st.burst_drops + n->eg.st.flap_drops +
-			n->eg.st.fail_drops;
-		for (int d = 0; d < ET_WIRE_E_COUNT; d++)
-			gone += n->st.rx_bad[d];
+		gone += nic_rx_total(n) + n->eg.st.loss_drops + n->eg.st.burst_drops +
+			n->eg.st.flap_drops + n->eg.st.fail_drops;
 	}
 	for (uint32_t i = 0; i < f->net.n_sw; i++)
 		for (uint16_t k = 0; k < f->net.sw[i].n_ports; k++) {
@@ -817,6 +872,8 @@ account(struct fabric *f)
 		     gone);
 	else if (f->st.mbufs_in_use)
 		fail(f, "%u mbufs still in use after the links drained", f->st.mbufs_in_use);
+	else
+		links_balance(f);
 }
 
 /* After the collective: let every frame still on a link arrive (or be
