@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <rte_eal.h>
 #include <rte_mbuf.h>
 
+#include "fuzz_eal.h"
 #include "et_qp.h"
 #include "et_wire.h"
 
@@ -28,13 +28,9 @@ static uint8_t *mem, *snap;
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	char *eal[] = {"fuzz", "--no-huge", "--no-shconf", "--no-pci", "-m", "256", "-l", "0",
-		       "--no-telemetry", "--log-level=error", NULL};
-
 	(void)argc;
 	(void)argv;
-	if (rte_eal_init(10, eal) < 0)
-		abort();
+	fuzz_eal_init("256");
 	pool = rte_pktmbuf_pool_create("fz", 4095, 0, 0, RTE_PKTMBUF_HEADROOM + 4096 + 256, 0);
 	mem = calloc(1, MEM);
 	snap = malloc(MEM);

@@ -21,9 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <rte_eal.h>
 #include <rte_mbuf.h>
 
+#include "fuzz_eal.h"
 #include "et_csum.h"
 #include "et_net.h"
 #include "et_pfc.h"
@@ -72,13 +72,9 @@ build(struct et_net *n, bool faulty)
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	char *eal[] = {"fuzz", "--no-huge", "--no-shconf", "--no-pci", "-m", "1024", "-l", "0",
-		       "--no-telemetry", "--log-level=error", NULL};
-
 	(void)argc;
 	(void)argv;
-	if (rte_eal_init(10, eal) < 0)
-		abort();
+	fuzz_eal_init("1024");
 	/* room for the copies, the PFC frames and every link's ring */
 	pool = rte_pktmbuf_pool_create("fz", 8191, 0, 0, RTE_PKTMBUF_HEADROOM + MAX_FRAME, 0);
 	if (!pool)
