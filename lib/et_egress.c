@@ -246,10 +246,23 @@ run_wire(struct et_egress *e, uint64_t now)
 			return moved;
 	}
 	for (;;) {
+		struct rte_mbuf *m;
+
+		/* a real NIC's wire: no serialization or jitter to model, but
+		 * frames can still be lost, corrupted or doubled on the way out */
 		n = 0;
-		while (n < BURST && (burst[n] = next_frame(e, now)) != NULL)
-			if (!lost(e, burst[n], now))
+		while (n < BURST - 1 && (m = next_frame(e, now)) != NULL) {
+			if (lost(e, m, now))
+				continue;
+			if (chance(e, e->lm.corrupt_ppm))
+				corrupt(e, m);
+			burst[n++] = m;
+			if (chance(e, e->lm.dup_ppm) &&
+			    (burst[n] = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX)) != NULL) {
 				n++;
+				e->st.duplicated++;
+			}
+		}
 		if (n == 0)
 			return moved;
 		sent = push(e, burst, n, now);

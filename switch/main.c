@@ -26,6 +26,7 @@
 #include "et_capture.h"
 #include "et_conf.h"
 #include "et_switch.h"
+#include "et_link_conf.h"
 #include "et_switch_conf.h"
 
 #define MAX_ROUTES 64
@@ -99,7 +100,8 @@ load(const char *file, struct rte_mempool *mp)
 		"name", "mode", "buffer", "dt-alpha", "ecn-k", "pfc", "pfc-alpha",
 		"detect-delay-ms", "max-frame", NULL};
 	static const char *const port_keys[] = {
-		"dev", "role", "uplink", "prefix", "peer-mac", "rate", "latency-ns", NULL};
+		"dev", "role", "uplink", "prefix", "peer-mac", "rate", "latency-ns", "fault-seed",
+		ET_LINK_FAULT_KEYS, NULL};
 	static const char *const fail_keys[] = {"port", "at-ms", "duration-ms", NULL};
 	static const char *const modes[] = {"source-route", "ecmp", NULL};
 	static const char *const roles[] = {"down", "up", NULL};
@@ -107,7 +109,7 @@ load(const char *file, struct rte_mempool *mp)
 	struct et_sw_params p;
 	struct et_conf c;
 	char sec[32];
-	uint32_t ms, i, u;
+	uint32_t ms, i, u, seed;
 	int mode, n_port_secs, n_fail_secs, rc = -1;
 
 	if (et_conf_open(&c, file))
@@ -138,9 +140,17 @@ load(const char *file, struct rte_mempool *mp)
 		if (et_conf_check_keys(&c, sec, port_keys) ||
 		    et_conf_enum(&c, sec, "role", roles, true, 0, &role) ||
 		    parse_rate(&c, sec, &lm.rate_bps) ||
-		    et_conf_u32(&c, sec, "latency-ns", 0, 1000000000, false, 0, &ms))
+		    et_conf_u32(&c, sec, "latency-ns", 0, 1000000000, false, 0, &ms) ||
+		    et_link_faults_load(&c, sec, &lm) ||
+		    et_conf_u32(&c, sec, "fault-seed", 0, UINT32_MAX, false, i + 1, &seed))
 			goto out;
 		lm.latency_ns = ms;
+		lm.seed = seed;
+		if (lm.rate_bps == 0 && lm.jitter_ns) {
+			et_conf_fail(&c, sec, "jitter-ns", "needs an emulated rate (rate = 100G...), "
+				     "not 'wire'");
+			goto out;
+		}
 		dev = et_conf_str(&c, sec, "dev", NULL);
 		if (dev == NULL) {
 			et_conf_fail(&c, sec, "dev", "missing (expected a DPDK device, e.g. net_tap0,iface=sw0)");

@@ -46,6 +46,10 @@ BAD = [
     ("port gap", "[switch]\n[port0]\ndev = net_ring0\nrole = down\nprefix = 10.0.0.1/32\n"
      "[port2]\ndev = net_ring1\nrole = down\nprefix = 10.0.0.2/32\n", [],
      ["[port1]", "without gaps"]),
+    ("bad fault", "[switch]\n[port0]\ndev = net_ring0\nrole = down\nprefix = 10.0.0.1/32\n"
+     "loss-ppm = lots\n", [], ["[port0] loss-ppm", "'lots'"]),
+    ("jitter on a wire", "[switch]\n[port0]\ndev = net_ring0\nrole = down\nprefix = 10.0.0.1/32\n"
+     "rate = wire\njitter-ns = 100\n", [], ["[port0] jitter-ns", "emulated rate"]),
     ("bad max-frame", "[switch]\nmax-frame = 70000\n", [], ["[switch] max-frame", "'70000'"]),
     ("bad duration", "[switch]\n", ["--duration", "soon"], ["--duration", "'soon'"]),
     ("stray argument", "[switch]\n", ["extra"], ["unexpected argument"]),

@@ -682,6 +682,43 @@ test_link_faults(void **state)
 	assert_true(got != got2 || memcmp(seq, seq2, got * sizeof(seq[0])) != 0);
 }
 
+/* A real NIC's wire (rate 0): no time model, but loss, corruption and
+ * duplication still apply, seeded. */
+static void
+test_wire_link_faults(void **state)
+{
+	const struct et_link_model base = {.rate_bps = 0, .seed = 5};
+	struct et_link_model lm;
+	struct et_egress_stats st;
+	static uint32_t seq[40000];
+	uint32_t n = 10000, got, bad = 0, dup = 0;
+
+	(void)state;
+	lm = base;
+	lm.loss_ppm = 20000;
+	got = fault_run(&lm, n, seq, &bad, &st);
+	assert_int_equal(got + st.loss_drops, n);
+	assert_true(st.loss_drops > n / 50 * 0.7 && st.loss_drops < n / 50 * 1.3);
+	for (uint32_t i = 1; i < got; i++)
+		assert_true(seq[i] > seq[i - 1]); /* a wire keeps order */
+	lm = base;
+	lm.corrupt_ppm = 50000;
+	bad = 0;
+	got = fault_run(&lm, n, seq, &bad, &st);
+	assert_int_equal(got, n);
+	assert_int_equal(bad, st.corrupted);
+	assert_true(st.corrupted > n / 20 * 0.8 && st.corrupted < n / 20 * 1.2);
+	lm = base;
+	lm.dup_ppm = 50000;
+	bad = 0;
+	got = fault_run(&lm, n, seq, &bad, &st);
+	assert_int_equal(got, n + st.duplicated);
+	assert_true(st.duplicated > n / 20 * 0.8 && st.duplicated < n / 20 * 1.2);
+	for (uint32_t i = 1; i < got; i++)
+		dup += seq[i] == seq[i - 1];
+	assert_int_equal(dup, st.duplicated);
+}
+
 int
 main(void)
 {
@@ -692,6 +729,7 @@ main(void)
 		cmocka_unit_test(test_round_robin),
 		cmocka_unit_test(test_timer_heap),
 		cmocka_unit_test(test_link_faults),
+		cmocka_unit_test(test_wire_link_faults),
 		cmocka_unit_test(test_hostile_frames),
 	};
 

@@ -18,6 +18,7 @@
 #include <rte_lcore.h>
 
 #include "et_conf.h"
+#include "et_link_conf.h"
 #include "et_switch_conf.h"
 #include "fabric.h"
 
@@ -162,83 +163,11 @@ parse_fails(const char *spec, const char *what, struct fab_params *p)
 	return 0;
 }
 
-/* The link faults: [link] keys and --fault KEY=VALUE,... alike. */
-static const struct fault_key {
-	const char *name;
-	size_t off;      /* in struct et_link_model */
-	bool wide;       /* uint64_t, else uint32_t */
-	uint64_t scale;  /* the key's unit in the field's: us -> ns */
-	uint64_t max;
-} fault_keys[] = {
-	{"loss-ppm", offsetof(struct et_link_model, loss_ppm), false, 1, 1000000},
-	{"ge-enter-ppm", offsetof(struct et_link_model, ge_enter_ppm), false, 1, 1000000},
-	{"ge-exit-ppm", offsetof(struct et_link_model, ge_exit_ppm), false, 1, 1000000},
-	{"ge-loss-ppm", offsetof(struct et_link_model, ge_loss_ppm), false, 1, 1000000},
-	{"corrupt-ppm", offsetof(struct et_link_model, corrupt_ppm), false, 1, 1000000},
-	{"dup-ppm", offsetof(struct et_link_model, dup_ppm), false, 1, 1000000},
-	{"jitter-ns", offsetof(struct et_link_model, jitter_ns), true, 1, 1000000000},
-	{"flap-period-us", offsetof(struct et_link_model, flap_period_ns), true, 1000, 100000000},
-	{"flap-down-us", offsetof(struct et_link_model, flap_down_ns), true, 1000, 100000000},
-};
-
-static void
-set_fault(struct et_link_model *lm, const struct fault_key *k, uint64_t v)
-{
-	if (k->wide)
-		*(uint64_t *)((char *)lm + k->off) = v * k->scale;
-	else
-		*(uint32_t *)((char *)lm + k->off) = (uint32_t)v;
-}
-
-static int
-load_faults(struct et_conf *c, struct et_link_model *lm)
-{
-	for (size_t i = 0; i < RTE_DIM(fault_keys); i++) {
-		uint32_t v;
-
-		if (et_conf_u32(c, "link", fault_keys[i].name, 0, (uint32_t)fault_keys[i].max, false,
-				0, &v))
-			return -1;
-		set_fault(lm, &fault_keys[i], v);
-	}
-	return 0;
-}
-
-/* --fault KEY=VALUE[,KEY=VALUE...] */
-static int
-parse_faults(const char *spec, struct et_link_model *lm)
-{
-	char buf[512], *save = NULL, *tok;
-
-	snprintf(buf, sizeof(buf), "%s", spec);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(tok, '='), *end;
-		unsigned long long v;
-		size_t i;
-
-		if (eq)
-			*eq++ = 0;
-		for (i = 0; i < RTE_DIM(fault_keys) && strcmp(tok, fault_keys[i].name); i++)
-			;
-		if (!eq || i == RTE_DIM(fault_keys))
-			return bad_arg("--fault", "KEY=VALUE with KEY one of loss-ppm, ge-enter-ppm, "
-				       "ge-exit-ppm, ge-loss-ppm, corrupt-ppm, dup-ppm, jitter-ns, "
-				       "flap-period-us, flap-down-us", tok);
-		v = strtoull(eq, &end, 10);
-		if (*end || end == eq || *eq == '-' || v > fault_keys[i].max)
-			return bad_arg("--fault", "a whole number in range", eq);
-		set_fault(lm, &fault_keys[i], v);
-	}
-	return 0;
-}
-
 static int
 load_conf(const char *file, struct fab_params *p, struct cli *o)
 {
 	static const char *const link_keys[] = {"rate-gbps", "uplink-rate-gbps", "latency-ns",
-						"mtu", "loss-ppm", "ge-enter-ppm", "ge-exit-ppm",
-						"ge-loss-ppm", "corrupt-ppm", "dup-ppm", "jitter-ns",
-						"flap-period-us", "flap-down-us", NULL};
+						"mtu", ET_LINK_FAULT_KEYS, NULL};
 	static const char *const sw_keys[] = {"buffer", "dt-alpha", "ecn-k", "pfc", "pfc-alpha",
 					      "detect-delay-ms", "max-frame", NULL};
 	static const char *const tr_keys[] = {"rto-us", "retry-cnt", "ack-every", "dctcp",
@@ -270,7 +199,7 @@ load_conf(const char *file, struct fab_params *p, struct cli *o)
 	    et_conf_double(&c, "link", "uplink-rate-gbps", 0, 100000, false, 0, &uprate) ||
 	    et_conf_u32(&c, "link", "latency-ns", 0, 1000000000, false, 500, &lat) ||
 	    et_conf_enum(&c, "link", "mtu", mtus, false, 4, &mtu) ||
-	    load_faults(&c, &p->net.link) ||
+	    et_link_faults_load(&c, "link", &p->net.link) ||
 	    et_sw_params_load(&c, "switch", &p->net.sw) ||
 	    et_conf_u32(&c, "transport", "rto-us", 1, 10000000, false, 1000, &rto) ||
 	    et_conf_u32(&c, "transport", "retry-cnt", 0, 7, false, 7, &retry) ||
@@ -429,8 +358,10 @@ finish_params(struct cli *o, struct fab_params *p)
 	if (o->fail && parse_fails(o->fail, origin(o, "--fail"), p))
 		return -1;
 	snprintf(p->fails_from, sizeof(p->fails_from), "%s", origin(o, "--fail"));
-	if (o->faults && parse_faults(o->faults, &p->net.link))
+	if (o->faults && et_link_faults_parse(o->faults, &p->net.link, err, sizeof(err))) {
+		fprintf(stderr, "ethereal-fabric: --fault: %s\n", err);
 		return -1;
+	}
 	/* every link of the fabric draws its faults from the run's seed */
 	p->net.link.seed = p->seed;
 	uplink_faults(p);
