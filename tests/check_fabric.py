@@ -129,6 +129,17 @@ def main():
     t.check(1.0 <= ratio < 1.06, f"one flow on an idle fabric: cct / lower bound = {ratio:.4f}",
             f"{res}\n{r.stderr}")
 
+    # a QP that cannot get through ends in a clear error completion, not a hang:
+    # ECMP keeps hashing onto a dead link the switches have not detected yet
+    dead = os.path.join(work, "retry-1.ini")
+    with open(dead, "w") as f:
+        f.write("[topology]\nkind = leaf-spine\nleaves = 2\nspines = 2\nhosts-per-leaf = 2\n"
+                "[transport]\nretry-cnt = 1\nrto-us = 100\n[switch]\ndetect-delay-ms = 1000\n")
+    r, _ = t.run(dead, ["--lb", "ecmp", "--size", "1M", "--fail", "0.0", "--verify"])
+    t.check(r.returncode == 1 and "transport retry counter exceeded" in r.stderr,
+            "retry-cnt 1 into a dead link: an error completion names the QP, exit 1",
+            f"exit {r.returncode}\n{r.stderr}")
+
     # the real clock: the TSC, not the event queue
     r, res = t.run("smoke.ini", ["--lb", "ethereal", "--clock", "real", "--size", "64K",
                                  "--verify"])
