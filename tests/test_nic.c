@@ -598,6 +598,38 @@ fault_run(const struct et_link_model *lm, uint32_t n, uint32_t *seq, uint32_t *b
 	return got;
 }
 
+/* Corruption at 5 %: counted, and every corrupted frame differs past the BTH. */
+static void
+check_corruption(const struct et_link_model *base, uint32_t n, uint32_t *seq)
+{
+	struct et_link_model lm = *base;
+	struct et_egress_stats st;
+	uint32_t bad = 0, got;
+
+	lm.corrupt_ppm = 50000;
+	got = fault_run(&lm, n, seq, &bad, &st);
+	assert_int_equal(got, n);
+	assert_int_equal(bad, st.corrupted);
+	assert_true(st.corrupted > n / 20 * 0.8 && st.corrupted < n / 20 * 1.2);
+}
+
+/* Duplication at 5 %: every duplicate arrives, right after its original. */
+static void
+check_duplication(const struct et_link_model *base, uint32_t n, uint32_t *seq)
+{
+	struct et_link_model lm = *base;
+	struct et_egress_stats st;
+	uint32_t bad = 0, got, dup = 0;
+
+	lm.dup_ppm = 50000;
+	got = fault_run(&lm, n, seq, &bad, &st);
+	assert_int_equal(got, n + st.duplicated);
+	assert_true(st.duplicated > n / 20 * 0.8 && st.duplicated < n / 20 * 1.2);
+	for (uint32_t i = 1; i < got; i++)
+		dup += seq[i] == seq[i - 1];
+	assert_int_equal(dup, st.duplicated);
+}
+
 static void
 test_link_faults(void **state)
 {
@@ -605,7 +637,7 @@ test_link_faults(void **state)
 	struct et_link_model lm;
 	struct et_egress_stats st;
 	static uint32_t seq[40000], seq2[40000];
-	uint32_t n = 10000, got, got2, bad, bad2, inversions = 0, dup = 0;
+	uint32_t n = 10000, got, got2, bad, bad2, inversions = 0;
 
 	(void)state;
 	/* clean: all, in order */
@@ -615,23 +647,8 @@ test_link_faults(void **state)
 	assert_int_equal(got, n);
 	for (uint32_t i = 0; i < n; i++)
 		assert_int_equal(seq[i], i);
-	/* corruption: counted, and every corrupted frame differs past the BTH */
-	lm = base;
-	lm.corrupt_ppm = 50000;
-	bad = 0;
-	got = fault_run(&lm, n, seq, &bad, &st);
-	assert_int_equal(got, n);
-	assert_int_equal(bad, st.corrupted);
-	assert_true(st.corrupted > n / 20 * 0.8 && st.corrupted < n / 20 * 1.2);
-	/* duplication: every duplicate arrives, right after its original */
-	lm = base;
-	lm.dup_ppm = 50000;
-	bad = 0;
-	got = fault_run(&lm, n, seq, &bad, &st);
-	assert_int_equal(got, n + st.duplicated);
-	for (uint32_t i = 1; i < got; i++)
-		dup += seq[i] == seq[i - 1];
-	assert_int_equal(dup, st.duplicated);
+	check_corruption(&base, n, seq);
+	check_duplication(&base, n, seq);
 	/* jitter: everything arrives, some out of order */
 	lm = base;
 	lm.jitter_ns = 2000;
@@ -691,7 +708,7 @@ test_wire_link_faults(void **state)
 	struct et_link_model lm;
 	struct et_egress_stats st;
 	static uint32_t seq[40000];
-	uint32_t n = 10000, got, bad = 0, dup = 0;
+	uint32_t n = 10000, got, bad = 0;
 
 	(void)state;
 	lm = base;
@@ -701,22 +718,8 @@ test_wire_link_faults(void **state)
 	assert_true(st.loss_drops > n / 50 * 0.7 && st.loss_drops < n / 50 * 1.3);
 	for (uint32_t i = 1; i < got; i++)
 		assert_true(seq[i] > seq[i - 1]); /* a wire keeps order */
-	lm = base;
-	lm.corrupt_ppm = 50000;
-	bad = 0;
-	got = fault_run(&lm, n, seq, &bad, &st);
-	assert_int_equal(got, n);
-	assert_int_equal(bad, st.corrupted);
-	assert_true(st.corrupted > n / 20 * 0.8 && st.corrupted < n / 20 * 1.2);
-	lm = base;
-	lm.dup_ppm = 50000;
-	bad = 0;
-	got = fault_run(&lm, n, seq, &bad, &st);
-	assert_int_equal(got, n + st.duplicated);
-	assert_true(st.duplicated > n / 20 * 0.8 && st.duplicated < n / 20 * 1.2);
-	for (uint32_t i = 1; i < got; i++)
-		dup += seq[i] == seq[i - 1];
-	assert_int_equal(dup, st.duplicated);
+	check_corruption(&base, n, seq);
+	check_duplication(&base, n, seq);
 }
 
 int
