@@ -218,6 +218,8 @@ et_nic_post_send(struct et_nic *n, struct et_qp *qp, const struct et_send_wr *wr
 
 /* ---- the poll loop ---- */
 
+static void arp_rx(struct et_nic *n, const uint8_t *f, uint32_t len, uint64_t now);
+
 static void
 rx_one(struct et_nic *n, struct rte_mbuf *m, uint64_t now)
 {
@@ -244,6 +246,11 @@ rx_one(struct et_nic *n, struct rte_mbuf *m, uint64_t now)
 		}
 		return;
 	}
+	if (rte_pktmbuf_data_len(m) >= RTE_ETHER_HDR_LEN &&
+	    et_load16(f + 12) == RTE_ETHER_TYPE_ARP) {
+		arp_rx(n, f, rte_pktmbuf_data_len(m), now);
+		return;
+	}
 	rc = et_roce_parse_mbuf(m, &p, 0);
 	if (rc) {
 		n->st.rx_bad[-rc]++;
@@ -264,6 +271,57 @@ rx_one(struct et_nic *n, struct rte_mbuf *m, uint64_t now)
 	/* it may owe an ACK, or its window may have opened */
 	et_nic_activate(n, n->q[idx].qp, -1);
 	schedule(n, idx);
+}
+
+/* A frame the ARP module built: ahead of the data, like PFC. */
+static int
+arp_send(struct et_nic *n, const uint8_t *f, int len)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(n->pool);
+	char *d;
+
+	if (!m || !(d = rte_pktmbuf_append(m, (uint16_t)len))) {
+		rte_pktmbuf_free(m);
+		n->st.ctrl_tx_drop++;
+		return -1;
+	}
+	memcpy(d, f, (size_t)len);
+	if (!et_egress_enqueue_ctrl(&n->eg, m)) {
+		rte_pktmbuf_free(m);
+		n->st.ctrl_tx_drop++;
+		return -1;
+	}
+	return 0;
+}
+
+static void
+arp_rx(struct et_nic *n, const uint8_t *f, uint32_t len, uint64_t now)
+{
+	uint8_t out[ET_ARP_FRAME_LEN];
+	int k;
+
+	if (!n->arp) {
+		n->st.rx_arp_ignored++;
+		return;
+	}
+	n->st.rx_arp++;
+	k = et_arp_input(n->arp, f, len, now, out, sizeof(out));
+	if (k > 0)
+		arp_send(n, out, k);
+}
+
+int
+et_nic_arp_request(struct et_nic *n, uint32_t ip, uint64_t now)
+{
+	uint8_t out[ET_ARP_FRAME_LEN];
+	int k;
+
+	if (!n->arp)
+		return -1;
+	k = et_arp_request(n->arp, ip, now, out, sizeof(out));
+	if (k <= 0)
+		return -1;
+	return arp_send(n, out, k);
 }
 
 uint32_t

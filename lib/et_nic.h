@@ -16,6 +16,7 @@
 
 #include <stdint.h>
 
+#include "et_arp.h"
 #include "et_egress.h"
 #include "et_port.h"
 #include "et_qp.h"
@@ -29,6 +30,9 @@ struct et_nic_stats {
 	uint64_t pause_rx;
 	uint64_t tx_pkts;                    /* frames the QPs produced */
 	uint64_t timer_fires;
+	uint64_t rx_arp;                     /* ARP frames handed to n->arp */
+	uint64_t rx_arp_ignored;             /* ARP frames while n->arp is NULL */
+	uint64_t ctrl_tx_drop;               /* ARP answers with no mbuf or queue room */
 };
 
 struct et_nic_qp {
@@ -58,6 +62,9 @@ struct et_nic {
 	struct et_nic_timer *heap;
 	uint32_t heap_n, heap_cap;
 	uint32_t tx_budget;      /* frames the egress may hold before we stop asking */
+	/* ARP (control path, optional): when set, ARP frames go to it and its
+	 * answers leave ahead of the data; the caller owns it */
+	struct et_arp *arp;
 	struct et_nic_stats st;
 };
 
@@ -82,6 +89,10 @@ int et_nic_post_send(struct et_nic *n, struct et_qp *qp, const struct et_send_wr
 /* Put a QP on the active list: at the tail (pos < 0), or with pos QPs
  * served before it (0: next) - a load balancer's random insertion. */
 void et_nic_activate(struct et_nic *n, struct et_qp *qp, int pos);
+
+/* Ask the segment for ip's MAC (rate-limited by n->arp); 0 when a request
+ * left, -1 when n->arp is NULL or the request was refused. */
+int et_nic_arp_request(struct et_nic *n, uint32_t ip, uint64_t now);
 
 /* RX, timers, TX and the link, at now; the work done (0: nothing now). */
 uint32_t et_nic_poll(struct et_nic *n, uint64_t now);

@@ -4,7 +4,13 @@
  */
 #include "et_test.h"
 
+#include <rte_ip.h>
+
 #include "et_arp.h"
+#include "et_net.h"
+#include "et_nic.h"
+
+static struct rte_mempool *pool;
 
 static const uint8_t ME[6] = {0x02, 0, 0, 0, 0, 0x03};
 static const uint8_t PEER[6] = {0x52, 0x54, 0, 0x77, 0, 0x02};
@@ -215,6 +221,75 @@ test_bad_frames(void **state)
 	assert_null(et_arp_lookup(&a, 0));
 }
 
+/* Two NICs on a net_ring pair, each with ARP: A resolves B through the
+ * NIC's control path, B answers; a RoCE-less frame costs the data path
+ * nothing (the counters say where each frame went). */
+static void
+test_nic_resolves(void **state)
+{
+	struct et_link_model lm = {.rate_bps = 10000000000ull, .latency_ns = 1000};
+	struct rte_ether_addr ma = {{0x02, 0, 0, 0, 0, 1}}, mb = {{0x02, 0, 0, 0, 0, 2}};
+	uint32_t ipa = RTE_IPV4(10, 77, 0, 3), ipb = RTE_IPV4(10, 77, 0, 2);
+	struct et_port a, b;
+	struct et_nic na, nb;
+	struct et_arp aa, ab;
+	uint64_t now;
+
+	(void)state;
+	assert_int_equal(et_port_net_ring_pair(&a, &b, "arp", 256, 0, pool), 0);
+	assert_int_equal(et_nic_init(&na, &a, &lm, pool, &ma, ipa, 0x100, 4), 0);
+	assert_int_equal(et_nic_init(&nb, &b, &lm, pool, &mb, ipb, 0x200, 4), 0);
+	/* B has no ARP yet: the request is counted and ignored */
+	et_arp_init(&aa, ma.addr_bytes, ipa, 1000, 4);
+	na.arp = &aa;
+	assert_int_equal(et_nic_arp_request(&na, ipb, 0), 0);
+	for (now = 0; now < 100000; now += 1000) {
+		et_nic_poll(&na, now);
+		et_nic_poll(&nb, now);
+	}
+	assert_int_equal(nb.st.rx_arp_ignored, 1);
+	assert_null(et_arp_lookup(&aa, ipb));
+	et_arp_init(&ab, mb.addr_bytes, ipb, 1000, 4);
+	nb.arp = &ab;
+	assert_int_equal(et_nic_arp_request(&na, ipb, now), 0);
+	for (uint64_t end = now + 100000; now < end; now += 1000) {
+		et_nic_poll(&na, now);
+		et_nic_poll(&nb, now);
+	}
+	assert_non_null(et_arp_lookup(&aa, ipb));
+	assert_memory_equal(et_arp_lookup(&aa, ipb), mb.addr_bytes, 6);
+	assert_memory_equal(et_arp_lookup(&ab, ipa), ma.addr_bytes, 6);
+	assert_int_equal(nb.st.rx_arp, 1);
+	assert_int_equal(ab.st.tx_reply, 1);
+	assert_int_equal(aa.st.rx_reply, 1);
+	assert_int_equal(na.st.rx_pkts + nb.st.rx_pkts, 0);
+	for (int i = 0; i < ET_WIRE_E_COUNT; i++)
+		assert_int_equal(na.st.rx_bad[i] + nb.st.rx_bad[i], 0);
+	/* without ARP a request cannot be made */
+	na.arp = NULL;
+	assert_int_equal(et_nic_arp_request(&na, ipb, now), -1);
+	et_nic_free(&na);
+	et_nic_free(&nb);
+	et_port_close(&b);
+	et_port_close(&a);
+	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+}
+
+static int
+setup(void **state)
+{
+	(void)state;
+	pool = et_test_eal_pool("test_arp", 1023);
+	return pool ? 0 : -1;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	return et_test_eal_done(pool);
+}
+
 int
 main(void)
 {
@@ -227,6 +302,10 @@ main(void)
 		cmocka_unit_test(test_rate_limit),
 		cmocka_unit_test(test_bad_frames),
 	};
+	const struct CMUnitTest nic_tests[] = {
+		cmocka_unit_test(test_nic_resolves),
+	};
+	int failed = cmocka_run_group_tests(tests, NULL, NULL);
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return failed + cmocka_run_group_tests(nic_tests, setup, teardown);
 }
