@@ -28,6 +28,7 @@
 #include <rte_mbuf.h>
 #include <rte_telemetry.h>
 
+#include "et_arp.h"
 #include "et_nic.h"
 #include "et_path.h"
 
@@ -119,6 +120,18 @@ tel_port(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "pause_rx", st->pause_rx);
 	rte_tel_data_add_dict_u64(d, "tx_pkts", st->tx_pkts);
 	rte_tel_data_add_dict_u64(d, "timer_fires", st->timer_fires);
+	rte_tel_data_add_dict_u64(d, "rx_arp", st->rx_arp);
+	rte_tel_data_add_dict_u64(d, "ctrl_tx_drop", st->ctrl_tx_drop);
+	if (tel_nic->arp) {
+		const struct et_arp_stats *as = &tel_nic->arp->st;
+
+		rte_tel_data_add_dict_u64(d, "arp_rx_request", as->rx_request);
+		rte_tel_data_add_dict_u64(d, "arp_rx_reply", as->rx_reply);
+		rte_tel_data_add_dict_u64(d, "arp_rx_bad", as->rx_bad);
+		rte_tel_data_add_dict_u64(d, "arp_tx_reply", as->tx_reply);
+		rte_tel_data_add_dict_u64(d, "arp_tx_request", as->tx_request);
+		rte_tel_data_add_dict_u64(d, "arp_tx_rate_limited", as->tx_rate_limited);
+	}
 	rte_tel_data_add_dict_u64(d, "qps", tel_nqp);
 	return 0;
 }
@@ -170,7 +183,8 @@ now_ns(void)
 
 /* "mac=02:00:00:00:00:02,ip=10.0.0.2,qpn=0x100,psn=0x1000,rkey=0x102,
  * addr=0x7f..": the peer's parameters given by hand.  Size, MTU and QP count
- * are ours; a missing MAC is broadcast (fine on memif and behind a switch). */
+ * are ours; a missing MAC is asked for by ARP (broadcast if nobody answers,
+ * fine on memif and behind a switch); a given one is a static ARP entry. */
 static int
 parse_peer(const char *spec, const struct peer *me, struct peer *p)
 {
@@ -223,6 +237,53 @@ bad:
 	fprintf(stderr, "ethereal-node: --peer: expected mac=,ip=,qpn=,psn=,rkey=,addr= "
 			"(comma separated), got '%s'\n", spec);
 	return -1;
+}
+
+static bool
+peer_has_mac(const char *spec)
+{
+	return strncmp(spec, "mac=", 4) == 0 || strstr(spec, ",mac=") != NULL;
+}
+
+/* The peer's MAC: a known one (--peer mac=, or the TCP exchange) becomes a
+ * static ARP entry; otherwise ask by ARP for up to 3 s, polling the NIC
+ * (which also answers the peer's own requests), and fall back to
+ * broadcast when nobody answers. */
+static int
+resolve_peer(struct et_nic *nic, struct et_arp *arp, struct peer *them, bool ask)
+{
+	uint64_t until = now_ns() + 3000000000ull, next = 0;
+	const uint8_t *m;
+
+	if (!ask) {
+		if (et_arp_set_static(arp, them->ip, them->mac.addr_bytes))
+			fprintf(stderr, "ethereal-node: ARP: no room for a static entry\n");
+		return 0;
+	}
+	while (!stop && now_ns() < until) {
+		uint64_t t = now_ns();
+
+		if (t >= next) {
+			et_nic_arp_request(nic, them->ip, t);
+			next = t + 200000000ull;
+		}
+		et_nic_poll(nic, t);
+		m = et_arp_lookup(arp, them->ip);
+		if (m) {
+			memcpy(them->mac.addr_bytes, m, 6);
+			printf("ethereal-node: ARP: %u.%u.%u.%u is at %02x:%02x:%02x:%02x:%02x:%02x\n",
+			       them->ip >> 24, (them->ip >> 16) & 0xff, (them->ip >> 8) & 0xff,
+			       them->ip & 0xff, m[0], m[1], m[2], m[3], m[4], m[5]);
+			fflush(stdout);
+			return 0;
+		}
+	}
+	if (stop)
+		return -1;
+	printf("ethereal-node: ARP: no answer from %u.%u.%u.%u in 3 s, sending to broadcast\n",
+	       them->ip >> 24, (them->ip >> 16) & 0xff, (them->ip >> 8) & 0xff, them->ip & 0xff);
+	fflush(stdout);
+	return 0;
 }
 
 static int
@@ -525,6 +586,7 @@ main(int argc, char **argv)
 	struct rte_mempool *mp;
 	struct et_port port;
 	struct et_nic nic;
+	struct et_arp arp;
 	struct rte_ether_addr mac;
 	struct peer me, them;
 	const struct et_mr *mr;
@@ -571,6 +633,10 @@ main(int argc, char **argv)
 		fprintf(stderr, "ethereal-node: cannot set up the NIC model\n");
 		goto out;
 	}
+	/* ARP on the control path, so kernel hosts on the segment can reach us;
+	 * at most 100 frames/s out, bursts of 8 */
+	et_arp_init(&arp, mac.addr_bytes, o.ip, 10000000, 8);
+	nic.arp = &arp;
 	if (!o.server)
 		for (uint64_t k = 0; k < (uint64_t)o.size * o.qps; k++)
 			buf[k] = pattern(k);
@@ -605,6 +671,20 @@ main(int argc, char **argv)
 			them.nqp, them.size, them.mtu);
 		goto out_nic;
 	}
+	/* memif and tap come up a little after start: frames sent before are lost */
+	for (int k = 0;; k++) {
+		struct rte_eth_link link;
+
+		if (rte_eth_link_get_nowait(port.eth_port, &link) == 0 && link.link_status)
+			break;
+		if (k == 500 || stop) {
+			fprintf(stderr, "ethereal-node: --port %s: the link is not up after 5 s\n", o.port);
+			goto out_nic;
+		}
+		usleep(10000);
+	}
+	if (resolve_peer(&nic, &arp, &them, o.peer && !peer_has_mac(o.peer)))
+		goto out_nic;
 	for (i = 0; i < o.qps; i++) {
 		struct et_qp_attr a;
 
@@ -643,18 +723,6 @@ main(int argc, char **argv)
 	rte_telemetry_register_cmd("/ethereal/node/qps", tel_qps_cb,
 				   "Per-QP counters: packets, bytes, retransmits, timeouts, NAKs, CNPs, cwnd, alpha, path ID");
 
-	/* memif and tap come up a little after start: frames sent before are lost */
-	for (int k = 0;; k++) {
-		struct rte_eth_link link;
-
-		if (rte_eth_link_get_nowait(port.eth_port, &link) == 0 && link.link_status)
-			break;
-		if (k == 500 || stop) {
-			fprintf(stderr, "ethereal-node: --port %s: the link is not up after 5 s\n", o.port);
-			goto out_nic;
-		}
-		usleep(10000);
-	}
 	t0 = now_ns();
 	deadline = o.duration > 0 ? t0 + (uint64_t)(o.duration * 1e9) : UINT64_MAX;
 	if (o.server) {
