@@ -28,6 +28,7 @@ et_nic_init(struct et_nic *n, const struct et_port *port, const struct et_link_m
 	n->ip = ip;
 	n->qpn_base = qpn_base;
 	n->max_qps = max_qps;
+	n->rx_rng = (lm->seed ^ 0x9e3779b97f4a7c15ull) | 1;
 	n->cur = NONE;
 	/* with a rate, keep the queue short so the round robin stays fine
 	 * grained; on a wire, hand the port whole bursts */
@@ -220,6 +221,15 @@ et_nic_post_send(struct et_nic *n, struct et_qp *qp, const struct et_send_wr *wr
 
 static void arp_rx(struct et_nic *n, const uint8_t *f, uint32_t len, uint64_t now);
 
+static bool
+rx_lost(struct et_nic *n)
+{
+	n->rx_rng ^= n->rx_rng << 13; /* xorshift64; rx_rng must not be 0 */
+	n->rx_rng ^= n->rx_rng >> 7;
+	n->rx_rng ^= n->rx_rng << 17;
+	return n->rx_rng % 1000000 < n->rx_loss_ppm;
+}
+
 static void
 rx_one(struct et_nic *n, struct rte_mbuf *m, uint64_t now)
 {
@@ -258,6 +268,10 @@ rx_one(struct et_nic *n, struct rte_mbuf *m, uint64_t now)
 	}
 	if (p.h.dst_ip != n->ip) {
 		n->st.rx_not_ours++;
+		return;
+	}
+	if (n->rx_loss_ppm && rx_lost(n)) {
+		n->st.rx_fault_drops++;
 		return;
 	}
 	idx = p.h.dest_qp - n->qpn_base;

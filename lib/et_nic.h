@@ -33,6 +33,7 @@ struct et_nic_stats {
 	uint64_t rx_arp;                     /* ARP frames handed to n->arp */
 	uint64_t rx_arp_ignored;             /* ARP frames while n->arp is NULL */
 	uint64_t ctrl_tx_drop;               /* ARP answers with no mbuf or queue room */
+	uint64_t rx_fault_drops;             /* dropped on purpose (rx_loss_ppm) */
 };
 
 struct et_nic_qp {
@@ -65,6 +66,11 @@ struct et_nic {
 	/* ARP (control path, optional): when set, ARP frames go to it and its
 	 * answers leave ahead of the data; the caller owns it */
 	struct et_arp *arp;
+	/* Testing a peer's recovery: drop this share of the RoCEv2 frames for
+	 * us (data and ACKs alike), seeded, as if the wire had lost them.  The
+	 * egress link model's faults do the same for what we send. */
+	uint32_t rx_loss_ppm;
+	uint64_t rx_rng;
 	struct et_nic_stats st;
 };
 
