@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * The management connection: blocking in spirit, but every wait is a 1 ms
+ * poll() followed by the idle callback, so the DPDK port keeps running.
+ * PMDs such as net_tap use signals (SIGIO): system calls see EINTR.
+ */
+#include "oob.h"
+
+#include <arpa/inet.h>
+#include <endian.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Until fd is ready for events: 0; -1 on timeout or stop. */
+static int
+wait_fd(struct oob *o, int fd, short events)
+{
+	uint64_t until = mono_ms() + o->timeout_ms;
+
+	while (!*o->stop && mono_ms() < until) {
+		struct pollfd p = {.fd = fd, .events = events};
+		int r = poll(&p, 1, 1);
+
+		if (r > 0)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return -1;
+		if (o->idle)
+			o->idle(o->ctx);
+	}
+	return -1;
+}
+
+static int
+open_server(struct oob *o, uint16_t port)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port),
+				 .sin_addr.s_addr = htonl(INADDR_ANY)};
+	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1, c = -1;
+
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 1)) {
+		fprintf(stderr, "ethereal-node: cannot listen on TCP %u: %s\n", port, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	printf("ethereal-node: waiting for the peer on TCP %u\n", port);
+	fflush(stdout);
+	if (wait_fd(o, fd, POLLIN) == 0)
+		do {
+			c = accept(fd, NULL, NULL);
+		} while (c < 0 && errno == EINTR);
+	else if (!*o->stop)
+		fprintf(stderr, "ethereal-node: no peer connected to TCP %u within %" PRIu64 " s\n",
+			port, o->timeout_ms / 1000);
+	close(fd);
+	return c;
+}
+
+static int
+open_client(struct oob *o, const char *host, uint16_t port)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
+	uint64_t until = mono_ms() + o->timeout_ms;
+
+	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
+		fprintf(stderr, "ethereal-node: --client: expected an IPv4 address, got '%s'\n", host);
+		return -1;
+	}
+	/* the server may not listen yet; a refused connect leaves the socket
+	 * unusable, so each try starts afresh */
+	while (!*o->stop && mono_ms() < until) {
+		int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+		if (fd < 0)
+			return -1;
+		for (;;) {
+			if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+				return fd;
+			if (errno != EINTR)
+				break;
+		}
+		close(fd);
+		for (int k = 0; k < 100 && !*o->stop; k++) { /* 100 ms, port running */
+			usleep(1000);
+			if (o->idle)
+				o->idle(o->ctx);
+		}
+	}
+	fprintf(stderr, "ethereal-node: cannot reach %s TCP %u\n", host, port);
+	return -1;
+}
+
+int
+oob_open(struct oob *o, bool server, const char *host, uint16_t port)
+{
+	o->fd = server ? open_server(o, port) : open_client(o, host, port);
+	return o->fd < 0 ? -1 : 0;
+}
+
+void
+oob_close(struct oob *o)
+{
+	if (o->fd >= 0)
+		close(o->fd);
+	o->fd = -1;
+}
+
+int
+oob_write(struct oob *o, const void *buf, size_t n)
+{
+	const char *p = buf;
+
+	while (n) {
+		ssize_t w = send(o->fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (w < 0 && (errno == EINTR || errno == EAGAIN)) {
+			if (errno == EAGAIN && wait_fd(o, o->fd, POLLOUT))
+				return -1;
+			continue;
+		}
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int
+oob_read(struct oob *o, void *buf, size_t n)
+{
+	char *p = buf;
+
+	while (n) {
+		ssize_t r;
+
+		if (wait_fd(o, o->fd, POLLIN))
+			return -1;
+		r = recv(o->fd, p, n, MSG_DONTWAIT);
+		if (r < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (r <= 0)
+			return -1;
+		p += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+int
+oob_read_line(struct oob *o, char *buf, size_t cap)
+{
+	size_t n = 0;
+
+	while (n + 1 < cap) {
+		if (oob_read(o, buf + n, 1))
+			return -1;
+		if (buf[n] == '\n')
+			break;
+		n++;
+	}
+	buf[n] = '\0';
+	return 0;
+}
+
+int
+oob_ethereal_exchange(struct oob *o, const struct peer *me, struct peer *them)
+{
+	char line[256];
+	int n = snprintf(line, sizeof(line),
+			 "ETHEREAL1 %02x:%02x:%02x:%02x:%02x:%02x %u %u %u %u %u %u %u %" PRIu64 "\n",
+			 me->mac.addr_bytes[0], me->mac.addr_bytes[1], me->mac.addr_bytes[2],
+			 me->mac.addr_bytes[3], me->mac.addr_bytes[4], me->mac.addr_bytes[5],
+			 me->ip, me->qpn_base, me->nqp, me->psn, me->rkey, me->size, me->mtu, me->addr);
+	unsigned int m[6];
+
+	if (oob_write(o, line, (size_t)n) || oob_read_line(o, line, sizeof(line)))
+		return -1;
+	if (sscanf(line, "ETHEREAL1 %x:%x:%x:%x:%x:%x %u %u %u %u %u %u %u %" SCNu64, &m[0], &m[1],
+		   &m[2], &m[3], &m[4], &m[5], &them->ip, &them->qpn_base, &them->nqp, &them->psn,
+		   &them->rkey, &them->size, &them->mtu, &them->addr) != 14) {
+		fprintf(stderr, "ethereal-node: the peer does not speak our exchange: '%.60s' "
+				"(an RDMA tool? give --oob pingpong or --oob perftest)\n", line);
+		return -1;
+	}
+	for (int i = 0; i < 6; i++)
+		them->mac.addr_bytes[i] = (uint8_t)m[i];
+	return 0;
+}
+
+size_t
+oob_tool_msg_len(enum oob_dialect d)
+{
+	return d == OOB_PINGPONG ? ET_PINGPONG_MSG_LEN : ET_PERFTEST_MSG_LEN;
+}
+
+void
+oob_tool_format(enum oob_dialect d, const struct peer *me, char *out)
+{
+	struct et_oob_dest x = {.qpn = me->qpn_base, .psn = me->psn, .rkey = me->rkey,
+				.vaddr = me->addr};
+
+	et_gid_from_ipv4(me->ip, x.gid);
+	if (d == OOB_PINGPONG)
+		et_pingpong_format(&x, out);
+	else
+		et_perftest_format(&x, out);
+}
+
+int
+oob_tool_parse(enum oob_dialect d, const char *msg, size_t len, const struct peer *me,
+	       struct peer *them)
+{
+	struct et_oob_dest x;
+	char err[160];
+	int r = d == OOB_PINGPONG ? et_pingpong_parse(msg, len, &x, err, sizeof(err))
+				  : et_perftest_parse(msg, len, &x, err, sizeof(err));
+
+	if (r) {
+		fprintf(stderr, "ethereal-node: %s\n", err);
+		return -1;
+	}
+	*them = *me;
+	memset(&them->mac, 0xff, sizeof(them->mac));
+	if (et_gid_to_ipv4(x.gid, &them->ip)) {
+		fprintf(stderr, "ethereal-node: the peer's GID is not IPv4-mapped (::ffff:a.b.c.d): "
+				"give its RoCEv2 IPv4 GID index (-g / -x, 1 on rxe)\n");
+		return -1;
+	}
+	them->qpn_base = x.qpn;
+	them->psn = x.psn;
+	them->rkey = x.rkey;
+	them->addr = x.vaddr;
+	return 0;
+}
+
+int
+oob_xchg(struct oob *o, bool server, const void *mine, void *theirs, size_t n)
+{
+	if (server)
+		return oob_read(o, theirs, n) || oob_write(o, mine, n) ? -1 : 0;
+	return oob_write(o, mine, n) || oob_read(o, theirs, n) ? -1 : 0;
+}
+
+/* perftest's MTU on the wire: the verbs enum (256 -> 1 ... 4096 -> 5) as
+ * one ASCII digit and a NUL. */
+static char
+mtu_digit(uint32_t mtu)
+{
+	char d = '1';
+
+	while (mtu > 256) {
+		mtu >>= 1;
+		d++;
+	}
+	return d;
+}
+
+int
+oob_perftest_hello(struct oob *o, bool server, uint32_t *mtu)
+{
+	/* the version perftest 4.5 speaks; >= 5.70 is what it requires */
+	char ver[16] = "6.06", rver[17] = {0};
+	uint32_t page = htonl(4096), line = htonl(64), rpage, rline;
+	char m[2] = {mtu_digit(*mtu), '\0'}, rm[2];
+
+	if (oob_xchg(o, server, ver, rver, 16))
+		return -1;
+	if (atof(rver) < 5.70) {
+		fprintf(stderr, "ethereal-node: the peer speaks perftest version '%.16s'; "
+				"we speak 6.06 and need 5.70 or later\n", rver);
+		return -1;
+	}
+	if (oob_xchg(o, server, &page, &rpage, 4) || oob_xchg(o, server, &line, &rline, 4) ||
+	    oob_xchg(o, server, m, rm, 2))
+		return -1;
+	if (ntohl(rpage) > 65536) {
+		fprintf(stderr, "ethereal-node: the peer's cycle buffer (%u bytes) is larger than ours "
+				"(64 KiB)\n", ntohl(rpage));
+		return -1;
+	}
+	if (rm[0] < '1' || rm[0] > '5' || rm[1] != '\0') {
+		fprintf(stderr, "ethereal-node: the peer's MTU message is not an MTU (%02x %02x)\n",
+			(uint8_t)rm[0], (uint8_t)rm[1]);
+		return -1;
+	}
+	if (rm[0] < m[0])
+		*mtu = 256u << (rm[0] - '1');
+	return 0;
+}
+
+/* Doubles and 64-bit counts, big-endian, one 8-byte exchange each. */
+static int
+xchg_u64(struct oob *o, bool server, uint64_t mine, uint64_t *theirs)
+{
+	uint64_t be = htobe64(mine), r;
+
+	if (oob_xchg(o, server, &be, &r, 8))
+		return -1;
+	*theirs = be64toh(r);
+	return 0;
+}
+
+static int
+xchg_double(struct oob *o, bool server, double mine, double *theirs)
+{
+	uint64_t bits, r;
+
+	memcpy(&bits, &mine, 8);
+	if (xchg_u64(o, server, bits, &r))
+		return -1;
+	memcpy(theirs, &r, 8);
+	return 0;
+}
+
+int
+oob_perftest_report(struct oob *o, bool server, const struct perftest_report *mine,
+		    struct perftest_report *theirs)
+{
+	return xchg_u64(o, server, mine->size, &theirs->size) ||
+		       xchg_u64(o, server, mine->iters, &theirs->iters) ||
+		       xchg_double(o, server, mine->bw_peak, &theirs->bw_peak) ||
+		       xchg_double(o, server, mine->bw_avg, &theirs->bw_avg) ||
+		       xchg_double(o, server, mine->msg_rate, &theirs->msg_rate)
+		       ? -1 : 0;
+}
+
+void
+oob_perftest_bye(struct oob *o)
+{
+	char done[5] = "done", theirs[5];
+
+	if (oob_write(o, done, sizeof(done)) == 0)
+		(void)oob_read(o, theirs, sizeof(theirs)); /* or the peer's close */
+}

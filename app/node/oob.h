@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * ethereal-node's management connection: one TCP socket on which the two
+ * sides trade their parameters before the test, in one of three dialects
+ * (ours, ibv_rc_pingpong's, perftest's), and a last word after it.
+ *
+ * Waiting on the socket never stops the port: the idle callback runs
+ * between short waits, so ARP keeps being answered (a kernel RoCE peer
+ * resolves our MAC while we wait for its reply) and data still in flight
+ * is acknowledged.
+ */
+#ifndef ET_NODE_OOB_H
+#define ET_NODE_OOB_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rte_ether.h>
+
+#include "et_oob_tools.h"
+
+enum oob_dialect { OOB_ETHEREAL, OOB_PINGPONG, OOB_PERFTEST };
+
+struct oob {
+	int fd;
+	void (*idle)(void *ctx);
+	void *ctx;
+	volatile sig_atomic_t *stop;
+	uint64_t timeout_ms;  /* any one wait */
+};
+
+/* What one side tells the other (in our dialect all of it; the tools'
+ * dialects carry QPN, PSN, GID and, perftest, rkey and address). */
+struct peer {
+	struct rte_ether_addr mac;  /* all-ones when unknown: ask ARP */
+	uint32_t ip, qpn_base, nqp, psn, rkey, size, mtu;
+	uint64_t addr;
+};
+
+/* Listen on port and take one connection (server), or connect to host:port,
+ * retrying while the server is not up yet (client).  -1 with a message. */
+int oob_open(struct oob *o, bool server, const char *host, uint16_t port);
+void oob_close(struct oob *o);
+
+/* All n bytes, or -1 (peer gone, timeout, stop). */
+int oob_write(struct oob *o, const void *buf, size_t n);
+int oob_read(struct oob *o, void *buf, size_t n);
+/* One '\n'-terminated line, without the '\n'. */
+int oob_read_line(struct oob *o, char *buf, size_t cap);
+
+/* Our dialect: one line each way, both sides write first. */
+int oob_ethereal_exchange(struct oob *o, const struct peer *me, struct peer *them);
+
+/* A tool's message into them: IP from the GID, QPN, PSN (rkey and address
+ * for perftest); size, MTU and QP count stay ours (the tools do not say). */
+int oob_tool_parse(enum oob_dialect d, const char *msg, size_t len, const struct peer *me,
+		   struct peer *them);
+void oob_tool_format(enum oob_dialect d, const struct peer *me, char *out);
+size_t oob_tool_msg_len(enum oob_dialect d);
+
+/* One exchange of n bytes each way, as the tools do it: the client writes
+ * first, the server reads first. */
+int oob_xchg(struct oob *o, bool server, const void *mine, void *theirs, size_t n);
+
+/* perftest's opening: version, page size, cache line, MTU.  mtu: ours in,
+ * the smaller of the two out (as perftest picks it). */
+int oob_perftest_hello(struct oob *o, bool server, uint32_t *mtu);
+
+/* What perftest's write_bw client reports to its server after the test
+ * (the server prints it); MiB/s and Mpps. */
+struct perftest_report {
+	uint64_t size, iters;
+	double bw_peak, bw_avg, msg_rate;
+};
+int oob_perftest_report(struct oob *o, bool server, const struct perftest_report *mine,
+			struct perftest_report *theirs);
+
+/* perftest's "done", both ways, before closing: closing with its word
+ * unread would reset the connection under its own write. */
+void oob_perftest_bye(struct oob *o);
+
+#endif /* ET_NODE_OOB_H */

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * The out-of-band (TCP) messages of the Linux RDMA tools a lab already has,
+ * so ethereal-node can sit on either end of them (docs/rxe.md):
+ *
+ *   ibv_rc_pingpong (rdma-core): "LID:QPN:PSN:GID" as fixed-width hex text;
+ *   perftest (ib_write_bw, ib_send_bw): "LID:OUT_READS:QPN:PSN:RKEY:VADDR:
+ *   SRQN:GID" as fixed-width hex text, the GID as 16 ':'-separated bytes.
+ *
+ * Only formatting and parsing lives here (no sockets), so every message can
+ * be checked byte for byte; the conversations (who writes first, what
+ * follows) are in the node.  A parse error returns -1 with a reason in err.
+ * GIDs are RoCEv2 IPv4-mapped (::ffff:a.b.c.d), the only kind we speak.
+ */
+#ifndef ET_OOB_TOOLS_H
+#define ET_OOB_TOOLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* What a tool tells its peer about one QP. */
+struct et_oob_dest {
+	uint16_t lid;          /* 0 on RoCE */
+	uint32_t qpn, psn;     /* 24 bits each */
+	uint32_t rkey;         /* perftest only */
+	uint64_t vaddr;        /* perftest only: the remote buffer */
+	uint16_t out_reads;    /* perftest only: RDMA READs in flight */
+	uint32_t srqn;         /* perftest only */
+	uint8_t gid[16];
+};
+
+/* sizeof "0000:000000:000000:" + 32 hex digits, NUL included: the tool
+ * writes and reads exactly this many bytes */
+#define ET_PINGPONG_MSG_LEN 52
+/* the client's last word, NUL included */
+#define ET_PINGPONG_DONE_LEN 5
+
+/* perftest's message with a GID: 7 fixed fields, 16 GID bytes, NUL */
+#define ET_PERFTEST_MSG_LEN 108
+
+void et_gid_from_ipv4(uint32_t ip, uint8_t gid[16]);
+/* The IPv4 address of an IPv4-mapped GID (host order); -1 otherwise. */
+int et_gid_to_ipv4(const uint8_t gid[16], uint32_t *ip);
+
+/* out: ET_PINGPONG_MSG_LEN bytes, NUL-terminated. */
+void et_pingpong_format(const struct et_oob_dest *d, char out[ET_PINGPONG_MSG_LEN]);
+int et_pingpong_parse(const char *msg, size_t len, struct et_oob_dest *d,
+		      char *err, size_t errlen);
+
+/* out: ET_PERFTEST_MSG_LEN bytes, NUL-terminated. */
+void et_perftest_format(const struct et_oob_dest *d, char out[ET_PERFTEST_MSG_LEN]);
+int et_perftest_parse(const char *msg, size_t len, struct et_oob_dest *d,
+		      char *err, size_t errlen);
+
+#endif /* ET_OOB_TOOLS_H */
