@@ -1,0 +1,101 @@
+#!/usr/bin/python3
+"""Is what the peer sent last what landed in our memory?
+
+check_payload.py CAPTURE SAVED NODE_IP
+
+CAPTURE: the RoCEv2 frames to NODE_IP, as the kernel saw them on the link
+(tcpdump on the veth); SAVED: ethereal-node's buffer after the run (--save).
+The last complete message of SENDs or RDMA WRITEs (by PSN; a retransmitted
+PSN counts once, its last copy) is rebuilt from the frames and must equal
+the start of SAVED byte for byte.  Independent of our receive path: plain
+header arithmetic from the RoCEv2 spec, no code of ours.
+"""
+import struct
+import sys
+
+FIRST, MIDDLE, LAST, ONLY = "first", "middle", "last", "only"
+# RC opcodes carrying payload: SEND first/middle/last/only (+imm), WRITE
+# first/middle/last/only (+imm); RETH on WRITE first/only, ImmDt on *_IMM
+KIND = {0x00: (FIRST, 0), 0x01: (MIDDLE, 0), 0x02: (LAST, 0), 0x03: (LAST, 4),
+        0x04: (ONLY, 0), 0x05: (ONLY, 4), 0x06: (FIRST, 16), 0x07: (MIDDLE, 0),
+        0x08: (LAST, 0), 0x09: (LAST, 4), 0x0a: (ONLY, 16), 0x0b: (ONLY, 20)}
+
+
+def frames(path):
+    with open(path, "rb") as f:
+        hdr = f.read(24)
+        magic = struct.unpack("<I", hdr[:4])[0]
+        end = "<" if magic in (0xa1b2c3d4, 0xa1b23c4d) else ">"
+        while True:
+            rec = f.read(16)
+            if len(rec) < 16:
+                return
+            incl, orig = struct.unpack(end + "II", rec[8:16])
+            data = f.read(incl)
+            if incl != orig:
+                sys.exit(f"FAIL: capture truncated a frame ({incl} of {orig} bytes): use -s 0")
+            yield data
+
+
+def payloads(path, node_ip):
+    """(psn, kind, payload) of each data frame to node_ip, in capture order."""
+    want = bytes(int(x) for x in node_ip.split("."))
+    for f in frames(path):
+        if len(f) < 14 + 20 or f[12:14] != b"\x08\x00":
+            continue
+        ihl = (f[14] & 0x0f) * 4
+        ip = f[14:]
+        if ip[9] != 17 or ip[16:20] != want:
+            continue
+        udp = ip[ihl:]
+        if struct.unpack(">H", udp[2:4])[0] != 4791:
+            continue
+        ulen = struct.unpack(">H", udp[4:6])[0]
+        bth = udp[8:ulen]
+        op = bth[0]
+        if op not in KIND:
+            continue  # ACKs and the like
+        kind, ext = KIND[op]
+        pad = (bth[1] >> 4) & 3
+        psn = struct.unpack(">I", b"\0" + bth[9:12])[0]
+        body = bth[12 + ext:len(bth) - 4]
+        yield psn, kind, body[:len(body) - pad]
+
+
+def last_message(path, node_ip):
+    seen = {}
+    base = None
+    for psn, kind, body in payloads(path, node_ip):
+        if base is None:
+            base = psn
+        seen[(psn - base) & 0xffffff] = (kind, body)  # a resend replaces
+    if not seen:
+        sys.exit("FAIL: no data frames to us in the capture")
+    # from the newest end of a message back to its start, every PSN present
+    top = max(seen)
+    while top >= 0 and (top not in seen or seen[top][0] not in (LAST, ONLY)):
+        top -= 1
+    parts, p = [], top
+    while p >= 0 and p in seen:
+        kind, body = seen[p]
+        parts.append(body)
+        if kind in (FIRST, ONLY):
+            return b"".join(reversed(parts)), top - p + 1
+        p -= 1
+    sys.exit(f"FAIL: the capture lacks PSN {p + base if p >= 0 else '?'} of the last message")
+
+
+def main():
+    cap, saved, node_ip = sys.argv[1:4]
+    msg, npkts = last_message(cap, node_ip)
+    mem = open(saved, "rb").read()
+    if len(msg) > len(mem):
+        sys.exit(f"FAIL: the last message has {len(msg)} bytes, our buffer {len(mem)}")
+    if mem[:len(msg)] != msg:
+        bad = next(i for i in range(len(msg)) if mem[i] != msg[i])
+        sys.exit(f"FAIL: our memory differs from the wire at byte {bad} of {len(msg)}")
+    print(f"ok: the last message ({len(msg)} bytes, {npkts} packets) is in our memory byte for byte")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,34 @@
+#!/bin/bash
+# Interop with Linux Soft-RoCE: ethereal-node against ibv_rc_pingpong and
+# perftest in a Debian 12 guest (tests/rxe/vm, qemu TCG), one boot for
+# every scenario of the plan; then every RoCEv2 frame of the capture, ours
+# and rxe's, must pass the ICRC check.
+#   run.sh ETHEREAL_NODE [PLAN]     (PLAN: tests/rxe/plan by default)
+# The guest image is built once and cached outside the repository
+# (RXE_VM_DIR, /var/tmp/rxe-vm).  Exit 77 (meson: skipped), saying why, only
+# where a boot is impossible: not root, or no qemu after installing.
+set -u
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+NODE=$(realpath "${1:?usage: run.sh ETHEREAL_NODE [PLAN]}")
+PLAN=$(realpath "${2:-$HERE/plan}")
+skip() { echo "SKIP rxe interop: $*"; [ -n "${CI:-}" ] && exit 1; exit 77; }
+[ "$(id -u)" = 0 ] || skip "needs root (network namespace, bridge, tap)"
+[ -c /dev/net/tun ] || skip "no /dev/net/tun for the guest's tap"
+if ! "$HERE/vm/build.sh" > "${TMPDIR:-/tmp}/rxe-build.log" 2>&1; then
+  tail -n 30 "${TMPDIR:-/tmp}/rxe-build.log"
+  command -v qemu-system-x86_64 > /dev/null || skip "qemu-system-x86_64 missing and not installable"
+  echo "FAIL rxe interop: the guest image did not build"
+  exit 1
+fi
+RXE_QUIET=1 RXE_PEER_VETH=1 RXE_HOST_HOOK="$HERE/host.sh" ET_PLAN="$PLAN" ET_NODE="$NODE" \
+  "$HERE/vm/boot.sh" "$HERE/guest.sh" > "${TMPDIR:-/tmp}/rxe-boot.log" 2>&1
+rc=$?
+RUN=${RXE_VM_DIR:-/var/tmp/rxe-vm}/runs/latest
+cat "$RUN/host-hook.log" 2>/dev/null
+echo "--- guest"
+cat "$RUN/share/guest.log" 2>/dev/null | grep -E "^(===|---|guest:|rxe counters)" 
+echo "--- boot.sh"
+sed -n '/^--- ICRC/,$p' "${TMPDIR:-/tmp}/rxe-boot.log"
+[ "$rc" = 0 ] && grep -q "^checked [1-9][0-9]* frames, 0 bad" "${TMPDIR:-/tmp}/rxe-boot.log" \
+  || { echo "FAIL rxe interop (boot.sh exit $rc); the run: $RUN"; exit 1; }
+echo "ok rxe interop"
