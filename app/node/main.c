@@ -1166,16 +1166,44 @@ node_open(struct node *n)
 	}
 }
 
+/* DPDK 22.11's memif tears a link down from its control thread when the
+ * peer leaves; stopping the port at the same moment crashes in the EAL
+ * (seen under load).  So the client stops its port first, then closes the
+ * TCP connection; the server waits for that, then until its own side has
+ * seen the link go down, and only then stops. */
+static void
+await_client_gone(struct node *n)
+{
+	static volatile sig_atomic_t never;
+	char c;
+
+	n->oob.idle = NULL;
+	n->oob.stop = &never;
+	n->oob.timeout_ms = 10000;
+	if (oob_read(&n->oob, &c, 1) == 0)
+		return; /* not a close: the client is confused, nothing to wait for */
+	for (int k = 0; k < 200; k++) {
+		struct rte_eth_link link;
+
+		if (rte_eth_link_get_nowait(n->port.eth_port, &link) == 0 && !link.link_status)
+			break;
+		usleep(10000);
+	}
+	usleep(100000); /* the control thread finishes what it began */
+}
+
 static void
 node_close(struct node *n)
 {
 	tel_nic = NULL;
 	tel_nqp = 0;
-	oob_close(&n->oob);
+	if (n->port_open && n->oob.fd >= 0 && n->o.oob == OOB_ETHEREAL && n->o.server)
+		await_client_gone(n);
 	if (n->nic_open)
 		et_nic_free(&n->nic);
 	if (n->port_open)
 		et_port_close(&n->port);
+	oob_close(&n->oob); /* after the port: our server waits for this */
 	et_cq_free(&n->scq);
 	et_cq_free(&n->rcq);
 	et_mr_table_free(&n->mrs);
