@@ -1170,7 +1170,8 @@ node_open(struct node *n)
  * peer leaves; stopping the port at the same moment crashes in the EAL
  * (seen under load).  So the client stops its port first, then closes the
  * TCP connection; the server waits for that, then until its own side has
- * seen the link go down, and only then stops. */
+ * seen the link go down (at most 2 s: behind a switch it stays up), and
+ * only then stops. */
 static void
 await_client_gone(struct node *n)
 {
