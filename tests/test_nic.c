@@ -210,6 +210,34 @@ test_back_to_back(void **state)
 	hosts_free(&a, &b);
 }
 
+/* rx_loss_ppm drops RoCEv2 frames on arrival, data at the receiver and
+ * ACKs at the sender: counted, every frame accounted for, and the
+ * transport repairs it all. */
+static void
+test_receive_loss(void **state)
+{
+	struct et_link_model lm = {.rate_bps = 100000000000ull, .latency_ns = 1000, .seed = 3};
+	struct et_port a, b;
+	uint64_t arrived;
+
+	(void)state;
+	assert_int_equal(et_port_net_ring_pair(&a, &b, "rxloss", 1024, 0, pool), 0);
+	host_init(&H[0], &a, RTE_IPV4(10, 0, 0, 1), 1, &lm);
+	host_init(&H[1], &b, RTE_IPV4(10, 0, 0, 2), 2, &lm);
+	H[0].nic.rx_loss_ppm = 20000;
+	H[1].nic.rx_loss_ppm = 20000;
+	connect_qps(2, &H[1].nic.mac, &H[0].nic.mac);
+	transfer(NULL, 2);
+	for (int h = 0; h < 2; h++) {
+		arrived = H[1 - h].nic.eg.st.tx_pkts;
+		assert_int_equal(H[h].nic.st.rx_pkts + H[h].nic.st.rx_fault_drops, arrived);
+		assert_true(H[h].nic.st.rx_fault_drops > arrived / 50 * 0.5 &&
+			    H[h].nic.st.rx_fault_drops < arrived / 50 * 1.5);
+	}
+	assert_true(QP[0][0]->st.retransmits + QP[0][1]->st.retransmits > 0);
+	hosts_free(&a, &b);
+}
+
 static void
 test_through_a_switch_with_loss(void **state)
 {
@@ -728,6 +756,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_back_to_back),
 		cmocka_unit_test(test_through_a_switch_with_loss),
+		cmocka_unit_test(test_receive_loss),
 		cmocka_unit_test(test_bad_input_and_pause),
 		cmocka_unit_test(test_round_robin),
 		cmocka_unit_test(test_timer_heap),
