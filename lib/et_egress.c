@@ -7,6 +7,7 @@
 #include "et_capture.h"
 #include "et_egress.h"
 #include "et_pfc.h"
+#include "et_rand.h"
 
 #define BURST 32
 
@@ -117,20 +118,17 @@ next_frame(struct et_egress *e, uint64_t now)
 	return m;
 }
 
-/* A seeded xorshift decides every fault, so a run replays. */
+/* A seeded generator decides every fault, so a run replays. */
 static inline uint64_t
 draw(struct et_egress *e)
 {
-	e->rng ^= e->rng << 13;
-	e->rng ^= e->rng >> 7;
-	e->rng ^= e->rng << 17;
-	return e->rng;
+	return et_rand_next(&e->rng);
 }
 
 static inline bool
 chance(struct et_egress *e, uint32_t ppm)
 {
-	return ppm && draw(e) % 1000000 < ppm;
+	return et_rand_ppm(&e->rng, ppm);
 }
 
 /* A flapping link goes down and up for random stretches (uniform around

@@ -6,17 +6,9 @@
 #include "et_lb.h"
 #include "et_lb_assign.h"
 #include "et_path.h"
+#include "et_rand.h"
 
 static const char *const kind_names[] = {"ethereal", "ecmp", "mprdma", "spray", "reps"};
-
-uint64_t
-et_lb_rand(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
 
 void
 et_lb_conf_default(struct et_lb_conf *c)
@@ -202,7 +194,7 @@ plan_ethereal(struct et_lb_host *h, const struct et_lb_flow *f, uint32_t n, uint
 		ns = et_lb_assign(m, s, f[i].len, subs);
 		/* every host starts its split at a random path, or all hosts'
 		 * remainder flows would pile onto the first paths */
-		rot = (uint32_t)(et_lb_rand(&h->rng) % s);
+		rot = (uint32_t)(et_rand_next(&h->rng) % s);
 		for (uint32_t q = 0; q < ns; q++)
 			out[k++] = (struct et_lb_sub){
 				members[subs[q].flow], subs[q].offset, subs[q].length,
@@ -211,8 +203,8 @@ plan_ethereal(struct et_lb_host *h, const struct et_lb_flow *f, uint32_t n, uint
 	for (uint32_t q = 0; q < k; q++) {
 		if (out[q].insert_pos < 0)
 			continue; /* rack-local: at once */
-		out[q].start_ns = now + (h->c.jitter_ns ? et_lb_rand(&h->rng) % (h->c.jitter_ns + 1) : 0);
-		out[q].insert_pos = (int)(et_lb_rand(&h->rng) % 65536);
+		out[q].start_ns = now + (h->c.jitter_ns ? et_rand_next(&h->rng) % (h->c.jitter_ns + 1) : 0);
+		out[q].insert_pos = (int)(et_rand_next(&h->rng) % 65536);
 	}
 out:
 	free(subs);
@@ -242,7 +234,7 @@ et_lb_plan(struct et_lb_host *h, const struct et_lb_flow *f, uint32_t n, uint64_
 				if (len == 0)
 					continue;
 				out[k++] = (struct et_lb_sub){i, off, len,
-							      (uint16_t)et_lb_rand(&h->rng), now, -1};
+							      (uint16_t)et_rand_next(&h->rng), now, -1};
 			}
 		}
 		return k;
@@ -251,7 +243,7 @@ et_lb_plan(struct et_lb_host *h, const struct et_lb_flow *f, uint32_t n, uint64_
 	case ET_LB_REPS:
 		for (uint32_t i = 0; i < n; i++)
 			out[k++] = (struct et_lb_sub){i, 0, f[i].len,
-						      (uint16_t)et_lb_rand(&h->rng), now, -1};
+						      (uint16_t)et_rand_next(&h->rng), now, -1};
 		return k;
 	}
 	return 0;
@@ -265,7 +257,7 @@ et_lb_spray_hook(void *ctx, struct et_qp *qp, enum et_path_event ev, uint64_t no
 	(void)now;
 	if (ev != ET_PATH_PACKET || h->paths.n == 0)
 		return qp->path_id;
-	return h->paths.id[et_lb_rand(&h->rng) % h->paths.n];
+	return h->paths.id[et_rand_next(&h->rng) % h->paths.n];
 }
 
 uint16_t

@@ -94,8 +94,6 @@ et_lb_rack_local(const struct et_lb_host *h, uint32_t dst)
 	return et_topo_tor_of(&h->t, dst) == et_topo_tor_of(&h->t, h->host);
 }
 
-uint64_t et_lb_rand(uint64_t *state);
-
 /* Packet spraying's hook (multipath QPs, ctx: the et_lb_host): every packet
  * on a path drawn uniformly from all of the host's paths, failed or not
  * (the baseline keeps spraying onto a dead link until the switches route

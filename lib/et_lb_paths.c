@@ -2,15 +2,7 @@
 #include <string.h>
 
 #include "et_lb_paths.h"
-
-static uint64_t
-next_rand(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
+#include "et_rand.h"
 
 void
 et_lb_paths_init(struct et_lb_paths *ps, const uint16_t *ids, uint32_t n,
@@ -65,9 +57,9 @@ et_lb_paths_pick(struct et_lb_paths *ps, uint64_t now, uint16_t avoid)
 		for (uint32_t i = 0; i < ps->n; i++)
 			if (ps->id[i] == avoid && good(ps, i, now))
 				return avoid;
-		return ps->n ? ps->id[next_rand(&ps->rng) % ps->n] : avoid;
+		return ps->n ? ps->id[et_rand_next(&ps->rng) % ps->n] : avoid;
 	}
-	return cand[next_rand(&ps->rng) % k];
+	return cand[et_rand_next(&ps->rng) % k];
 }
 
 uint16_t

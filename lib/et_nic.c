@@ -8,6 +8,7 @@
 #include "et_csum.h"
 #include "et_nic.h"
 #include "et_pfc.h"
+#include "et_rand.h"
 
 #define BURST 32
 #define NONE UINT32_MAX
@@ -221,15 +222,6 @@ et_nic_post_send(struct et_nic *n, struct et_qp *qp, const struct et_send_wr *wr
 
 static void arp_rx(struct et_nic *n, const uint8_t *f, uint32_t len, uint64_t now);
 
-static bool
-rx_lost(struct et_nic *n)
-{
-	n->rx_rng ^= n->rx_rng << 13; /* xorshift64; rx_rng must not be 0 */
-	n->rx_rng ^= n->rx_rng >> 7;
-	n->rx_rng ^= n->rx_rng << 17;
-	return n->rx_rng % 1000000 < n->rx_loss_ppm;
-}
-
 static void
 rx_one(struct et_nic *n, struct rte_mbuf *m, uint64_t now)
 {
@@ -270,7 +262,7 @@ rx_one(struct et_nic *n, struct rte_mbuf *m, uint64_t now)
 		n->st.rx_not_ours++;
 		return;
 	}
-	if (n->rx_loss_ppm && rx_lost(n)) {
+	if (et_rand_ppm(&n->rx_rng, n->rx_loss_ppm)) {
 		n->st.rx_fault_drops++;
 		return;
 	}

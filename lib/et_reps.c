@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <string.h>
 
+#include "et_rand.h"
 #include "et_reps.h"
 
 void
@@ -25,15 +26,6 @@ et_reps_bdp_pkts(uint64_t rate_gbps, uint64_t rtt_ns, uint32_t mtu)
 	return n == 0 ? 1 : n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }
 
-static uint64_t
-reps_rand(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
 /* A random EV from the whole 16-bit set: the switches hash the port, so
  * no value is special.  The top bits, as xorshift's low bits are its
  * weakest. */
@@ -41,7 +33,7 @@ static uint16_t
 explore(struct et_reps *r)
 {
 	r->explored++;
-	return (uint16_t)(reps_rand(&r->rng) >> 48);
+	return (uint16_t)(et_rand_next(&r->rng) >> 48);
 }
 
 static void

@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "et_rand.h"
 #include "et_reps.h"
 
 static struct et_reps_params
@@ -120,9 +121,7 @@ test_matches_fifo_model(void **state)
 	(void)state;
 	et_reps_init(&r, &p, 3);
 	for (int step = 0; step < 200000; step++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
+		et_rand_next(&x);
 		if (x % 3 == 0) {
 			/* marked ACKs carry odd EVs, unmarked even ones */
 			bool ecn = x >> 8 & 1;

@@ -15,6 +15,7 @@
 #include "et_capture.h"
 #include "et_lb_paths.h"
 #include "et_path.h"
+#include "et_rand.h"
 #include "et_worker.h"
 #include "fabric.h"
 
@@ -146,7 +147,7 @@ sub_release(struct fabric *f, uint32_t i)
 static uint64_t
 host_rand(struct fab_host *h)
 {
-	return et_lb_rand(&h->lb.rng);
+	return et_rand_next(&h->lb.rng);
 }
 
 /* Connect a QP pair for the subflow and post its one WRITE with immediate
