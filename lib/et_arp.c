@@ -4,40 +4,14 @@
 
 #include <string.h>
 
+#include "et_bytes.h"
+
 #define ARP_HTYPE_ETHER 1
 #define ARP_PTYPE_IPV4 0x0800
 #define ARP_OP_REQUEST 1
 #define ARP_OP_REPLY 2
 #define ETH_HDR 14
 #define ARP_BODY 28
-
-static uint16_t
-get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t
-get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static void
-put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void
-put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
 
 void
 et_arp_init(struct et_arp *a, const uint8_t mac[6], uint32_t ip, uint64_t refill,
@@ -170,16 +144,16 @@ build(const struct et_arp *a, uint16_t op, const uint8_t *eth_dst, const uint8_t
 	memset(out, 0, ET_ARP_FRAME_LEN);
 	memcpy(out, eth_dst, 6);
 	memcpy(out + 6, a->mac, 6);
-	put16(out + 12, 0x0806);
-	put16(p, ARP_HTYPE_ETHER);
-	put16(p + 2, ARP_PTYPE_IPV4);
+	et_store16(out + 12, 0x0806);
+	et_store16(p, ARP_HTYPE_ETHER);
+	et_store16(p + 2, ARP_PTYPE_IPV4);
 	p[4] = 6;
 	p[5] = 4;
-	put16(p + 6, op);
+	et_store16(p + 6, op);
 	memcpy(p + 8, a->mac, 6);
-	put32(p + 14, a->ip);
+	et_store32(p + 14, a->ip);
 	memcpy(p + 18, tha, 6);
-	put32(p + 24, tpa);
+	et_store32(p + 24, tpa);
 	return ET_ARP_FRAME_LEN;
 }
 
@@ -193,20 +167,20 @@ et_arp_input(struct et_arp *a, const uint8_t *frame, size_t len, uint64_t now,
 	const uint8_t *sha;
 	bool for_us;
 
-	if (len < ETH_HDR + ARP_BODY || get16(frame + 12) != 0x0806 ||
-	    get16(p) != ARP_HTYPE_ETHER || get16(p + 2) != ARP_PTYPE_IPV4 ||
+	if (len < ETH_HDR + ARP_BODY || et_load16(frame + 12) != 0x0806 ||
+	    et_load16(p) != ARP_HTYPE_ETHER || et_load16(p + 2) != ARP_PTYPE_IPV4 ||
 	    p[4] != 6 || p[5] != 4) {
 		a->st.rx_bad++;
 		return -1;
 	}
-	op = get16(p + 6);
+	op = et_load16(p + 6);
 	if (op != ARP_OP_REQUEST && op != ARP_OP_REPLY) {
 		a->st.rx_bad++;
 		return -1;
 	}
 	sha = p + 8;
-	spa = get32(p + 14);
-	tpa = get32(p + 24);
+	spa = et_load32(p + 14);
+	tpa = et_load32(p + 24);
 	for_us = tpa == a->ip && a->ip != 0;
 	learn(a, spa, sha, for_us, now);
 	if (!for_us) {

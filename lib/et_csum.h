@@ -10,19 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-
-static inline uint16_t
-et_load16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static inline void
-et_store16(uint8_t *p, uint16_t v)
-{
-	p[0] = v >> 8;
-	p[1] = v & 0xff;
-}
+#include "et_bytes.h"
 
 /* One's complement sum of big-endian 16-bit words, folded to 16 bits. */
 static inline uint16_t

@@ -10,16 +10,15 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "et_bytes.h"
+
 void
 et_gid_from_ipv4(uint32_t ip, uint8_t gid[16])
 {
 	memset(gid, 0, 16);
 	gid[10] = 0xff;
 	gid[11] = 0xff;
-	gid[12] = (uint8_t)(ip >> 24);
-	gid[13] = (uint8_t)(ip >> 16);
-	gid[14] = (uint8_t)(ip >> 8);
-	gid[15] = (uint8_t)ip;
+	et_store32(gid + 12, ip);
 }
 
 int
@@ -29,7 +28,7 @@ et_gid_to_ipv4(const uint8_t gid[16], uint32_t *ip)
 
 	if (memcmp(gid, prefix, sizeof(prefix)) != 0)
 		return -1;
-	*ip = (uint32_t)gid[12] << 24 | (uint32_t)gid[13] << 16 | (uint32_t)gid[14] << 8 | gid[15];
+	*ip = et_load32(gid + 12);
 	return 0;
 }
 

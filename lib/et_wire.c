@@ -7,6 +7,7 @@
 #include <rte_byteorder.h>
 #include <rte_mbuf.h>
 
+#include "et_bytes.h"
 #include "et_csum.h"
 #include "et_wire.h"
 
@@ -103,30 +104,17 @@ store24(uint8_t *p, uint32_t v)
 	p[2] = v & 0xff;
 }
 
-static inline uint32_t
-load32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | load24(p + 1);
-}
-
-static inline void
-store32(uint8_t *p, uint32_t v)
-{
-	p[0] = v >> 24;
-	store24(p + 1, v);
-}
-
 static inline uint64_t
 load64(const uint8_t *p)
 {
-	return (uint64_t)load32(p) << 32 | load32(p + 4);
+	return (uint64_t)et_load32(p) << 32 | et_load32(p + 4);
 }
 
 static inline void
 store64(uint8_t *p, uint64_t v)
 {
-	store32(p, v >> 32);
-	store32(p + 4, (uint32_t)v);
+	et_store32(p, v >> 32);
+	et_store32(p + 4, (uint32_t)v);
 }
 
 /* Bytes of extension headers after the BTH. */
@@ -214,8 +202,8 @@ et_roce_parse(const uint8_t *buf, size_t len, struct et_roce_pkt *pkt,
 	h->ecn = ip[1] & 3;
 	h->ttl = ip[8];
 	h->ip_id = et_load16(ip + 4);
-	h->src_ip = load32(ip + 12);
-	h->dst_ip = load32(ip + 16);
+	h->src_ip = et_load32(ip + 12);
+	h->dst_ip = et_load32(ip + 16);
 
 	udp = ip + ihl;
 	if (et_load16(udp + 4) != tot - ihl)
@@ -254,8 +242,8 @@ et_roce_parse(const uint8_t *buf, size_t len, struct et_roce_pkt *pkt,
 	p = bth + ET_BTH_LEN;
 	if (opf & ET_OPF_RETH) {
 		h->reth_va = load64(p);
-		h->reth_rkey = load32(p + 8);
-		h->reth_dma_len = load32(p + 12);
+		h->reth_rkey = et_load32(p + 8);
+		h->reth_dma_len = et_load32(p + 12);
 		p += ET_RETH_LEN;
 	}
 	if (opf & ET_OPF_AETH) {
@@ -264,7 +252,7 @@ et_roce_parse(const uint8_t *buf, size_t len, struct et_roce_pkt *pkt,
 		p += ET_AETH_LEN;
 	}
 	if (opf & ET_OPF_IMM) {
-		h->imm = load32(p);
+		h->imm = et_load32(p);
 		p += ET_IMMDT_LEN;
 	}
 	if (opf & ET_OPF_CNP)
@@ -330,8 +318,8 @@ et_roce_build(uint8_t *buf, size_t cap, const struct et_roce_hdr *h,
 	ip[8] = h->ttl;
 	ip[9] = IPPROTO_UDP;
 	et_store16(ip + 10, 0);
-	store32(ip + 12, h->src_ip);
-	store32(ip + 16, h->dst_ip);
+	et_store32(ip + 12, h->src_ip);
+	et_store32(ip + 16, h->dst_ip);
 	et_store16(ip + 10, et_ipv4_csum(ip, ET_IPV4_HLEN));
 
 	udp = ip + ET_IPV4_HLEN;
@@ -352,8 +340,8 @@ et_roce_build(uint8_t *buf, size_t cap, const struct et_roce_hdr *h,
 	p = bth + ET_BTH_LEN;
 	if (opf & ET_OPF_RETH) {
 		store64(p, h->reth_va);
-		store32(p + 8, h->reth_rkey);
-		store32(p + 12, h->reth_dma_len);
+		et_store32(p + 8, h->reth_rkey);
+		et_store32(p + 12, h->reth_dma_len);
 		p += ET_RETH_LEN;
 	}
 	if (opf & ET_OPF_AETH) {
@@ -362,7 +350,7 @@ et_roce_build(uint8_t *buf, size_t cap, const struct et_roce_hdr *h,
 		p += ET_AETH_LEN;
 	}
 	if (opf & ET_OPF_IMM) {
-		store32(p, h->imm);
+		et_store32(p, h->imm);
 		p += ET_IMMDT_LEN;
 	}
 	if (opf & ET_OPF_CNP) {
