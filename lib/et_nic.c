@@ -227,7 +227,7 @@ rx_one(struct et_nic *n, struct rte_mbuf *m, uint64_t now)
 {
 	const uint8_t *f;
 	struct et_roce_pkt p;
-	uint16_t quanta;
+	uint16_t quanta, type, len;
 	uint32_t idx;
 	int rc;
 
@@ -237,9 +237,11 @@ rx_one(struct et_nic *n, struct rte_mbuf *m, uint64_t now)
 		return;
 	}
 	f = rte_pktmbuf_mtod(m, const uint8_t *);
-	if (rte_pktmbuf_data_len(m) >= RTE_ETHER_HDR_LEN &&
-	    et_load16(f + 12) == ET_ETHER_TYPE_MAC_CONTROL) {
-		rc = et_pfc_parse(f, rte_pktmbuf_data_len(m), &quanta);
+	len = rte_pktmbuf_data_len(m);
+	/* a runt has no type: the RoCE parser refuses and counts it */
+	type = len >= RTE_ETHER_HDR_LEN ? et_load16(f + 12) : 0;
+	if (type == ET_ETHER_TYPE_MAC_CONTROL) {
+		rc = et_pfc_parse(f, len, &quanta);
 		if (rc > 0) {
 			n->st.pause_rx++;
 			et_egress_pause(&n->eg, quanta, now);
@@ -248,9 +250,8 @@ rx_one(struct et_nic *n, struct rte_mbuf *m, uint64_t now)
 		}
 		return;
 	}
-	if (rte_pktmbuf_data_len(m) >= RTE_ETHER_HDR_LEN &&
-	    et_load16(f + 12) == RTE_ETHER_TYPE_ARP) {
-		arp_rx(n, f, rte_pktmbuf_data_len(m), now);
+	if (type == RTE_ETHER_TYPE_ARP) {
+		arp_rx(n, f, len, now);
 		return;
 	}
 	rc = et_roce_parse_mbuf(m, &p, 0);

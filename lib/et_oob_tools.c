@@ -78,6 +78,20 @@ hex_field(const char **p, int width, char sep, uint64_t *v)
 	return true;
 }
 
+/* 16 GID bytes as 2 hex digits each, each followed by sep (0: none). */
+static bool
+hex_gid(const char **p, char sep, uint8_t gid[16])
+{
+	uint64_t b;
+
+	for (int i = 0; i < 16; i++) {
+		if (!hex_field(p, 2, sep, &b))
+			return false;
+		gid[i] = (uint8_t)b;
+	}
+	return true;
+}
+
 /* A whole message: the full fixed size, NUL-terminated, nothing after. */
 static int
 check_frame(const char *msg, size_t len, size_t want, const char *tool, char *err, size_t errlen)
@@ -103,7 +117,7 @@ int
 et_pingpong_parse(const char *msg, size_t len, struct et_oob_dest *d, char *err, size_t errlen)
 {
 	const char *p = msg;
-	uint64_t lid, qpn, psn, b;
+	uint64_t lid, qpn, psn;
 
 	if (check_frame(msg, len, ET_PINGPONG_MSG_LEN, "ibv_rc_pingpong", err, errlen))
 		return -1;
@@ -111,11 +125,8 @@ et_pingpong_parse(const char *msg, size_t len, struct et_oob_dest *d, char *err,
 	if (!hex_field(&p, 4, ':', &lid) || !hex_field(&p, 6, ':', &qpn) ||
 	    !hex_field(&p, 6, ':', &psn))
 		return fail(err, errlen, "ibv_rc_pingpong message '%.51s': expected LID:QPN:PSN:GID", msg);
-	for (int i = 0; i < 16; i++) {
-		if (!hex_field(&p, 2, 0, &b))
-			return fail(err, errlen, "ibv_rc_pingpong message '%.51s': bad GID", msg);
-		d->gid[i] = (uint8_t)b;
-	}
+	if (!hex_gid(&p, 0, d->gid))
+		return fail(err, errlen, "ibv_rc_pingpong message '%.51s': bad GID", msg);
 	d->lid = (uint16_t)lid;
 	d->qpn = (uint32_t)qpn;
 	d->psn = (uint32_t)psn;
@@ -140,7 +151,7 @@ int
 et_perftest_parse(const char *msg, size_t len, struct et_oob_dest *d, char *err, size_t errlen)
 {
 	const char *p = msg;
-	uint64_t lid, reads, qpn, psn, rkey, vaddr, b, srqn;
+	uint64_t lid, reads, qpn, psn, rkey, vaddr, srqn;
 
 	if (check_frame(msg, len, ET_PERFTEST_MSG_LEN, "perftest", err, errlen))
 		return -1;
@@ -150,11 +161,8 @@ et_perftest_parse(const char *msg, size_t len, struct et_oob_dest *d, char *err,
 	    !hex_field(&p, 8, ':', &rkey) || !hex_field(&p, 16, ':', &vaddr))
 		return fail(err, errlen, "perftest message '%.107s': expected "
 				"LID:OUT_READS:QPN:PSN:RKEY:VADDR:GID:SRQN:", msg);
-	for (int i = 0; i < 16; i++) {
-		if (!hex_field(&p, 2, ':', &b))
-			return fail(err, errlen, "perftest message '%.107s': bad GID", msg);
-		d->gid[i] = (uint8_t)b;
-	}
+	if (!hex_gid(&p, ':', d->gid))
+		return fail(err, errlen, "perftest message '%.107s': bad GID", msg);
 	if (!hex_field(&p, 8, ':', &srqn))
 		return fail(err, errlen, "perftest message '%.107s': bad SRQN", msg);
 	d->lid = (uint16_t)lid;
