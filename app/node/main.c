@@ -195,6 +195,15 @@ now_ns(void)
 	return (uint64_t)((double)rte_rdtsc() * ns_per_tsc);
 }
 
+/* ip (host order) as a.b.c.d */
+static const char *
+ipv4_str(uint32_t ip, char out[INET_ADDRSTRLEN])
+{
+	struct in_addr a = {.s_addr = htonl(ip)};
+
+	return inet_ntop(AF_INET, &a, out, INET_ADDRSTRLEN);
+}
+
 /* "mac=02:00:00:00:00:02,ip=10.0.0.2,qpn=0x100,psn=0x1000,rkey=0x102,
  * addr=0x7f..": the peer's parameters given by hand.  Size, MTU and QP count
  * are ours; a missing MAC is asked for by ARP (broadcast if nobody answers,
@@ -267,6 +276,7 @@ static int
 resolve_peer(struct et_nic *nic, struct et_arp *arp, struct peer *them, bool ask)
 {
 	uint64_t until = now_ns() + 3000000000ull, next = 0;
+	char ip[INET_ADDRSTRLEN];
 	const uint8_t *m;
 
 	if (!ask) {
@@ -285,17 +295,16 @@ resolve_peer(struct et_nic *nic, struct et_arp *arp, struct peer *them, bool ask
 		m = et_arp_lookup(arp, them->ip);
 		if (m) {
 			memcpy(them->mac.addr_bytes, m, 6);
-			printf("ethereal-node: ARP: %u.%u.%u.%u is at %02x:%02x:%02x:%02x:%02x:%02x\n",
-			       them->ip >> 24, (them->ip >> 16) & 0xff, (them->ip >> 8) & 0xff,
-			       them->ip & 0xff, m[0], m[1], m[2], m[3], m[4], m[5]);
+			printf("ethereal-node: ARP: %s is at %02x:%02x:%02x:%02x:%02x:%02x\n",
+			       ipv4_str(them->ip, ip), m[0], m[1], m[2], m[3], m[4], m[5]);
 			fflush(stdout);
 			return 0;
 		}
 	}
 	if (stop)
 		return -1;
-	printf("ethereal-node: ARP: no answer from %u.%u.%u.%u in 3 s, sending to broadcast\n",
-	       them->ip >> 24, (them->ip >> 16) & 0xff, (them->ip >> 8) & 0xff, them->ip & 0xff);
+	printf("ethereal-node: ARP: no answer from %s in 3 s, sending to broadcast\n",
+	       ipv4_str(them->ip, ip));
 	fflush(stdout);
 	return 0;
 }
@@ -646,10 +655,10 @@ perftest_key(struct node *n)
 	}
 	if (oob_tool_parse(OOB_PERFTEST, theirs, sizeof(theirs), &n->me, &them))
 		return -1;
-	/* the MAC is ours to learn (ARP), not the message's */
-	them.mac = n->them.mac;
-	if (n->them.ip == 0)
-		memset(&them.mac, 0xff, sizeof(them.mac));
+	/* the MAC is ours to learn (ARP), not the message's: after the first
+	 * message, keep what ARP found */
+	if (n->them.ip != 0)
+		them.mac = n->them.mac;
 	n->them = them;
 	return 0;
 }
@@ -662,9 +671,7 @@ static int
 connect_peer(struct node *n)
 {
 	const struct opts *o = &n->o;
-	size_t len = oob_tool_msg_len(o->oob);
-	char msg[ET_PERFTEST_MSG_LEN > ET_PINGPONG_MSG_LEN ? ET_PERFTEST_MSG_LEN
-							   : ET_PINGPONG_MSG_LEN];
+	char msg[ET_PINGPONG_MSG_LEN]; /* perftest's go through perftest_key() */
 	bool ask_arp = true;
 
 	n->oob = (struct oob){.fd = -1, .idle = poll_port, .ctx = n, .stop = &stop,
@@ -689,11 +696,11 @@ connect_peer(struct node *n)
 			ask_arp = false;
 		} else if (o->oob == OOB_PINGPONG) {
 			if (!o->server)
-				oob_tool_format(o->oob, &n->me, msg);
-			if ((!o->server && oob_write(&n->oob, msg, len)) ||
-			    oob_read(&n->oob, msg, len))
+				oob_tool_format(OOB_PINGPONG, &n->me, msg);
+			if ((!o->server && oob_write(&n->oob, msg, sizeof(msg))) ||
+			    oob_read(&n->oob, msg, sizeof(msg)))
 				goto failed;
-			if (oob_tool_parse(o->oob, msg, len, &n->me, &n->them))
+			if (oob_tool_parse(OOB_PINGPONG, msg, sizeof(msg), &n->me, &n->them))
 				return -1;
 		} else {
 			/* perftest: the MTU is negotiated (the smaller), then
@@ -718,8 +725,8 @@ connect_peer(struct node *n)
 		return 0;
 	}
 	if (o->server) {
-		oob_tool_format(o->oob, &n->me, msg);
-		if (oob_write(&n->oob, msg, len))
+		oob_tool_format(OOB_PINGPONG, &n->me, msg);
+		if (oob_write(&n->oob, msg, sizeof(msg)))
 			goto failed;
 	}
 	/* the client's "done": it may start */
@@ -732,6 +739,13 @@ failed:
 	if (!stop)
 		fprintf(stderr, "ethereal-node: out-of-band exchange with the peer failed\n");
 	return -1;
+}
+
+/* When --duration ends the run (never with --iters). */
+static uint64_t
+run_deadline(const struct node *n)
+{
+	return n->o.duration > 0 ? n->t0 + (uint64_t)(n->o.duration * 1e9) : UINT64_MAX;
 }
 
 /* What the client wrote (or sent) is all here. */
@@ -806,13 +820,24 @@ finish(struct node *n)
 		n->bad++;
 }
 
+/* The payload the peer placed in our memory, all QPs. */
+static uint64_t
+placed_bytes(const struct node *n)
+{
+	uint64_t bytes = 0;
+
+	for (uint32_t i = 0; i < n->o.qps; i++)
+		bytes += n->qp[i]->st.rx_bytes;
+	return bytes;
+}
+
 /* Answer until the client says it is done (or SIGINT / --duration with a
  * static peer), then check the memory it wrote. */
 static void
 run_server(struct node *n)
 {
 	const struct opts *o = &n->o;
-	uint64_t deadline = o->duration > 0 ? n->t0 + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
+	uint64_t deadline = run_deadline(n);
 	for (;;) {
 		for (int k = 0; k < 4096; k++) {
 			struct et_wc wc;
@@ -834,13 +859,8 @@ run_server(struct node *n)
 			break;
 	}
 	n->t1 = now_ns();
-	if (o->mode != MODE_SEND_BW) { /* WRITEs complete nothing here: count bytes */
-		uint64_t bytes = 0;
-
-		for (uint32_t i = 0; i < o->qps; i++)
-			bytes += n->qp[i]->st.rx_bytes;
-		n->done = bytes / o->size;
-	}
+	if (o->mode != MODE_SEND_BW) /* WRITEs complete nothing here: count bytes */
+		n->done = placed_bytes(n) / o->size;
 	if (n->oob.fd >= 0)
 		finish(n);
 	else if (o->verify)
@@ -865,7 +885,7 @@ static void
 run_client(struct node *n)
 {
 	const struct opts *o = &n->o;
-	uint64_t deadline = o->duration > 0 ? n->t0 + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
+	uint64_t deadline = run_deadline(n);
 	uint64_t want = o->duration > 0 ? UINT64_MAX : o->iters * o->qps;
 	uint64_t *posted_at = calloc(o->qps, sizeof(*posted_at));
 	uint64_t drain_until = 0, posted = 0;
@@ -933,10 +953,10 @@ static void
 run_pingpong(struct node *n)
 {
 	const struct opts *o = &n->o;
-	uint64_t deadline = o->duration > 0 ? n->t0 + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
+	uint64_t deadline = run_deadline(n);
 	uint64_t rounds = o->duration > 0 ? UINT64_MAX : o->iters, sent = 0, got = 0, last = now_ns();
 	uint8_t *sbuf = n->buf, *rbuf = n->buf + (o->server ? 0 : o->size);
-	bool waiting_send = false, waiting_recv = !o->server ? false : true;
+	bool waiting_send = false, waiting_recv = o->server; /* the client sends first */
 	uint64_t t_send = 0;
 
 	while (!stop && (sent < rounds || waiting_send || waiting_recv)) {
@@ -1015,7 +1035,8 @@ report(struct node *n)
 {
 	const struct opts *o = &n->o;
 	double s = (double)(n->t1 - n->t0) / 1e9;
-	uint64_t bytes = n->done * o->size;
+	/* a server counts the payload placed here; the rest, whole messages */
+	uint64_t bytes = o->server && o->mode != MODE_PINGPONG ? placed_bytes(n) : n->done * o->size;
 	uint64_t pkts = o->server ? n->nic.st.rx_pkts : n->nic.st.tx_pkts;
 	uint64_t p50 = 0, p99 = 0, p999 = 0, retx = 0, tmo = 0;
 	struct rte_eth_stats es;
@@ -1025,11 +1046,7 @@ report(struct node *n)
 	for (uint32_t i = 0; i < o->qps; i++) {
 		retx += n->qp[i]->st.retransmits;
 		tmo += n->qp[i]->st.timeouts;
-		if (o->server && o->mode != MODE_PINGPONG)
-			bytes += n->qp[i]->st.rx_bytes; /* payload placed here */
 	}
-	if (o->server && o->mode != MODE_PINGPONG)
-		bytes -= n->done * o->size;
 	gbps = bytes * 8 / s / 1e9;
 	if (n->lat && n->done) {
 		uint64_t nl = n->done < o->iters ? n->done : o->iters;
@@ -1096,6 +1113,7 @@ node_open(struct node *n)
 {
 	const struct opts *o = &n->o;
 	struct rte_ether_addr mac;
+	char ip[INET_ADDRSTRLEN];
 	int r;
 
 	n->mp = rte_pktmbuf_pool_create("node", 16383, 256, 0, RTE_PKTMBUF_HEADROOM + 4096 + 256,
@@ -1145,11 +1163,11 @@ node_open(struct node *n)
 			      .psn = 0x1000, .rkey = n->mr->key, .size = o->size, .mtu = o->mtu,
 			      .addr = (uintptr_t)n->buf};
 	printf("ethereal-node: %s on %s, %s, local: mac=%02x:%02x:%02x:%02x:%02x:%02x,"
-	       "ip=%u.%u.%u.%u,qpn=0x%x,psn=0x%x,rkey=0x%x,addr=0x%" PRIx64 "\n",
+	       "ip=%s,qpn=0x%x,psn=0x%x,rkey=0x%x,addr=0x%" PRIx64 "\n",
 	       o->server ? "server" : "client", o->port, mode_names[o->mode], mac.addr_bytes[0],
 	       mac.addr_bytes[1], mac.addr_bytes[2], mac.addr_bytes[3], mac.addr_bytes[4],
-	       mac.addr_bytes[5], o->ip >> 24, (o->ip >> 16) & 0xff, (o->ip >> 8) & 0xff,
-	       o->ip & 0xff, n->me.qpn_base, n->me.psn, n->me.rkey, n->me.addr);
+	       mac.addr_bytes[5], ipv4_str(o->ip, ip), n->me.qpn_base, n->me.psn, n->me.rkey,
+	       n->me.addr);
 	fflush(stdout);
 	tel_nic = &n->nic;
 	/* memif and tap come up a little after start: frames sent before are lost */

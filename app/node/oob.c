@@ -207,12 +207,6 @@ oob_ethereal_exchange(struct oob *o, const struct peer *me, struct peer *them)
 	return 0;
 }
 
-size_t
-oob_tool_msg_len(enum oob_dialect d)
-{
-	return d == OOB_PINGPONG ? ET_PINGPONG_MSG_LEN : ET_PERFTEST_MSG_LEN;
-}
-
 void
 oob_tool_format(enum oob_dialect d, const struct peer *me, char *out)
 {

@@ -57,7 +57,6 @@ int oob_ethereal_exchange(struct oob *o, const struct peer *me, struct peer *the
 int oob_tool_parse(enum oob_dialect d, const char *msg, size_t len, const struct peer *me,
 		   struct peer *them);
 void oob_tool_format(enum oob_dialect d, const struct peer *me, char *out);
-size_t oob_tool_msg_len(enum oob_dialect d);
 
 /* One exchange of n bytes each way, as the tools do it: the client writes
  * first, the server reads first. */
