@@ -16,11 +16,12 @@ T=${RXE_TEST_TIMEOUT:-120}
 EAL=(--no-huge --no-shconf --no-pci -m 1024 -l 0 --no-telemetry --log-level=error
      --vdev=net_af_packet0,iface=rxe-peer)
 wait_file() { for i in $(seq 1 $((4 * $2))); do [ -f "$1" ] && return 0; sleep 0.25; done; return 1; }
-grep -v '^#' "$PLAN" | grep . | cut -d'|' -f1-3 > "$RXE_SHARE/plan.tmp"
+scenarios=$(grep -v '^#' "$PLAN" | grep .)
+cut -d'|' -f1-3 <<< "$scenarios" > "$RXE_SHARE/plan.tmp"
 mv "$RXE_SHARE/plan.tmp" "$RXE_SHARE/plan"
 fails=0
 while IFS='|' read -r name role cmd args; do
-  [ -n "$name" ] && [ "${name#\#}" = "$name" ] || continue
+  [ -n "$name" ] || continue
   out=$RXE_RUN/$name.node.log
   echo "=== $name: node $( [ "$role" = server ] && echo client || echo server ): $args"
   # shellcheck disable=SC2086 # NODE_ARGS are words
@@ -55,6 +56,6 @@ while IFS='|' read -r name role cmd args; do
     sed 's/^/guest: /' "$RXE_SHARE/$name.guest.log" 2>/dev/null
     fails=$((fails + 1))
   fi
-done < <(grep -v '^#' "$PLAN" | grep .)
+done <<< "$scenarios"
 echo "host: $fails scenario(s) failed"
 [ "$fails" = 0 ]
