@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "et_conf.h"
-#include "et_path.h"
-#include "et_topo.h"
+#include "base/et_conf.h"
+#include "topo/et_path.h"
+#include "topo/et_topo.h"
 
 static void
 usage(FILE *f, const char *prog)

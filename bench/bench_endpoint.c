@@ -16,8 +16,8 @@
 #include <rte_mbuf.h>
 
 #include "bench.h"
-#include "et_nic.h"
-#include "et_worker.h"
+#include "host/et_nic.h"
+#include "host/et_worker.h"
 
 #define NQP 4
 #define MSG (1u << 20)

@@ -16,9 +16,9 @@
 #include <rte_mbuf.h>
 
 #include "bench.h"
-#include "et_csum.h"
+#include "base/et_csum.h"
 #include "et_switch.h"
-#include "et_wire.h"
+#include "wire/et_wire.h"
 
 #define NB_FRAMES 2048
 #define BURST 32

@@ -16,7 +16,7 @@
 #include <rte_mbuf.h>
 
 #include "bench.h"
-#include "et_wire.h"
+#include "wire/et_wire.h"
 
 #define PAYLOAD 4096
 #define ROUNDS 200000

@@ -21,7 +21,7 @@
 #include <rte_mbuf.h>
 
 #include "bench.h"
-#include "et_wire.h"
+#include "wire/et_wire.h"
 
 #define POOL_SIZE 8191
 #define BATCH 256

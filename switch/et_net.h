@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "et_switch.h"
-#include "et_topo.h"
+#include "topo/et_topo.h"
 
 struct et_net_params {
 	struct et_sw_params sw;

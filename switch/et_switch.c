@@ -7,12 +7,12 @@
 #include <rte_lpm.h>
 #include <rte_mbuf.h>
 
-#include "et_capture.h"
-#include "et_csum.h"
-#include "et_path.h"
-#include "et_pfc.h"
+#include "link/et_capture.h"
+#include "base/et_csum.h"
+#include "topo/et_path.h"
+#include "wire/et_pfc.h"
 #include "et_switch.h"
-#include "et_wire.h"
+#include "wire/et_wire.h"
 
 #define BURST 32
 

@@ -19,8 +19,8 @@
 
 #include <rte_ether.h>
 
-#include "et_egress.h"
-#include "et_port.h"
+#include "link/et_egress.h"
+#include "link/et_port.h"
 
 #define ET_SW_MAX_PORTS 64
 #define ET_SW_MAX_UPLINKS 256

@@ -6,7 +6,7 @@
 #ifndef ET_SWITCH_CONF_H
 #define ET_SWITCH_CONF_H
 
-#include "et_conf.h"
+#include "base/et_conf.h"
 #include "et_switch.h"
 
 /* Read into p, whose values are the defaults; -1 with c->err set. */

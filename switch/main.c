@@ -23,10 +23,10 @@
 #include <rte_mbuf.h>
 #include <rte_telemetry.h>
 
-#include "et_capture.h"
-#include "et_conf.h"
+#include "link/et_capture.h"
+#include "base/et_conf.h"
 #include "et_switch.h"
-#include "et_link_conf.h"
+#include "link/et_link_conf.h"
 #include "et_switch_conf.h"
 
 #define MAX_ROUTES 64

@@ -12,8 +12,8 @@
 #include <rte_eal.h>
 #include <rte_mbuf.h>
 
-#include "et_capture.h"
-#include "et_wire.h"
+#include "link/et_capture.h"
+#include "wire/et_wire.h"
 
 static void
 put32(FILE *f, uint32_t v)

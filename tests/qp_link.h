@@ -15,9 +15,9 @@
 
 #include <rte_mbuf.h>
 
-#include "et_csum.h"
-#include "et_qp.h"
-#include "et_wire.h"
+#include "base/et_csum.h"
+#include "transport/et_qp.h"
+#include "wire/et_wire.h"
 
 enum qp_verdict { QP_DELIVER, QP_DROP, QP_DUP, QP_MARK };
 

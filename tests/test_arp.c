@@ -6,9 +6,9 @@
 
 #include <rte_ip.h>
 
-#include "et_arp.h"
+#include "host/et_arp.h"
 #include "et_net.h"
-#include "et_nic.h"
+#include "host/et_nic.h"
 
 static struct rte_mempool *pool;
 

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "et_coll.h"
+#include "coll/et_coll.h"
 
 static const uint32_t ranks[] = {1, 2, 3, 4, 5, 6, 7, 8, 16};
 #define NRANKS (sizeof(ranks) / sizeof(ranks[0]))

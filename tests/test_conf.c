@@ -7,8 +7,8 @@
 
 #include "et_test.h"
 
-#include "et_conf.h"
-#include "et_topo.h"
+#include "base/et_conf.h"
+#include "topo/et_topo.h"
 
 struct conf_case {
 	const char *what;

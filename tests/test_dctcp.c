@@ -3,7 +3,7 @@
  */
 #include "et_test.h"
 
-#include "et_dctcp.h"
+#include "transport/et_dctcp.h"
 
 #define MTU 1000
 #define WIN_PKTS 100

@@ -8,9 +8,9 @@
 
 #include <rte_ip.h>
 
-#include "et_lb.h"
-#include "et_lb_assign.h"
-#include "et_lb_paths.h"
+#include "lb/et_lb.h"
+#include "lb/et_lb_assign.h"
+#include "lb/et_lb_paths.h"
 #include "qp_link.h"
 
 static struct et_subflow sub[64 * 256];

@@ -10,8 +10,8 @@
 #include <rte_ip.h>
 
 #include "et_net.h"
-#include "et_nic.h"
-#include "et_pfc.h"
+#include "host/et_nic.h"
+#include "wire/et_pfc.h"
 
 #define MEM (4u << 20)
 

@@ -5,7 +5,7 @@
  */
 #include "et_test.h"
 
-#include "et_oob_tools.h"
+#include "host/et_oob_tools.h"
 
 static const uint8_t GID_10_77_0_2[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 77, 0, 2};
 

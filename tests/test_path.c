@@ -6,8 +6,8 @@
 
 #include "et_test.h"
 
-#include "et_path.h"
-#include "et_topo.h"
+#include "topo/et_path.h"
+#include "topo/et_topo.h"
 
 static void
 test_id_basics(void **state)

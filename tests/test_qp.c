@@ -9,7 +9,7 @@
 
 #include <rte_ip.h>
 
-#include "et_path.h"
+#include "topo/et_path.h"
 #include "qp_link.h"
 
 #define GUARD 4096

@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "et_rand.h"
-#include "et_reps.h"
+#include "base/et_rand.h"
+#include "lb/et_reps.h"
 
 static struct et_reps_params
 params(uint32_t explore_pkts)

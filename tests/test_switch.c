@@ -10,11 +10,11 @@
 
 #include <rte_mbuf.h>
 
-#include "et_csum.h"
+#include "base/et_csum.h"
 #include "et_net.h"
-#include "et_path.h"
-#include "et_pfc.h"
-#include "et_wire.h"
+#include "topo/et_path.h"
+#include "wire/et_pfc.h"
+#include "wire/et_wire.h"
 
 static struct rte_mempool *pool;
 static uint8_t payload[4096];

@@ -7,8 +7,8 @@
 
 #include <rte_mbuf.h>
 
-#include "et_csum.h"
-#include "et_wire.h"
+#include "base/et_csum.h"
+#include "wire/et_wire.h"
 #include "vectors/scapy_vectors.h"
 
 /* A CNP captured on a Mellanox ConnectX-4 Lx, from scapy's own test suite

@@ -12,11 +12,11 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
-#include "et_capture.h"
-#include "et_lb_paths.h"
-#include "et_path.h"
-#include "et_rand.h"
-#include "et_worker.h"
+#include "link/et_capture.h"
+#include "lb/et_lb_paths.h"
+#include "topo/et_path.h"
+#include "base/et_rand.h"
+#include "host/et_worker.h"
 #include "fabric.h"
 
 #define NO_SUB UINT32_MAX

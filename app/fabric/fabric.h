@@ -15,11 +15,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "et_coll.h"
-#include "et_lb.h"
+#include "coll/et_coll.h"
+#include "lb/et_lb.h"
 #include "et_net.h"
-#include "et_nic.h"
-#include "et_qp.h"
+#include "host/et_nic.h"
+#include "transport/et_qp.h"
 
 struct fab_fail {
 	uint8_t tier;     /* ET_TIER_TOR: ToR uplink; ET_TIER_AGG: agg uplink */

@@ -17,8 +17,8 @@
 #include <rte_errno.h>
 #include <rte_lcore.h>
 
-#include "et_conf.h"
-#include "et_link_conf.h"
+#include "base/et_conf.h"
+#include "link/et_link_conf.h"
 #include "et_switch_conf.h"
 #include "fabric.h"
 

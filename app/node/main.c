@@ -28,10 +28,10 @@
 #include <rte_mbuf.h>
 #include <rte_telemetry.h>
 
-#include "et_arp.h"
-#include "et_link_conf.h"
-#include "et_nic.h"
-#include "et_path.h"
+#include "host/et_arp.h"
+#include "link/et_link_conf.h"
+#include "host/et_nic.h"
+#include "topo/et_path.h"
 #include "oob.h"
 
 #define MAX_QPS 64

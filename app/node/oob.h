@@ -18,7 +18,7 @@
 
 #include <rte_ether.h>
 
-#include "et_oob_tools.h"
+#include "host/et_oob_tools.h"
 
 enum oob_dialect { OOB_ETHEREAL, OOB_PINGPONG, OOB_PERFTEST };
 

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "et_conf.h"
-#include "et_topo.h"
+#include "base/et_conf.h"
+#include "topo/et_topo.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "et_wire.h"
+#include "wire/et_wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

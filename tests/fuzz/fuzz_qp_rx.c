@@ -12,8 +12,8 @@
 #include <rte_mbuf.h>
 
 #include "fuzz_eal.h"
-#include "et_qp.h"
-#include "et_wire.h"
+#include "transport/et_qp.h"
+#include "wire/et_wire.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -24,10 +24,10 @@
 #include <rte_mbuf.h>
 
 #include "fuzz_eal.h"
-#include "et_csum.h"
+#include "base/et_csum.h"
 #include "et_net.h"
-#include "et_pfc.h"
-#include "et_wire.h"
+#include "wire/et_pfc.h"
+#include "wire/et_wire.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

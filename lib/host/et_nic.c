@@ -1,0 +1,395 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_mbuf.h>
+
+#include "base/et_csum.h"
+#include "host/et_nic.h"
+#include "wire/et_pfc.h"
+#include "base/et_rand.h"
+
+#define BURST 32
+#define NONE UINT32_MAX
+
+int
+et_nic_init(struct et_nic *n, const struct et_port *port, const struct et_link_model *lm,
+	    struct rte_mempool *pool, const struct rte_ether_addr *mac, uint32_t ip,
+	    uint32_t qpn_base, uint32_t max_qps)
+{
+	struct et_link_model model;
+
+	memset(n, 0, sizeof(*n));
+	if (max_qps == 0 || qpn_base == 0 || qpn_base + (uint64_t)max_qps > ET_QPN_MASK)
+		return -EINVAL;
+	n->port = *port;
+	n->pool = pool;
+	n->mac = *mac;
+	n->ip = ip;
+	n->qpn_base = qpn_base;
+	n->max_qps = max_qps;
+	n->rx_rng = (lm->seed ^ 0x9e3779b97f4a7c15ull) | 1;
+	n->cur = NONE;
+	/* with a rate, keep the queue short so the round robin stays fine
+	 * grained; on a wire, hand the port whole bursts */
+	n->tx_budget = lm->rate_bps ? 2 : BURST;
+	n->q = calloc(max_qps, sizeof(*n->q));
+	n->heap_cap = max_qps * 2 + 16;
+	n->heap = calloc(n->heap_cap, sizeof(*n->heap));
+	model = *lm;
+	model.seed = et_link_seed(lm->seed, mac_id(mac));
+	if (!n->q || !n->heap || et_egress_init(&n->eg, &n->port, &model, 64)) {
+		et_nic_free(n);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void
+et_nic_free(struct et_nic *n)
+{
+	uint32_t i;
+
+	for (i = 0; n->q && i < n->max_qps; i++)
+		et_qp_destroy(n->q[i].qp);
+	et_egress_free(&n->eg);
+	free(n->q);
+	free(n->heap);
+	n->q = NULL;
+	n->heap = NULL;
+}
+
+static inline uint32_t
+idx_of(const struct et_nic *n, const struct et_qp *qp)
+{
+	return qp->a.qpn - n->qpn_base;
+}
+
+/* ---- timers: a binary min-heap of (deadline, QP) ---- */
+
+static void
+heap_push(struct et_nic *n, uint64_t at, uint32_t idx)
+{
+	uint32_t i;
+
+	if (n->heap_n == n->heap_cap) {
+		struct et_nic_timer *h = realloc(n->heap, 2 * n->heap_cap * sizeof(*h));
+
+		if (h == NULL)
+			return; /* the QP's next event still fires via its next reschedule */
+		n->heap = h;
+		n->heap_cap *= 2;
+	}
+	i = n->heap_n++;
+	while (i > 0 && n->heap[(i - 1) / 2].at > at) {
+		n->heap[i] = n->heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	n->heap[i] = (struct et_nic_timer){at, idx};
+}
+
+static struct et_nic_timer
+heap_pop(struct et_nic *n)
+{
+	struct et_nic_timer top = n->heap[0], last = n->heap[--n->heap_n];
+	uint32_t i = 0, c;
+
+	while ((c = 2 * i + 1) < n->heap_n) {
+		if (c + 1 < n->heap_n && n->heap[c + 1].at < n->heap[c].at)
+			c++;
+		if (n->heap[c].at >= last.at)
+			break;
+		n->heap[i] = n->heap[c];
+		i = c;
+	}
+	if (n->heap_n)
+		n->heap[i] = last;
+	return top;
+}
+
+/* Keep the heap holding the QP's earliest deadline.  A deadline that moved
+ * later leaves an early entry behind: it fires, finds nothing due, and the
+ * QP is scheduled again at its real deadline. */
+static void
+schedule(struct et_nic *n, uint32_t idx)
+{
+	struct et_nic_qp *e = &n->q[idx];
+	uint64_t d = et_qp_deadline(e->qp);
+
+	if (d == UINT64_MAX || (e->timer_at && e->timer_at <= d))
+		return;
+	e->timer_at = d;
+	heap_push(n, d, idx);
+}
+
+/* ---- the active list ---- */
+
+void
+et_nic_activate(struct et_nic *n, struct et_qp *qp, int pos)
+{
+	uint32_t idx = idx_of(n, qp), at;
+	struct et_nic_qp *e = &n->q[idx];
+
+	if (e->active)
+		return;
+	e->active = true;
+	n->n_active++;
+	if (n->cur == NONE) {
+		e->next = e->prev = idx;
+		n->cur = idx;
+		return;
+	}
+	/* insert before `at`: the tail is just before the one served next */
+	at = n->cur;
+	if (pos >= 0) {
+		for (int k = 0; k <= pos % (int)n->n_active; k++)
+			at = n->q[at].next;
+	}
+	e->next = at;
+	e->prev = n->q[at].prev;
+	n->q[e->prev].next = idx;
+	n->q[at].prev = idx;
+	if (pos == 0)
+		n->cur = idx;
+}
+
+static void
+deactivate(struct et_nic *n, uint32_t idx)
+{
+	struct et_nic_qp *e = &n->q[idx];
+
+	e->active = false;
+	if (--n->n_active == 0) {
+		n->cur = NONE;
+		return;
+	}
+	n->q[e->prev].next = e->next;
+	n->q[e->next].prev = e->prev;
+	if (n->cur == idx)
+		n->cur = e->next;
+}
+
+/* ---- QPs ---- */
+
+struct et_qp *
+et_nic_qp_create(struct et_nic *n, const struct et_qp_attr *a, struct et_mr_table *mrs,
+		 struct et_cq *send_cq, struct et_cq *recv_cq)
+{
+	struct et_qp_attr x = *a;
+	uint32_t i = 0, k;
+
+	/* the slot after the last one taken: a QPN is reused as late as
+	 * possible, so a late frame for a destroyed QP finds no successor */
+	for (k = 0; k < n->max_qps; k++) {
+		i = (n->next_slot + k) % n->max_qps;
+		if (n->q[i].qp == NULL)
+			break;
+	}
+	if (k == n->max_qps)
+		return NULL;
+	n->next_slot = (i + 1) % n->max_qps;
+	x.qpn = n->qpn_base + i;
+	x.mac = n->mac;
+	x.ip = n->ip;
+	n->q[i] = (struct et_nic_qp){0};
+	n->q[i].qp = et_qp_create(&x, mrs, send_cq, recv_cq, n->pool);
+	return n->q[i].qp;
+}
+
+void
+et_nic_qp_destroy(struct et_nic *n, struct et_qp *qp)
+{
+	uint32_t idx = idx_of(n, qp);
+
+	if (n->q[idx].active)
+		deactivate(n, idx);
+	et_qp_destroy(qp);
+	n->q[idx] = (struct et_nic_qp){0}; /* its stale heap entries find no QP */
+}
+
+int
+et_nic_post_send(struct et_nic *n, struct et_qp *qp, const struct et_send_wr *wr)
+{
+	int rc = et_qp_post_send(qp, wr);
+
+	if (rc == 0)
+		et_nic_activate(n, qp, -1);
+	return rc;
+}
+
+/* ---- the poll loop ---- */
+
+static void arp_rx(struct et_nic *n, const uint8_t *f, uint32_t len, uint64_t now);
+
+static void
+rx_one(struct et_nic *n, struct rte_mbuf *m, uint64_t now)
+{
+	const uint8_t *f;
+	struct et_roce_pkt p;
+	uint16_t quanta, type, len;
+	uint32_t idx;
+	int rc;
+
+	/* a PMD with small buffers (memif's default 2 KB) chains big frames */
+	if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0) {
+		n->st.rx_bad[ET_WIRE_E_SEGMENTED]++;
+		return;
+	}
+	f = rte_pktmbuf_mtod(m, const uint8_t *);
+	len = rte_pktmbuf_data_len(m);
+	/* a runt has no type: the RoCE parser refuses and counts it */
+	type = len >= RTE_ETHER_HDR_LEN ? et_load16(f + 12) : 0;
+	if (type == ET_ETHER_TYPE_MAC_CONTROL) {
+		rc = et_pfc_parse(f, len, &quanta);
+		if (rc > 0) {
+			n->st.pause_rx++;
+			et_egress_pause(&n->eg, quanta, now);
+		} else if (rc < 0) {
+			n->st.rx_bad[ET_WIRE_E_NOT_IPV4]++;
+		}
+		return;
+	}
+	if (type == RTE_ETHER_TYPE_ARP) {
+		arp_rx(n, f, len, now);
+		return;
+	}
+	rc = et_roce_parse_mbuf(m, &p, 0);
+	if (rc) {
+		n->st.rx_bad[-rc]++;
+		return;
+	}
+	if (p.h.dst_ip != n->ip) {
+		n->st.rx_not_ours++;
+		return;
+	}
+	if (et_rand_ppm(&n->rx_rng, n->rx_loss_ppm)) {
+		n->st.rx_fault_drops++;
+		return;
+	}
+	idx = p.h.dest_qp - n->qpn_base;
+	if (p.h.dest_qp < n->qpn_base || idx >= n->max_qps || !n->q[idx].qp) {
+		n->st.rx_unknown_qpn++;
+		return;
+	}
+	n->st.rx_pkts++;
+	n->st.rx_bytes += rte_pktmbuf_pkt_len(m);
+	et_qp_rx(n->q[idx].qp, &p, now);
+	/* it may owe an ACK, or its window may have opened */
+	et_nic_activate(n, n->q[idx].qp, -1);
+	schedule(n, idx);
+}
+
+/* A frame the ARP module built: ahead of the data, like PFC. */
+static int
+arp_send(struct et_nic *n, const uint8_t *f, int len)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(n->pool);
+	char *d;
+
+	if (!m || !(d = rte_pktmbuf_append(m, (uint16_t)len))) {
+		rte_pktmbuf_free(m);
+		n->st.ctrl_tx_drop++;
+		return -1;
+	}
+	memcpy(d, f, (size_t)len);
+	if (!et_egress_enqueue_ctrl(&n->eg, m)) {
+		rte_pktmbuf_free(m);
+		n->st.ctrl_tx_drop++;
+		return -1;
+	}
+	return 0;
+}
+
+static void
+arp_rx(struct et_nic *n, const uint8_t *f, uint32_t len, uint64_t now)
+{
+	uint8_t out[ET_ARP_FRAME_LEN];
+	int k;
+
+	if (!n->arp) {
+		n->st.rx_arp_ignored++;
+		return;
+	}
+	n->st.rx_arp++;
+	k = et_arp_input(n->arp, f, len, now, out, sizeof(out));
+	if (k > 0)
+		arp_send(n, out, k);
+}
+
+int
+et_nic_arp_request(struct et_nic *n, uint32_t ip, uint64_t now)
+{
+	uint8_t out[ET_ARP_FRAME_LEN];
+	int k;
+
+	if (!n->arp)
+		return -1;
+	k = et_arp_request(n->arp, ip, now, out, sizeof(out));
+	if (k <= 0)
+		return -1;
+	return arp_send(n, out, k);
+}
+
+uint32_t
+et_nic_poll(struct et_nic *n, uint64_t now)
+{
+	struct rte_mbuf *burst[BURST];
+	uint32_t work = 0;
+	uint16_t k, i;
+
+	k = et_port_rx(&n->port, burst, BURST);
+	for (i = 0; i < k; i++) {
+		rx_one(n, burst[i], now);
+		rte_pktmbuf_free(burst[i]);
+	}
+	work += k;
+
+	while (n->heap_n && n->heap[0].at <= now) {
+		struct et_nic_timer t = heap_pop(n);
+		struct et_nic_qp *e = &n->q[t.idx];
+
+		if (e->qp == NULL || e->timer_at != t.at)
+			continue; /* destroyed, or superseded by an earlier entry */
+		e->timer_at = 0;
+		n->st.timer_fires++;
+		et_qp_timer(e->qp, now);
+		et_nic_activate(n, e->qp, -1);
+		schedule(n, t.idx);
+		work++;
+	}
+
+	/* one packet per active QP per turn, until the egress holds enough */
+	while (n->cur != NONE && et_egress_qlen(&n->eg) < n->tx_budget) {
+		uint32_t idx = n->cur;
+		struct rte_mbuf *m;
+
+		if (et_qp_tx(n->q[idx].qp, now, &m, 1) == 0) {
+			deactivate(n, idx);
+			continue;
+		}
+		if (!et_egress_enqueue(&n->eg, m)) {
+			rte_pktmbuf_free(m); /* cannot happen below the budget */
+			break;
+		}
+		n->st.tx_pkts++;
+		n->cur = n->q[idx].next;
+		schedule(n, idx);
+		work++;
+	}
+	work += et_egress_run(&n->eg, now);
+	return work;
+}
+
+uint64_t
+et_nic_next_event(const struct et_nic *n, uint64_t now)
+{
+	uint64_t t = et_egress_next_event(&n->eg, now);
+
+	if (n->heap_n && n->heap[0].at < t)
+		t = n->heap[0].at;
+	/* an active QP may be able to send once the egress has room */
+	if (n->cur != NONE && et_egress_qlen(&n->eg) < n->tx_budget)
+		t = now;
+	return t;
+}

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * The host NIC model: one port, its QPs, and the three things a RoCE NIC
+ * does between them.
+ *
+ * RX: every frame is parsed and ICRC-checked; what fails is counted by
+ * reason and dropped; the rest goes to the QP its destination QPN names.
+ * TX: the QPs with something to send form an active list served
+ * round-robin, one packet per turn (the paper's assumption 3), each QP
+ * within its own DCTCP window, into the same egress link model as a switch
+ * port; a received PAUSE/PFC frame holds that egress.
+ * Timers: one min-heap of QP deadlines for the whole host, so a host with
+ * thousands of QPs does not scan them on every loop.
+ */
+#ifndef ET_NIC_H
+#define ET_NIC_H
+
+#include <stdint.h>
+
+#include "host/et_arp.h"
+#include "link/et_egress.h"
+#include "link/et_port.h"
+#include "transport/et_qp.h"
+#include "wire/et_wire.h"
+
+struct et_nic_stats {
+	uint64_t rx_pkts, rx_bytes;          /* frames handed to a QP */
+	uint64_t rx_bad[ET_WIRE_E_COUNT];    /* by parse error (bad ICRC, ...) */
+	uint64_t rx_not_ours;                /* IPv4 destination is not ours */
+	uint64_t rx_unknown_qpn;
+	uint64_t pause_rx;
+	uint64_t tx_pkts;                    /* frames the QPs produced */
+	uint64_t timer_fires;
+	uint64_t rx_arp;                     /* ARP frames handed to n->arp */
+	uint64_t rx_arp_ignored;             /* ARP frames while n->arp is NULL */
+	uint64_t ctrl_tx_drop;               /* ARP answers with no mbuf or queue room */
+	uint64_t rx_fault_drops;             /* dropped on purpose (rx_loss_ppm) */
+};
+
+struct et_nic_qp {
+	struct et_qp *qp;
+	uint32_t next, prev;  /* active list links */
+	bool active;
+	uint64_t timer_at;    /* deadline the heap holds for it; 0: none */
+};
+
+struct et_nic_timer {
+	uint64_t at;
+	uint32_t idx;
+};
+
+struct et_nic {
+	struct et_port port;
+	struct et_egress eg;
+	struct rte_mempool *pool;
+	struct rte_ether_addr mac;
+	uint32_t ip;
+	uint32_t qpn_base;
+	uint32_t max_qps;
+	struct et_nic_qp *q;
+	uint32_t next_slot;      /* where the next QP's slot search starts */
+	uint32_t cur;            /* next QP to serve; UINT32_MAX: none active */
+	uint32_t n_active;
+	struct et_nic_timer *heap;
+	uint32_t heap_n, heap_cap;
+	uint32_t tx_budget;      /* frames the egress may hold before we stop asking */
+	/* ARP (control path, optional): when set, ARP frames go to it and its
+	 * answers leave ahead of the data; the caller owns it */
+	struct et_arp *arp;
+	/* Testing a peer's recovery: drop this share of the RoCEv2 frames for
+	 * us (data and ACKs alike), seeded, as if the wire had lost them.  The
+	 * egress link model's faults do the same for what we send. */
+	uint32_t rx_loss_ppm;
+	uint64_t rx_rng;
+	struct et_nic_stats st;
+};
+
+/* The NIC uses port (the caller still closes it); its QPNs are qpn_base ..
+ * qpn_base + max_qps - 1. */
+int et_nic_init(struct et_nic *n, const struct et_port *port,
+		const struct et_link_model *lm, struct rte_mempool *pool,
+		const struct rte_ether_addr *mac, uint32_t ip, uint32_t qpn_base,
+		uint32_t max_qps);
+void et_nic_free(struct et_nic *n);
+
+/* A QP on this NIC: its QPN, MAC and IP come from the NIC; the rest from a.
+ * NULL when the NIC is full or a is bad. */
+struct et_qp *et_nic_qp_create(struct et_nic *n, const struct et_qp_attr *a,
+			       struct et_mr_table *mrs, struct et_cq *send_cq,
+			       struct et_cq *recv_cq);
+void et_nic_qp_destroy(struct et_nic *n, struct et_qp *qp);
+
+/* Post and put the QP on the active list (at the tail). */
+int et_nic_post_send(struct et_nic *n, struct et_qp *qp, const struct et_send_wr *wr);
+
+/* Put a QP on the active list: at the tail (pos < 0), or with pos QPs
+ * served before it (0: next) - a load balancer's random insertion. */
+void et_nic_activate(struct et_nic *n, struct et_qp *qp, int pos);
+
+/* Ask the segment for ip's MAC (rate-limited by n->arp); 0 when a request
+ * left, -1 when n->arp is NULL or the request was refused. */
+int et_nic_arp_request(struct et_nic *n, uint32_t ip, uint64_t now);
+
+/* RX, timers, TX and the link, at now; the work done (0: nothing now). */
+uint32_t et_nic_poll(struct et_nic *n, uint64_t now);
+
+/* When the NIC next has work; UINT64_MAX if none. */
+uint64_t et_nic_next_event(const struct et_nic *n, uint64_t now);
+
+#endif /* ET_NIC_H */

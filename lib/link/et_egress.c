@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_mbuf.h>
+
+#include "link/et_capture.h"
+#include "link/et_egress.h"
+#include "wire/et_pfc.h"
+#include "base/et_rand.h"
+
+#define BURST 32
+
+int
+et_egress_init(struct et_egress *e, struct et_port *port,
+	       const struct et_link_model *lm, uint32_t qcap)
+{
+	uint64_t fly;
+
+	memset(e, 0, sizeof(*e));
+	if (qcap == 0 || (qcap & (qcap - 1)))
+		return -1;
+	e->port = port;
+	e->lm = *lm;
+	e->rng = lm->seed | 1;
+	e->flap_is_down = true; /* the first draw brings it up for a while */
+	e->q = calloc(qcap, sizeof(*e->q));
+	/* room for a link's worth of the smallest frames (ACKs: a 500 ns,
+	 * 400 Gbit/s link holds some 280), and at least the queue twice */
+	fly = qcap * 2;
+	if (lm->rate_bps) {
+		uint64_t tx = et_link_tx_ns(lm, 60);
+
+		while (fly < qcap * 2 + lm->latency_ns / (tx ? tx : 1) + 1)
+			fly *= 2;
+	}
+	e->fly = calloc(fly, sizeof(*e->fly));
+	e->q_mask = qcap - 1;
+	e->fly_mask = fly - 1;
+	if (!e->q || !e->fly) {
+		et_egress_free(e);
+		return -1;
+	}
+	return 0;
+}
+
+void
+et_egress_free(struct et_egress *e)
+{
+	uint32_t i;
+
+	if (e->q)
+		for (i = e->q_head; i != e->q_tail; i++)
+			rte_pktmbuf_free(e->q[i & e->q_mask]);
+	if (e->fly)
+		for (i = e->fly_head; i != e->fly_tail; i++)
+			rte_pktmbuf_free(e->fly[i & e->fly_mask].m);
+	for (i = 0; i < e->ctrl_n; i++)
+		rte_pktmbuf_free(e->ctrl[i]);
+	for (i = 0; i < e->pend_n; i++)
+		rte_pktmbuf_free(e->pend[i]);
+	e->pend_n = 0;
+	free(e->q);
+	free(e->fly);
+	e->q = NULL;
+	e->fly = NULL;
+	e->ctrl_n = 0;
+}
+
+bool
+et_egress_enqueue(struct et_egress *e, struct rte_mbuf *m)
+{
+	if (e->q_tail - e->q_head > e->q_mask)
+		return false;
+	e->q[e->q_tail++ & e->q_mask] = m;
+	e->q_bytes += rte_pktmbuf_pkt_len(m);
+	if (e->q_bytes > e->st.q_max_bytes)
+		e->st.q_max_bytes = e->q_bytes;
+	return true;
+}
+
+bool
+et_egress_enqueue_ctrl(struct et_egress *e, struct rte_mbuf *m)
+{
+	if (e->ctrl_n == RTE_DIM(e->ctrl))
+		return false;
+	e->ctrl[e->ctrl_n++] = m;
+	return true;
+}
+
+void
+et_egress_pause(struct et_egress *e, uint16_t quanta, uint64_t now)
+{
+	if (e->paused_until > now)
+		e->st.paused_ns -= e->paused_until - now;
+	e->paused_until = quanta ? now + et_pfc_pause_ns(quanta, e->lm.rate_bps) : 0;
+	if (quanta)
+		e->st.paused_ns += e->paused_until - now;
+}
+
+/* Take the next frame to serialize: control first, then data unless paused. */
+static struct rte_mbuf *
+next_frame(struct et_egress *e, uint64_t now)
+{
+	struct rte_mbuf *m;
+
+	if (e->ctrl_n) {
+		m = e->ctrl[0];
+		memmove(e->ctrl, e->ctrl + 1, --e->ctrl_n * sizeof(e->ctrl[0]));
+		return m;
+	}
+	if (e->q_head == e->q_tail || now < e->paused_until)
+		return NULL;
+	m = e->q[e->q_head++ & e->q_mask];
+	e->q_bytes -= rte_pktmbuf_pkt_len(m);
+	if (e->on_dequeue)
+		e->on_dequeue(e->ctx, m, now);
+	return m;
+}
+
+/* A seeded generator decides every fault, so a run replays. */
+static inline uint64_t
+draw(struct et_egress *e)
+{
+	return et_rand_next(&e->rng);
+}
+
+static inline bool
+chance(struct et_egress *e, uint32_t ppm)
+{
+	return et_rand_ppm(&e->rng, ppm);
+}
+
+/* A flapping link goes down and up for random stretches (uniform around
+ * their means): strictly periodic flaps would lock onto a fixed RTO and
+ * lose every retransmission of a packet they once caught. */
+static bool
+flapped_down(struct et_egress *e, uint64_t now)
+{
+	const struct et_link_model *lm = &e->lm;
+
+	while (now >= e->flap_next) {
+		uint64_t mean = e->flap_is_down ? lm->flap_period_ns - lm->flap_down_ns
+						: lm->flap_down_ns;
+
+		e->flap_is_down = !e->flap_is_down;
+		e->flap_next += 1 + (mean ? draw(e) % (2 * mean) : 0);
+	}
+	return e->flap_is_down;
+}
+
+/* Lost on the wire (random, bursty, or a flapping link down)?  Freed and
+ * counted if so. */
+static bool
+lost(struct et_egress *e, struct rte_mbuf *m, uint64_t now)
+{
+	const struct et_link_model *lm = &e->lm;
+	uint64_t *why = NULL;
+
+	if (lm->flap_period_ns && flapped_down(e, now))
+		why = &e->st.flap_drops;
+	else if (chance(e, lm->loss_ppm))
+		why = &e->st.loss_drops;
+	else if (lm->ge_enter_ppm) {
+		if (e->ge_bad ? chance(e, lm->ge_exit_ppm) : chance(e, lm->ge_enter_ppm))
+			e->ge_bad = !e->ge_bad;
+		if (e->ge_bad && chance(e, lm->ge_loss_ppm))
+			why = &e->st.burst_drops;
+	}
+	if (why == NULL)
+		return false;
+	rte_pktmbuf_free(m);
+	(*why)++;
+	return true;
+}
+
+/* Flip one bit of a RoCEv2 frame somewhere past its BTH (headers a switch
+ * checks stay intact, so the endpoint's ICRC check is what must catch it). */
+static void
+corrupt(struct et_egress *e, struct rte_mbuf *m)
+{
+	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
+	uint32_t len = rte_pktmbuf_data_len(m), from;
+
+	if (len < 14 + 20 || f[12] != 0x08 || f[13] != 0x00)
+		return; /* not IPv4: PAUSE frames are spared */
+	from = 14 + (uint32_t)(f[14] & 0x0f) * 4 + 8 + 12;
+	if (from >= len)
+		return;
+	f[from + draw(e) % (len - from)] ^= (uint8_t)(1u << (draw(e) % 8));
+	e->st.corrupted++;
+}
+
+/* Into the flight, kept in order of arrival (jitter reorders). */
+static void
+fly_insert(struct et_egress *e, struct rte_mbuf *m, uint64_t at)
+{
+	uint32_t i = e->fly_tail++;
+
+	while (i != e->fly_head && e->fly[(i - 1) & e->fly_mask].at > at) {
+		e->fly[i & e->fly_mask] = e->fly[(i - 1) & e->fly_mask];
+		i--;
+	}
+	e->fly[i & e->fly_mask] = (struct et_egress_slot){m, at};
+}
+
+/* Hand frames to the port; what it refuses stays for the next call. */
+static uint32_t
+push(struct et_egress *e, struct rte_mbuf **m, uint32_t n, uint64_t now)
+{
+	uint32_t sent = 0, i;
+
+	if (e->failed) {
+		for (i = 0; i < n; i++)
+			rte_pktmbuf_free(m[i]);
+		e->st.fail_drops += n;
+		return n;
+	}
+	sent = et_port_tx(e->port, m, (uint16_t)n);
+	if (e->cap && sent)
+		et_capture_frames(e->cap, m, (uint16_t)sent, true, now);
+	for (i = 0; i < sent; i++)
+		e->st.tx_bytes += rte_pktmbuf_pkt_len(m[i]);
+	e->st.tx_pkts += sent;
+	if (sent && e->peer_ready)
+		*e->peer_ready = 1;
+	if (sent < n)
+		e->st.port_busy++;
+	return sent;
+}
+
+static uint32_t
+run_wire(struct et_egress *e, uint64_t now)
+{
+	struct rte_mbuf *burst[BURST];
+	uint32_t n, sent, moved = 0;
+
+	if (e->pend_n) {
+		sent = push(e, e->pend, e->pend_n, now);
+		e->pend_n -= sent;
+		memmove(e->pend, e->pend + sent, e->pend_n * sizeof(e->pend[0]));
+		moved += sent;
+		if (e->pend_n)
+			return moved;
+	}
+	for (;;) {
+		struct rte_mbuf *m;
+
+		/* a real NIC's wire: no serialization or jitter to model, but
+		 * frames can still be lost, corrupted or doubled on the way out */
+		n = 0;
+		while (n < BURST - 1 && (m = next_frame(e, now)) != NULL) {
+			if (lost(e, m, now))
+				continue;
+			if (chance(e, e->lm.corrupt_ppm))
+				corrupt(e, m);
+			burst[n++] = m;
+			if (chance(e, e->lm.dup_ppm) &&
+			    (burst[n] = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX)) != NULL) {
+				n++;
+				e->st.duplicated++;
+			}
+		}
+		if (n == 0)
+			return moved;
+		sent = push(e, burst, n, now);
+		moved += sent;
+		if (sent < n) {
+			e->pend_n = n - sent;
+			memcpy(e->pend, burst + sent, e->pend_n * sizeof(burst[0]));
+			return moved;
+		}
+	}
+}
+
+uint32_t
+et_egress_run(struct et_egress *e, uint64_t now)
+{
+	struct rte_mbuf *burst[BURST];
+	uint32_t moved = 0, n, sent, i;
+	uint64_t at;
+
+	if (e->lm.rate_bps == 0)
+		return run_wire(e, now);
+	/* serialize: one frame at a time, back to back while the wire is free */
+	while (e->busy_until <= now && e->fly_tail - e->fly_head <= e->fly_mask) {
+		/* an idle wire starts now, a busy one when it is free */
+		uint64_t start_ps = e->busy_ps > now * 1000 ? e->busy_ps : now * 1000;
+		struct rte_mbuf *m = next_frame(e, now);
+
+		if (m == NULL)
+			break;
+		/* in picoseconds: whole nanoseconds per frame would run a
+		 * 400 Gbit/s link half a percent slow (83.56 ns -> 84 ns) */
+		e->busy_ps = start_ps + et_link_tx_ps(&e->lm, rte_pktmbuf_pkt_len(m));
+		e->busy_until = (e->busy_ps + 999) / 1000;
+		moved++;
+		if (lost(e, m, start_ps / 1000))
+			continue; /* it took its time on the wire all the same */
+		at = e->busy_until + e->lm.latency_ns;
+		if (e->lm.jitter_ns)
+			at += draw(e) % (e->lm.jitter_ns + 1);
+		if (chance(e, e->lm.corrupt_ppm))
+			corrupt(e, m);
+		fly_insert(e, m, at);
+		if (chance(e, e->lm.dup_ppm) && e->fly_tail - e->fly_head <= e->fly_mask) {
+			struct rte_mbuf *c = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
+
+			if (c) {
+				fly_insert(e, c, at + 1);
+				e->st.duplicated++;
+			}
+		}
+	}
+	/* deliver what has crossed the link */
+	while (e->fly_head != e->fly_tail) {
+		for (n = 0; n < BURST && e->fly_head + n != e->fly_tail; n++) {
+			struct et_egress_slot *s = &e->fly[(e->fly_head + n) & e->fly_mask];
+
+			if (s->at > now)
+				break;
+			burst[n] = s->m;
+		}
+		if (n == 0)
+			break;
+		sent = push(e, burst, n, now);
+		for (i = 0; i < sent; i++)
+			e->fly[e->fly_head++ & e->fly_mask].m = NULL;
+		moved += sent;
+		if (sent < n)
+			break;
+	}
+	return moved;
+}
+
+uint64_t
+et_egress_next_event(const struct et_egress *e, uint64_t now)
+{
+	uint64_t t = UINT64_MAX;
+
+	if (e->pend_n)
+		return now;
+	if (e->fly_head != e->fly_tail)
+		t = e->fly[e->fly_head & e->fly_mask].at;
+	/* a full flight starts nothing before its head arrives */
+	if ((e->ctrl_n || e->q_head != e->q_tail) && e->fly_tail - e->fly_head <= e->fly_mask) {
+		uint64_t start = e->busy_until;
+
+		if (!e->ctrl_n && e->paused_until > start)
+			start = e->paused_until;
+		if (e->lm.rate_bps == 0)
+			start = now;
+		if (start < t)
+			t = start;
+	}
+	return t;
+}

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * One egress: a queue of packets waiting for the wire, and the link model
+ * that puts them on it.  With a rate, a packet starts when the previous one
+ * has been serialized (bits / rate) and reaches the port, that is the far
+ * end of the link, one propagation latency after its last bit left; in
+ * "wire" mode (rate 0, for real NICs) packets go to the port as they come.
+ * Time is whatever now_ns the caller passes: the TSC in real time or the
+ * fabric's virtual clock; et_egress_next_event() says when to call again.
+ */
+#ifndef ET_EGRESS_H
+#define ET_EGRESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_ether.h>
+
+#include "link/et_port.h"
+
+struct et_capture;
+
+struct et_link_model {
+	uint64_t rate_bps;    /* 0: wire, no model */
+	uint64_t latency_ns;  /* propagation */
+	uint32_t loss_ppm;    /* random loss, parts per million (seeded) */
+	uint64_t seed;
+	/* faults, all seeded from seed so a run replays exactly (rate > 0) */
+	uint32_t ge_enter_ppm;   /* Gilbert-Elliott: good -> bad, per frame */
+	uint32_t ge_exit_ppm;    /* bad -> good, per frame */
+	uint32_t ge_loss_ppm;    /* loss while bad */
+	uint32_t corrupt_ppm;    /* one bit flipped past the BTH: the ICRC catches it */
+	uint32_t dup_ppm;        /* the frame arrives twice */
+	uint64_t jitter_ns;      /* extra delay, uniform in [0, jitter]: reordering */
+	uint64_t flap_period_ns; /* a flapping link: one down and one up stretch take this */
+	uint64_t flap_down_ns;   /* long on average, the down ones flap_down_ns */
+};
+
+struct et_egress_stats {
+	uint64_t tx_pkts, tx_bytes;     /* handed to the port */
+	uint64_t q_max_bytes;           /* deepest queue seen */
+	uint64_t port_busy;             /* times the port refused a burst */
+	uint64_t fail_drops;            /* dropped because the link is failed */
+	uint64_t loss_drops;            /* dropped by the random loss model */
+	uint64_t burst_drops;           /* dropped in a Gilbert-Elliott bad state */
+	uint64_t flap_drops;            /* sent while a flapping link was down */
+	uint64_t corrupted, duplicated;
+	uint64_t paused_ns;             /* time spent paused by PFC */
+};
+
+struct et_egress_slot {
+	struct rte_mbuf *m;
+	uint64_t at; /* on the wire: when it reaches the far end */
+};
+
+struct et_egress {
+	struct et_port *port;
+	struct et_link_model lm;
+	/* waiting: FIFO of mbufs; ctrl: control frames (PFC) that jump it */
+	struct rte_mbuf **q;
+	uint32_t q_mask, q_head, q_tail;
+	uint64_t q_bytes;
+	struct rte_mbuf *ctrl[8];
+	uint32_t ctrl_n;
+	/* wire mode: frames the port refused, held as a full TX ring holds them
+	 * (they have left the queue and its buffer) and sent first next time */
+	struct rte_mbuf *pend[32];
+	uint32_t pend_n;
+	/* on the wire, in order of arrival */
+	struct et_egress_slot *fly;
+	uint32_t fly_mask, fly_head, fly_tail;
+	uint64_t busy_until;   /* the wire is serializing until then */
+	uint64_t busy_ps;      /* the same, exactly */
+	uint64_t paused_until; /* PFC: no new data starts before then */
+	bool failed;           /* everything sent is lost */
+	uint64_t rng;          /* loss model state */
+	bool ge_bad;           /* Gilbert-Elliott state */
+	bool flap_is_down;     /* a flapping link: its state, until flap_next */
+	uint64_t flap_next;
+	/* told of every data frame leaving the queue (buffer accounting) */
+	void (*on_dequeue)(void *ctx, struct rte_mbuf *m, uint64_t now);
+	void *ctx;
+	struct et_capture *cap;  /* records frames handed to the port */
+	/* set when frames reach the far end: an event loop that polls only
+	 * busy nodes learns that the receiver has work (NULL: nobody asks) */
+	uint8_t *peer_ready;
+	struct et_egress_stats st;
+};
+
+/* qcap: packets the queue holds (power of 2). */
+int et_egress_init(struct et_egress *e, struct et_port *port,
+		   const struct et_link_model *lm, uint32_t qcap);
+void et_egress_free(struct et_egress *e);
+
+/* Queue a packet; false when the queue is full (the caller drops it). */
+bool et_egress_enqueue(struct et_egress *e, struct rte_mbuf *m);
+
+/* Queue a control frame ahead of the data (never paused). */
+bool et_egress_enqueue_ctrl(struct et_egress *e, struct rte_mbuf *m);
+
+/* A PAUSE/PFC frame arrived for this egress: no new data starts for
+ * quanta x 512 bit times (0: resume now). */
+void et_egress_pause(struct et_egress *e, uint16_t quanta, uint64_t now);
+
+/* Advance to now: start serializations, deliver arrivals.  Returns the
+ * number of packets that moved (0: nothing to do now). */
+uint32_t et_egress_run(struct et_egress *e, uint64_t now);
+
+/* The next time et_egress_run() has work; UINT64_MAX if none. */
+uint64_t et_egress_next_event(const struct et_egress *e, uint64_t now);
+
+/* Mix a link's identity into its model's seed: every link its own draws. */
+static inline uint64_t
+et_link_seed(uint64_t seed, uint64_t link)
+{
+	uint64_t x = seed ^ (link + 1) * 0x9e3779b97f4a7c15ull;
+
+	x ^= x >> 31;
+	x *= 0xbf58476d1ce4e5b9ull;
+	return x ^ (x >> 29);
+}
+
+static inline uint64_t
+mac_id(const struct rte_ether_addr *mac)
+{
+	uint64_t x = 0;
+
+	for (int i = 0; i < RTE_ETHER_ADDR_LEN; i++)
+		x = x << 8 | mac->addr_bytes[i];
+	return x;
+}
+
+/* Serialization time of len bytes (with preamble, IFG and FCS, as a real
+ * Ethernet wire counts them). */
+static inline uint64_t
+et_link_tx_ns(const struct et_link_model *lm, uint32_t len)
+{
+	uint64_t bits = (uint64_t)(len + 24) * 8;
+
+	return lm->rate_bps ? (bits * 1000000000ull + lm->rate_bps - 1) / lm->rate_bps : 0;
+}
+
+static inline uint64_t
+et_link_tx_ps(const struct et_link_model *lm, uint32_t len)
+{
+	uint64_t bits = (uint64_t)(len + 24) * 8;
+	return lm->rate_bps ? (bits * 1000000000000ull + lm->rate_bps - 1) / lm->rate_bps : 0;
+}
+
+static inline uint32_t
+et_egress_qlen(const struct et_egress *e)
+{
+	return e->q_tail - e->q_head;
+}
+
+#endif /* ET_EGRESS_H */

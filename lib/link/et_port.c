@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_bus.h>
+#include <rte_dev.h>
+#include <rte_eth_ring.h>
+#include <rte_mbuf.h>
+
+#include "link/et_port.h"
+
+int
+et_port_ring_pair(struct et_port *a, struct et_port *b, const char *name,
+		  unsigned int size, int socket)
+{
+	char n[RTE_RING_NAMESIZE];
+	struct rte_ring *ab, *ba;
+
+	snprintf(n, sizeof(n), "%s>", name);
+	ab = rte_ring_create(n, size, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	snprintf(n, sizeof(n), "%s<", name);
+	ba = rte_ring_create(n, size, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	if (ab == NULL || ba == NULL) {
+		rte_ring_free(ab);
+		rte_ring_free(ba);
+		return -rte_errno;
+	}
+	memset(a, 0, sizeof(*a));
+	memset(b, 0, sizeof(*b));
+	a->kind = b->kind = ET_PORT_RING;
+	a->tx = b->rx = ab;
+	b->tx = a->rx = ba;
+	a->own[0] = ab;
+	a->own[1] = ba;
+	snprintf(a->name, sizeof(a->name), "%s.a", name);
+	snprintf(b->name, sizeof(b->name), "%s.b", name);
+	return 0;
+}
+
+static int
+start_ethdev(uint16_t port, struct rte_mempool *mp, uint16_t nb_desc)
+{
+	struct rte_eth_conf conf;
+	int socket = rte_eth_dev_socket_id(port);
+	int rc;
+
+	memset(&conf, 0, sizeof(conf));
+	if (socket < 0)
+		socket = (int)rte_socket_id();
+	rc = rte_eth_dev_configure(port, 1, 1, &conf);
+	if (rc == 0)
+		rc = rte_eth_rx_queue_setup(port, 0, nb_desc, (unsigned int)socket, NULL, mp);
+	if (rc == 0)
+		rc = rte_eth_tx_queue_setup(port, 0, nb_desc, (unsigned int)socket, NULL);
+	if (rc == 0)
+		rc = rte_eth_dev_start(port);
+	if (rc == 0)
+		rte_eth_promiscuous_enable(port); /* not every PMD can: not fatal */
+	return rc;
+}
+
+int
+et_port_net_ring_pair(struct et_port *a, struct et_port *b, const char *name,
+		      unsigned int size, int socket, struct rte_mempool *mp)
+{
+	char n[RTE_ETH_NAME_MAX_LEN];
+	int pa, pb, rc;
+
+	rc = et_port_ring_pair(a, b, name, size, socket);
+	if (rc)
+		return rc;
+	snprintf(n, sizeof(n), "net_ring_%s_a", name);
+	pa = rte_eth_from_rings(n, &a->rx, 1, &a->tx, 1, (unsigned int)socket);
+	snprintf(n, sizeof(n), "net_ring_%s_b", name);
+	pb = pa < 0 ? -1 : rte_eth_from_rings(n, &b->rx, 1, &b->tx, 1, (unsigned int)socket);
+	if (pa < 0 || pb < 0 || start_ethdev((uint16_t)pa, mp, 512) ||
+	    start_ethdev((uint16_t)pb, mp, 512)) {
+		rc = -rte_errno ? -rte_errno : -EIO;
+		et_port_close(a);
+		return rc;
+	}
+	a->kind = b->kind = ET_PORT_ETHDEV;
+	a->eth_port = (uint16_t)pa;
+	b->eth_port = (uint16_t)pb;
+	return 0;
+}
+
+int
+et_port_ethdev(struct et_port *p, const char *devargs, struct rte_mempool *mp,
+	       uint16_t nb_desc)
+{
+	char name[RTE_ETH_NAME_MAX_LEN];
+	uint16_t port;
+	size_t len = strcspn(devargs, ",");
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	if (len >= sizeof(name) || len >= sizeof(p->name))
+		return -EINVAL;
+	memcpy(name, devargs, len);
+	name[len] = '\0';
+	if (rte_eth_dev_get_port_by_name(name, &port) != 0) {
+		/* DPDK's own codes here (EFAULT...) read oddly to a user */
+		if (rte_dev_probe(devargs) < 0)
+			return -ENODEV;
+		if (rte_eth_dev_get_port_by_name(name, &port) != 0)
+			return -ENODEV;
+	}
+	rc = start_ethdev(port, mp, nb_desc);
+	if (rc)
+		return rc;
+	p->kind = ET_PORT_ETHDEV;
+	p->eth_port = port;
+	memcpy(p->name, name, len + 1);
+	return 0;
+}
+
+void
+et_port_free_rings(struct et_port *p)
+{
+	struct rte_mbuf *m[32];
+	unsigned int i, n, r;
+
+	for (r = 0; r < 2; r++) {
+		if (p->own[r] == NULL)
+			continue;
+		/* frames still on the link go back to their pool */
+		while ((n = rte_ring_dequeue_burst(p->own[r], (void **)m, 32, NULL)) > 0)
+			for (i = 0; i < n; i++)
+				rte_pktmbuf_free(m[i]);
+		rte_ring_free(p->own[r]);
+		p->own[r] = NULL;
+	}
+}
+
+void
+et_port_close(struct et_port *p)
+{
+	if (p->kind == ET_PORT_ETHDEV) {
+		rte_eth_dev_stop(p->eth_port);
+		rte_eth_dev_close(p->eth_port);
+	}
+	et_port_free_rings(p);
+	memset(p, 0, sizeof(*p));
+}

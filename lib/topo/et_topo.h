@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Shapes of the fabrics we build: a 2-tier leaf-spine and a 3-tier fat-tree.
+ *
+ * Hosts are numbered 0..N-1, ToR t holds hosts t*hosts_per_tor..; in a
+ * fat-tree pod p holds ToRs p*tors_per_pod...  Uplink i of every ToR goes to
+ * spine i / links_per_pair (leaf-spine) or to aggregation switch i of its pod
+ * (fat-tree); uplink j of aggregation switch a goes to core
+ * a * cores_per_agg + j.  This regular wiring is what makes a path ID name
+ * the same spine or core from every host.
+ */
+#ifndef ET_TOPO_H
+#define ET_TOPO_H
+
+#include <stdint.h>
+
+#include "base/et_conf.h"
+
+enum et_topo_kind { ET_TOPO_LEAF_SPINE, ET_TOPO_FAT_TREE };
+
+struct et_topo {
+	enum et_topo_kind kind;
+	uint32_t hosts_per_tor;
+	uint32_t tors;            /* leaves, or pods * tors_per_pod */
+	/* leaf-spine */
+	uint32_t spines;
+	uint32_t links_per_pair;  /* parallel leaf-spine links */
+	/* fat-tree */
+	uint32_t pods;
+	uint32_t tors_per_pod;
+	uint32_t aggs_per_pod;
+	uint32_t cores_per_agg;   /* uplinks of one aggregation switch */
+};
+
+/* Switch tiers; a node is (tier, index within the tier). */
+enum et_tier { ET_TIER_HOST, ET_TIER_TOR, ET_TIER_AGG, ET_TIER_CORE };
+
+struct et_node {
+	uint8_t tier;
+	uint32_t index;
+};
+
+void et_topo_leaf_spine(struct et_topo *t, uint32_t leaves, uint32_t spines,
+			uint32_t hosts_per_leaf, uint32_t links_per_pair);
+void et_topo_fat_tree(struct et_topo *t, uint32_t pods, uint32_t tors_per_pod,
+		      uint32_t aggs_per_pod, uint32_t cores_per_agg,
+		      uint32_t hosts_per_tor);
+
+/* 0 if the shape is buildable; else -1 and a reason in err. */
+int et_topo_validate(const struct et_topo *t, char *err, size_t errlen);
+
+/* Read the [topology] section of a conf file. */
+int et_topo_load(struct et_conf *c, struct et_topo *t);
+
+uint32_t et_topo_hosts(const struct et_topo *t);
+uint32_t et_topo_tor_uplinks(const struct et_topo *t);
+/* "leaf"/"spine" in a leaf-spine, "tor"/"agg"/"core" in a fat-tree. */
+const char *et_tier_name(const struct et_topo *t, uint8_t tier);
+
+static inline uint32_t
+et_topo_tor_of(const struct et_topo *t, uint32_t host)
+{
+	return host / t->hosts_per_tor;
+}
+
+static inline uint32_t
+et_topo_pod_of(const struct et_topo *t, uint32_t host)
+{
+	return et_topo_tor_of(t, host) / t->tors_per_pod;
+}
+
+#endif /* ET_TOPO_H */

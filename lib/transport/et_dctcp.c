@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "transport/et_dctcp.h"
+#include "wire/et_wire.h"
+
+void
+et_dctcp_params_default(struct et_dctcp_params *p)
+{
+	p->enabled = true;
+	p->init_cwnd = 200000; /* 400 Gbit/s x 4 us */
+	p->max_cwnd = 64u << 20;
+	p->g = 1.0 / 16;
+	p->init_alpha = 1.0;
+}
+
+void
+et_dctcp_init(struct et_dctcp *d, const struct et_dctcp_params *p, uint32_t mtu,
+	      uint32_t start_psn)
+{
+	d->p = *p;
+	d->mtu = mtu;
+	d->alpha = p->init_alpha;
+	d->cwnd = p->enabled ? p->init_cwnd : p->max_cwnd;
+	if (d->cwnd < mtu)
+		d->cwnd = mtu;
+	d->win_end = start_psn;
+	d->acked = d->marked = 0;
+	d->cut = false;
+	d->windows = d->cuts = 0;
+}
+
+void
+et_dctcp_on_ack(struct et_dctcp *d, uint32_t acked, uint32_t una, uint32_t snd_nxt)
+{
+	if (!d->p.enabled)
+		return;
+	d->acked += acked;
+	if (et_psn_diff(una, d->win_end) < 0)
+		return;
+	/* the window of data that began at the last boundary is acknowledged */
+	if (d->acked > 0) {
+		double f = d->marked >= d->acked ? 1.0 : (double)d->marked / d->acked;
+
+		d->alpha = (1 - d->p.g) * d->alpha + d->p.g * f;
+	}
+	if (d->marked == 0 && d->cwnd + d->mtu <= d->p.max_cwnd)
+		d->cwnd += d->mtu;
+	d->windows++;
+	d->acked = d->marked = 0;
+	d->cut = false;
+	d->win_end = snd_nxt;
+}
+
+void
+et_dctcp_on_cnp(struct et_dctcp *d)
+{
+	if (!d->p.enabled)
+		return;
+	d->marked++;
+	if (d->cut)
+		return;
+	d->cut = true;
+	d->cuts++;
+	d->cwnd *= 1 - d->alpha / 2;
+	if (d->cwnd < d->mtu)
+		d->cwnd = d->mtu;
+}
