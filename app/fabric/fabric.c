@@ -133,13 +133,8 @@ sub_release(struct fabric *f, uint32_t i)
 	et_nic_qp_destroy(&f->h[s->src].nic, s->sq);
 	et_nic_qp_destroy(&f->h[s->dst].nic, s->rq);
 	f->h[s->src].qps--;
-	if (s->reps) {
-		f->st.reps_frozen += s->reps->frozen_count;
-		f->st.reps_explored += s->reps->explored;
-		f->st.reps_recycled += s->reps->recycled;
-		free(s->reps);
-		s->reps = NULL;
-	}
+	et_lb_detach(&f->h[s->src].lb, s->lb_state);
+	s->lb_state = NULL;
 	s->next_free = f->free_sub;
 	f->free_sub = i;
 }
@@ -190,18 +185,8 @@ sub_post(struct fabric *f, uint32_t i)
 	s->rq->a.dest_qpn = s->sq->a.qpn;
 	et_qp_ready(s->sq);
 	et_qp_ready(s->rq);
-	if (f->p.lb.kind == ET_LB_ETHEREAL)
-		et_qp_set_path_fn(s->sq, et_lb_paths_hook, &hs->lb.paths);
-	else if (f->p.lb.kind == ET_LB_SPRAY)
-		et_qp_set_path_fn(s->sq, et_lb_spray_hook, &hs->lb);
-	else if (f->p.lb.kind == ET_LB_REPS) {
-		s->reps = malloc(sizeof(*s->reps));
-		if (s->reps == NULL)
-			return fail(f, "out of memory");
-		et_reps_init(s->reps, &f->p.lb.reps, host_rand(hs));
-		et_qp_set_path_fn(s->sq, et_lb_reps_hook, s->reps);
-		et_qp_set_ack_fn(s->sq, et_lb_reps_ack, s->reps);
-	}
+	if (et_lb_attach(&hs->lb, s->sq, &s->lb_state))
+		return fail(f, "out of memory");
 	if (et_qp_post_recv(s->rq, &rw) || et_qp_post_send(s->sq, &wr))
 		return fail(f, "host %u: cannot post %" PRIu64 " bytes to host %u", s->src, s->len,
 			    s->dst);
@@ -234,7 +219,7 @@ plan(struct fabric *f, uint32_t hi, bool batched)
 
 		/* Ethereal's interceptor: rack-local flows at once, the others
 		 * when the batch closes */
-		if (s->len == 0 || (f->p.lb.kind == ET_LB_ETHEREAL && local == batched))
+		if (s->len == 0 || (et_lb_batched(&f->p.lb) && local == batched))
 			continue;
 		fl[n] = (struct et_lb_flow){s->dst, s->len};
 		map[n++] = st->first_send + i;
@@ -277,7 +262,7 @@ start_step(struct fabric *f, uint32_t hi)
 {
 	struct fab_host *h = &f->h[hi];
 
-	if (f->p.lb.kind != ET_LB_ETHEREAL)
+	if (!et_lb_batched(&f->p.lb))
 		return plan(f, hi, false);
 	if (plan(f, hi, false))
 		return -1;
@@ -947,6 +932,9 @@ fab_collect(struct fabric *f)
 		s->rx_unknown_qpn += h->nic.st.rx_unknown_qpn;
 		s->rerouted += h->lb.paths.rerouted;
 		s->paths_marked_bad += h->lb.paths.marked_bad;
+		s->reps_frozen += h->lb.st.reps_frozen;
+		s->reps_explored += h->lb.st.reps_explored;
+		s->reps_recycled += h->lb.st.reps_recycled;
 		if (q > s->max_qps_per_host)
 			s->max_qps_per_host = q;
 		while (b < 7 && q > (1u << b))

@@ -68,7 +68,7 @@ struct fab_sub {
 	uint64_t start_ns;
 	int insert_pos;
 	struct et_qp *sq, *rq;
-	struct et_reps *reps;     /* REPS: the connection's entropy state */
+	void *lb_state;           /* what the policy keeps for the connection */
 	bool posted;
 	uint32_t next_free;
 };

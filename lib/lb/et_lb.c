@@ -1,20 +1,23 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+/* The policy registry and what every policy shares. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "lb/et_lb.h"
-#include "lb/et_lb_assign.h"
-#include "topo/et_path.h"
+#include "lb/et_lb_priv.h"
 #include "base/et_rand.h"
+#include "topo/et_path.h"
 
-static const char *const kind_names[] = {"ethereal", "ecmp", "mprdma", "spray", "reps"};
+/* A new policy: its file, and one line here. */
+static const struct et_lb_ops *const policies[] = {
+	&et_lb_ethereal, &et_lb_ecmp, &et_lb_mprdma, &et_lb_spray, &et_lb_reps,
+};
 
 void
 et_lb_conf_default(struct et_lb_conf *c)
 {
 	memset(c, 0, sizeof(*c));
-	c->kind = ET_LB_ETHEREAL;
+	c->ops = &et_lb_ethereal;
 	c->mprdma_x = 4;
 	c->batch_ns = 100;
 	c->jitter_ns = 50;
@@ -26,28 +29,17 @@ et_lb_conf_default(struct et_lb_conf *c)
 int
 et_lb_parse(const char *spec, struct et_lb_conf *c, char *err, size_t errlen)
 {
-	for (unsigned int k = 0; k < sizeof(kind_names) / sizeof(kind_names[0]); k++) {
-		size_t n = strlen(kind_names[k]);
+	for (size_t k = 0; k < sizeof(policies) / sizeof(policies[0]); k++) {
+		const struct et_lb_ops *ops = policies[k];
+		size_t n = strlen(ops->name);
 
-		if (strncmp(spec, kind_names[k], n) != 0)
+		if (strncmp(spec, ops->name, n) != 0)
 			continue;
-		if (k == ET_LB_MPRDMA) {
-			char *end;
-			unsigned long x;
-
-			if (spec[n] != ':')
-				break;
-			x = strtoul(spec + n + 1, &end, 10);
-			if (*end || end == spec + n + 1 || x < 1 || x > 64) {
-				snprintf(err, errlen, "mprdma:X: X must be 1..64, got '%s'",
-					 spec + n + 1);
-				return -1;
-			}
-			c->mprdma_x = (uint32_t)x;
-		} else if (spec[n]) {
+		if (ops->parse_arg ? spec[n] != ':' : spec[n] != 0)
 			break;
-		}
-		c->kind = (enum et_lb_kind)k;
+		if (ops->parse_arg && ops->parse_arg(spec + n + 1, c, err, errlen))
+			return -1;
+		c->ops = ops;
 		return 0;
 	}
 	snprintf(err, errlen, "expected ethereal, ecmp, mprdma:X, spray or reps, got '%s'", spec);
@@ -57,23 +49,29 @@ et_lb_parse(const char *spec, struct et_lb_conf *c, char *err, size_t errlen)
 const char *
 et_lb_name(const struct et_lb_conf *c, char *buf, size_t len)
 {
-	if (c->kind == ET_LB_MPRDMA)
-		snprintf(buf, len, "mprdma:%u", c->mprdma_x);
+	if (c->ops->spec)
+		c->ops->spec(c, buf, len);
 	else
-		snprintf(buf, len, "%s", kind_names[c->kind]);
+		snprintf(buf, len, "%s", c->ops->name);
 	return buf;
 }
 
 bool
 et_lb_uses_ecmp(const struct et_lb_conf *c)
 {
-	return c->kind == ET_LB_ECMP || c->kind == ET_LB_MPRDMA || c->kind == ET_LB_REPS;
+	return c->ops->ecmp_switches;
 }
 
 bool
 et_lb_per_packet(const struct et_lb_conf *c)
 {
-	return c->kind == ET_LB_SPRAY || c->kind == ET_LB_REPS;
+	return c->ops->per_packet;
+}
+
+bool
+et_lb_batched(const struct et_lb_conf *c)
+{
+	return c->ops->batched;
 }
 
 /* A host in the group farthest from h: its paths are all of h's path IDs. */
@@ -109,170 +107,35 @@ et_lb_host_init(struct et_lb_host *h, const struct et_lb_conf *c, const struct e
 uint32_t
 et_lb_plan_max(const struct et_lb_host *h, uint32_t n)
 {
-	switch (h->c.kind) {
-	case ET_LB_ETHEREAL:
-		/* at most s - 1 extra subflows for each split flow */
-		return n * (h->paths.n ? h->paths.n : 1);
-	case ET_LB_MPRDMA:
-		return n * h->c.mprdma_x;
-	default:
-		return n;
-	}
-}
-
-/* Destination group of Ethereal's interceptor: the leaf, or in a fat-tree
- * the ToR within the pod and the pod beyond it. */
-static uint32_t
-group_of(const struct et_lb_host *h, uint32_t dst)
-{
-	const struct et_topo *t = &h->t;
-
-	if (t->kind == ET_TOPO_FAT_TREE && et_topo_pod_of(t, dst) != et_topo_pod_of(t, h->host))
-		return UINT32_MAX - et_topo_pod_of(t, dst);
-	return et_topo_tor_of(t, dst);
-}
-
-/* The good paths towards a group: inside a fat-tree pod only the first
- * byte (the aggregation switch) matters, so one ID per first byte. */
-static uint32_t
-good_paths(struct et_lb_host *h, uint32_t dst, uint64_t now, uint16_t *out)
-{
-	uint32_t n = et_lb_paths_good(&h->paths, now, out), k = 0;
-
-	if (n == 0) /* all bad: use them all rather than none */
-		n = et_lb_paths_good(&h->paths, UINT64_MAX, out);
-	if (h->t.kind != ET_TOPO_FAT_TREE ||
-	    et_topo_pod_of(&h->t, dst) != et_topo_pod_of(&h->t, h->host))
-		return n;
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t j;
-
-		for (j = 0; j < k && et_path_uplink(out[j]) != et_path_uplink(out[i]); j++)
-			;
-		if (j == k)
-			out[k++] = out[i];
-	}
-	return k;
-}
-
-static uint32_t
-plan_ethereal(struct et_lb_host *h, const struct et_lb_flow *f, uint32_t n, uint64_t now,
-	      struct et_lb_sub *out)
-{
-	uint32_t k = 0, *members = malloc(n * sizeof(*members));
-	bool *done = calloc(n, sizeof(*done));
-	struct et_subflow *subs = NULL;
-
-	if (!members || !done)
-		goto out;
-	for (uint32_t i = 0; i < n; i++) {
-		uint16_t paths[ET_LB_MAX_PATHS];
-		uint32_t m = 0, s, ns, rot;
-
-		if (done[i])
-			continue;
-		if (et_lb_rack_local(h, f[i].dst)) {
-			done[i] = true;
-			out[k++] = (struct et_lb_sub){i, 0, f[i].len, h->paths.n ? h->paths.id[0] : 0,
-						      now, -1};
-			continue;
-		}
-		/* flows of one group and one size share the group's paths */
-		for (uint32_t j = i; j < n; j++)
-			if (!done[j] && f[j].len == f[i].len &&
-			    group_of(h, f[j].dst) == group_of(h, f[i].dst)) {
-				members[m++] = j;
-				done[j] = true;
-			}
-		s = good_paths(h, f[i].dst, now, paths);
-		if (s == 0)
-			s = 1, paths[0] = 0;
-		free(subs);
-		subs = malloc(et_lb_assign_count(m, s) * sizeof(*subs));
-		if (subs == NULL)
-			break;
-		ns = et_lb_assign(m, s, f[i].len, subs);
-		/* every host starts its split at a random path, or all hosts'
-		 * remainder flows would pile onto the first paths */
-		rot = (uint32_t)(et_rand_next(&h->rng) % s);
-		for (uint32_t q = 0; q < ns; q++)
-			out[k++] = (struct et_lb_sub){
-				members[subs[q].flow], subs[q].offset, subs[q].length,
-				paths[(subs[q].path + rot) % s], 0, 0};
-	}
-	for (uint32_t q = 0; q < k; q++) {
-		if (out[q].insert_pos < 0)
-			continue; /* rack-local: at once */
-		out[q].start_ns = now + (h->c.jitter_ns ? et_rand_next(&h->rng) % (h->c.jitter_ns + 1) : 0);
-		out[q].insert_pos = (int)(et_rand_next(&h->rng) % 65536);
-	}
-out:
-	free(subs);
-	free(members);
-	free(done);
-	return k;
+	return h->c.ops->plan_max(h, n);
 }
 
 uint32_t
 et_lb_plan(struct et_lb_host *h, const struct et_lb_flow *f, uint32_t n, uint64_t now,
 	   struct et_lb_sub *out)
 {
-	uint32_t k = 0, x;
-
-	switch (h->c.kind) {
-	case ET_LB_ETHEREAL:
-		return plan_ethereal(h, f, n, now, out);
-	case ET_LB_MPRDMA:
-		x = h->c.mprdma_x;
-		for (uint32_t i = 0; i < n; i++) {
-			/* X equal parts on dtype-free byte boundaries: the last takes the rest */
-			uint64_t part = f[i].len / x;
-
-			for (uint32_t j = 0; j < x; j++) {
-				uint64_t off = part * j, len = j + 1 == x ? f[i].len - off : part;
-
-				if (len == 0)
-					continue;
-				out[k++] = (struct et_lb_sub){i, off, len,
-							      (uint16_t)et_rand_next(&h->rng), now, -1};
-			}
-		}
-		return k;
-	case ET_LB_SPRAY:
-	case ET_LB_ECMP:
-	case ET_LB_REPS:
-		for (uint32_t i = 0; i < n; i++)
-			out[k++] = (struct et_lb_sub){i, 0, f[i].len,
-						      (uint16_t)et_rand_next(&h->rng), now, -1};
-		return k;
-	}
-	return 0;
+	return h->c.ops->plan(h, f, n, now, out);
 }
 
-uint16_t
-et_lb_spray_hook(void *ctx, struct et_qp *qp, enum et_path_event ev, uint64_t now)
+uint32_t
+et_lb_plan_per_flow(struct et_lb_host *h, const struct et_lb_flow *f, uint32_t n, uint64_t now,
+		    struct et_lb_sub *out)
 {
-	struct et_lb_host *h = ctx;
-
-	(void)now;
-	if (ev != ET_PATH_PACKET || h->paths.n == 0)
-		return qp->path_id;
-	return h->paths.id[et_rand_next(&h->rng) % h->paths.n];
+	for (uint32_t i = 0; i < n; i++)
+		out[i] = (struct et_lb_sub){i, 0, f[i].len, (uint16_t)et_rand_next(&h->rng), now, -1};
+	return n;
 }
 
-uint16_t
-et_lb_reps_hook(void *ctx, struct et_qp *qp, enum et_path_event ev, uint64_t now)
+int
+et_lb_attach(struct et_lb_host *h, struct et_qp *qp, void **state)
 {
-	if (ev == ET_PATH_PACKET)
-		return et_reps_next(ctx, now);
-	if (ev == ET_PATH_TIMEOUT)
-		et_reps_on_timeout(ctx, now);
-	return qp->path_id;
+	*state = NULL;
+	return h->c.ops->attach ? h->c.ops->attach(h, qp, state) : 0;
 }
 
 void
-et_lb_reps_ack(void *ctx, struct et_qp *qp, uint16_t echoed_path, bool ecn, uint64_t now)
+et_lb_detach(struct et_lb_host *h, void *state)
 {
-	(void)qp;
-	et_reps_on_ack(ctx, echoed_path, ecn, now);
+	if (h->c.ops->detach && state)
+		h->c.ops->detach(h, state);
 }

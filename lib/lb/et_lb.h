@@ -15,7 +15,10 @@
  *   reps       one QP per flow, every packet's entropy from REPS's recycled
  *              entropy buffer (multipath QP), ECMP switches.
  *
- * Planning is pure: a plan says what to create; the fabric creates it.
+ * Each policy is an ops table in a file of its own (et_lb_<name>.c) and
+ * one line in et_lb.c's registry; nothing outside lb/ asks which policy
+ * runs.  Planning is pure: a plan says what to create; the host runtime
+ * (host/et_runtime) creates it.  Policies decide and never send.
  */
 #ifndef ET_LB_H
 #define ET_LB_H
@@ -29,10 +32,10 @@
 #include "lb/et_reps.h"
 #include "topo/et_topo.h"
 
-enum et_lb_kind { ET_LB_ETHEREAL, ET_LB_ECMP, ET_LB_MPRDMA, ET_LB_SPRAY, ET_LB_REPS };
+struct et_lb_ops;
 
 struct et_lb_conf {
-	enum et_lb_kind kind;
+	const struct et_lb_ops *ops;      /* the policy */
 	uint32_t mprdma_x;                /* subflows per flow */
 	/* ethereal, defaults from the paper's artifact */
 	uint64_t batch_ns;                /* sends this close are one batch: 100 */
@@ -52,6 +55,9 @@ const char *et_lb_name(const struct et_lb_conf *c, char *buf, size_t len);
 bool et_lb_uses_ecmp(const struct et_lb_conf *c);
 /* Every packet picks its own path: the QPs run in multipath mode. */
 bool et_lb_per_packet(const struct et_lb_conf *c);
+/* Ethereal's flow interceptor: flows to other racks wait for the batch
+ * (batch_ns) and are planned together; rack-local ones go at once. */
+bool et_lb_batched(const struct et_lb_conf *c);
 
 /* One flow of a step: len bytes to host dst. */
 struct et_lb_flow {
@@ -68,12 +74,18 @@ struct et_lb_sub {
 	int insert_pos;       /* active-list position; -1: the tail */
 };
 
+/* What the policies did, summed over a host's connections. */
+struct et_lb_stats {
+	uint64_t reps_frozen, reps_explored, reps_recycled;
+};
+
 struct et_lb_host {
 	struct et_lb_conf c;
 	struct et_topo t;
 	uint32_t host;
 	struct et_lb_paths paths;  /* every path ID of this host, good or bad */
 	uint64_t rng;
+	struct et_lb_stats st;
 };
 
 void et_lb_host_init(struct et_lb_host *h, const struct et_lb_conf *c,
@@ -85,6 +97,12 @@ uint32_t et_lb_plan_max(const struct et_lb_host *h, uint32_t n);
 /* Plan a batch of n flows issued at now. */
 uint32_t et_lb_plan(struct et_lb_host *h, const struct et_lb_flow *f, uint32_t n,
 		    uint64_t now, struct et_lb_sub *out);
+
+/* Give a new sending QP the policy's hooks; *state: what the policy keeps
+ * for the connection (NULL for none), handed back to et_lb_detach() when
+ * the QP goes.  0 or -ENOMEM. */
+int et_lb_attach(struct et_lb_host *h, struct et_qp *qp, void **state);
+void et_lb_detach(struct et_lb_host *h, void *state);
 
 /* Flows to the same ToR as this host: they need no path (Ethereal sends
  * them at once, outside any batch). */
