@@ -20,7 +20,7 @@
 #include "base/et_conf.h"
 #include "link/et_link_conf.h"
 #include "et_switch_conf.h"
-#include "fabric.h"
+#include "sim/et_fabric.h"
 
 static void
 usage(FILE *o)
@@ -128,17 +128,17 @@ parse_time_ns(const char *s, uint64_t *out)
 
 /* [tor:|agg:]SW.UPLINK[@TIME], comma separated */
 static int
-parse_fails(const char *spec, const char *what, struct fab_params *p)
+parse_fails(const char *spec, const char *what, struct et_fabric_params *p)
 {
 	char buf[512], *save = NULL, *tok;
 
 	snprintf(buf, sizeof(buf), "%s", spec);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		struct fab_fail x = {.tier = ET_TIER_TOR};
+		struct et_fabric_fail x = {.tier = ET_TIER_TOR};
 		char *at = strchr(tok, '@'), *s = tok, *end;
 		unsigned long a, b;
 
-		if (p->n_fails == FAB_MAX_FAILS)
+		if (p->n_fails == ET_FABRIC_MAX_FAILS)
 			return bad_arg(what, "at most 16 links", spec);
 		if (at) {
 			*at++ = 0;
@@ -164,7 +164,7 @@ parse_fails(const char *spec, const char *what, struct fab_params *p)
 }
 
 static int
-load_conf(const char *file, struct fab_params *p, struct cli *o)
+load_conf(const char *file, struct et_fabric_params *p, struct cli *o)
 {
 	static const char *const link_keys[] = {"rate-gbps", "uplink-rate-gbps", "latency-ns",
 						"mtu", ET_LINK_FAULT_KEYS, NULL};
@@ -324,7 +324,7 @@ parse_cli(int argc, char **argv, struct cli *o)
 /* The faults and the seed apply to every link: switch to switch (at its own
  * rate) and host to ToR alike. */
 static void
-uplink_faults(struct fab_params *p)
+uplink_faults(struct et_fabric_params *p)
 {
 	uint64_t up = p->net.uplink.rate_bps, host = p->host_link.rate_bps;
 
@@ -335,7 +335,7 @@ uplink_faults(struct fab_params *p)
 }
 
 static int
-finish_params(struct cli *o, struct fab_params *p)
+finish_params(struct cli *o, struct et_fabric_params *p)
 {
 	char err[256];
 
@@ -411,7 +411,7 @@ eal_init(char **argv, int sep, uint64_t need_mb)
 struct outcome {
 	uint32_t n_hosts, runs;
 	uint64_t cct_ns, lower_bound_ns;
-	struct fab_stats st;
+	struct et_fabric_stats st;
 	uint32_t bad;
 	uint64_t bytes_verified;
 	char error[256];
@@ -419,7 +419,7 @@ struct outcome {
 };
 
 static void
-add_stats(struct fab_stats *a, const struct fab_stats *b)
+add_stats(struct et_fabric_stats *a, const struct et_fabric_stats *b)
 {
 	a->retransmits += b->retransmits;
 	a->timeouts += b->timeouts;
@@ -452,24 +452,24 @@ add_stats(struct fab_stats *a, const struct fab_stats *b)
 
 /* Build, run, check and tear down one fabric; 2 when it cannot be built. */
 static int
-run_one(const struct fab_params *p, struct outcome *out)
+run_one(const struct et_fabric_params *p, struct outcome *out)
 {
-	struct fabric f;
+	struct et_fabric f;
 	struct timespec t0, t1;
 	int rc;
 
-	if (fab_build(&f, p)) {
+	if (et_fabric_build(&f, p)) {
 		snprintf(out->error, sizeof(out->error), "%s", f.error);
-		fab_free(&f);
+		et_fabric_free(&f);
 		return 2;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	rc = fab_run(&f);
+	rc = et_fabric_run(&f);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	fab_collect(&f);
+	et_fabric_collect(&f);
 	if (rc == 0 && f.error[0])
 		rc = -1; /* the accounting did not close, or mbufs leaked */
-	if (rc == 0 && p->verify && fab_verify(&f, &out->bytes_verified)) {
+	if (rc == 0 && p->verify && et_fabric_verify(&f, &out->bytes_verified)) {
 		out->bad++;
 		snprintf(out->error, sizeof(out->error), "%s %s %" PRIu64 ": ranks hold wrong data",
 			 et_coll_kind_name(p->kind), et_coll_algo_name(p->algo), p->size);
@@ -478,11 +478,11 @@ run_one(const struct fab_params *p, struct outcome *out)
 		snprintf(out->error, sizeof(out->error), "%s", f.error);
 	out->n_hosts = f.n_hosts;
 	out->runs++;
-	out->cct_ns += fab_cct_ns(&f);
-	out->lower_bound_ns += fab_lower_bound_ns(&f);
+	out->cct_ns += et_fabric_cct_ns(&f);
+	out->lower_bound_ns += et_fabric_lower_bound_ns(&f);
 	add_stats(&out->st, &f.st);
 	out->wall_s += (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
-	fab_free(&f);
+	et_fabric_free(&f);
 	return rc || out->bad ? 1 : 0;
 }
 
@@ -553,7 +553,7 @@ fail:
 }
 
 static int
-run_workload(const struct workload *w, struct fab_params *p, struct outcome *out)
+run_workload(const struct workload *w, struct et_fabric_params *p, struct outcome *out)
 {
 	int rc = 0;
 
@@ -567,9 +567,9 @@ run_workload(const struct workload *w, struct fab_params *p, struct outcome *out
 }
 
 static void
-report(const struct fab_params *p, const struct cli *o, const struct outcome *r)
+report(const struct et_fabric_params *p, const struct cli *o, const struct outcome *r)
 {
-	const struct fab_stats *s = &r->st;
+	const struct et_fabric_stats *s = &r->st;
 	char lb[32], topo[64];
 	const char *verified = !p->verify ? "null" : r->bad || r->error[0] ? "false" : "true";
 	const char *coll = o->workload ? "workload" : et_coll_kind_name(p->kind);
@@ -641,7 +641,7 @@ int
 main(int argc, char **argv)
 {
 	struct cli o = {0};
-	struct fab_params p;
+	struct et_fabric_params p;
 	struct outcome r = {0};
 	struct workload w = {0};
 	int sep, rc;
@@ -658,13 +658,13 @@ main(int argc, char **argv)
 	} else {
 		argv[sep] = argv[0]; /* the program's own arguments start here */
 	}
-	fab_params_default(&p);
+	et_fabric_params_default(&p);
 	if (parse_cli(argc - sep, argv + sep, &o) || load_conf(o.config, &p, &o) ||
 	    finish_params(&o, &p) || (o.workload && load_workload(o.workload, &w))) {
 		cli_free(&o);
 		return 2;
 	}
-	if (eal_init(argv, sep, (fab_pool_bytes(&p) >> 20) + 512)) {
+	if (eal_init(argv, sep, (et_fabric_pool_bytes(&p) >> 20) + 512)) {
 		fprintf(stderr, "ethereal-fabric: cannot initialise DPDK: %s\n",
 			rte_strerror(rte_errno));
 		return 1;

@@ -16,21 +16,23 @@
 #include <stdint.h>
 
 #include "coll/et_coll.h"
+#include "host/et_runtime.h"
+#include "link/et_capture.h"
 #include "lb/et_lb.h"
 #include "et_net.h"
 #include "host/et_nic.h"
 #include "transport/et_qp.h"
 
-struct fab_fail {
+struct et_fabric_fail {
 	uint8_t tier;     /* ET_TIER_TOR: ToR uplink; ET_TIER_AGG: agg uplink */
 	uint32_t sw;      /* index within the tier */
 	uint32_t uplink;
 	uint64_t at_ns;   /* after the collective starts */
 };
 
-#define FAB_MAX_FAILS 16
+#define ET_FABRIC_MAX_FAILS 16
 
-struct fab_params {
+struct et_fabric_params {
 	struct et_topo t;
 	struct et_net_params net;
 	struct et_link_model host_link;  /* each host NIC's egress */
@@ -45,53 +47,27 @@ struct fab_params {
 	bool real_clock;
 	uint64_t time_limit_ns;          /* give up after this much (virtual) time */
 	uint32_t n_fails;
-	struct fab_fail fails[FAB_MAX_FAILS];
+	struct et_fabric_fail fails[ET_FABRIC_MAX_FAILS];
 	char fails_from[320];       /* where they were given, for errors: "--fail" */
 	const char *pcap_dir;
 	uint32_t mbufs;                  /* the frame pool; 0: sized by hosts */
 };
 
-void fab_params_default(struct fab_params *p);
+void et_fabric_params_default(struct et_fabric_params *p);
 /* The frame pool a fabric of p needs: mbufs, and bytes of EAL memory. */
-uint32_t fab_pool_mbufs(const struct fab_params *p);
-uint64_t fab_pool_bytes(const struct fab_params *p);
+uint32_t et_fabric_pool_mbufs(const struct et_fabric_params *p);
+uint64_t et_fabric_pool_bytes(const struct et_fabric_params *p);
 /* One bandwidth-delay product of the fabric's longest path: the DCTCP
  * window a QP starts with unless the conf says otherwise. */
-uint32_t fab_bdp_bytes(const struct fab_params *p);
+uint32_t et_fabric_bdp_bytes(const struct et_fabric_params *p);
 
-/* One QP pair carrying bytes [off, off + len) of one send of a step. */
-struct fab_sub {
-	uint32_t src, dst;
-	uint32_t send;        /* index into the source rank's sends */
-	uint64_t off, len;
-	uint16_t path;
-	uint64_t start_ns;
-	int insert_pos;
-	struct et_qp *sq, *rq;
-	void *lb_state;           /* what the policy keeps for the connection */
-	bool posted;
-	uint32_t next_free;
-};
-
-struct fab_host {
+/* One host: its NIC and the rank of the collective it runs. */
+struct et_fabric_host {
 	struct et_nic nic;
-	struct et_mr_table mrs;
-	uint32_t data_key, staging_key;
-	struct et_cq scq, rcq;
-	uint8_t *data, *staging;
-	struct et_lb_host lb;
-	uint32_t step;            /* the step running; nsteps: done */
-	uint32_t sends_left;      /* subflows of the step not yet complete */
-	uint64_t *recv_left;      /* per receive of the schedule: bytes to come */
-	uint32_t *waiting;        /* subflows planned, not yet posted */
-	uint32_t n_waiting;
-	/* Ethereal's interceptor: the flows of a step wait for the batch */
-	uint64_t batch_at;        /* when the open batch closes; 0: none */
-	uint32_t qps, qps_max;
-	uint64_t done_ns;
+	struct et_rt_host rt;
 };
 
-struct fab_stats {
+struct et_fabric_stats {
 	uint64_t retransmits, timeouts, naks, cnps;
 	uint64_t drops, ecn_marks, pause_frames, packet_hops;
 	uint64_t rerouted, paths_marked_bad;
@@ -107,38 +83,39 @@ struct fab_stats {
 	uint32_t mbufs_in_use;                   /* 0 once the links drained */
 };
 
-struct fabric {
-	struct fab_params p;
+struct et_fabric {
+	struct et_fabric_params p;
 	struct et_net net;
 	struct rte_mempool *pool;
 	uint32_t n_hosts;
-	struct fab_host *h;
+	struct et_fabric_host *h;
 	struct et_coll_sched sched;
-	struct fab_sub *subs;
-	uint32_t n_subs, free_sub;
+	struct et_rt_conf rc;     /* what every host's runtime shares */
+	uint8_t *light_buf;       /* memory-light: the one region of every host */
 	uint64_t now;
 	uint64_t passes;
 	uint32_t hosts_done;
 	bool failed;              /* a QP ended in error */
 	char error[256];
-	struct fab_stats st;
+	struct et_fabric_stats st;
 	struct et_capture **caps;
 	uint32_t n_caps;
 };
 
-/* Build the fabric and the schedule; -1 with f->error set. */
-int fab_build(struct fabric *f, const struct fab_params *p);
-/* Run the collective to its end; 0, or -1 with f->error set. */
-int fab_run(struct fabric *f);
+/* Build the fabric and the schedule; 0, or a negative errno with f->error
+ * saying why. */
+int et_fabric_build(struct et_fabric *f, const struct et_fabric_params *p);
+/* Run the collective to its end; 0, or -EIO with f->error saying why. */
+int et_fabric_run(struct et_fabric *f);
 /* Every rank holds what it should (verify mode); the count of bad ranks.
  * *checked: the bytes compared. */
-uint32_t fab_verify(const struct fabric *f, uint64_t *checked);
+uint32_t et_fabric_verify(const struct et_fabric *f, uint64_t *checked);
 /* Counters of every switch, NIC and QP, summed into f->st. */
-void fab_collect(struct fabric *f);
+void et_fabric_collect(struct et_fabric *f);
 /* The completion time of the collective. */
-uint64_t fab_cct_ns(const struct fabric *f);
+uint64_t et_fabric_cct_ns(const struct et_fabric *f);
 /* The ideal: bytes a host must send over its link, plus one path's latency. */
-uint64_t fab_lower_bound_ns(const struct fabric *f);
-void fab_free(struct fabric *f);
+uint64_t et_fabric_lower_bound_ns(const struct et_fabric *f);
+void et_fabric_free(struct et_fabric *f);
 
 #endif /* ET_FABRIC_H */

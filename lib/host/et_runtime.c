@@ -1,0 +1,418 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/et_rand.h"
+#include "host/et_runtime.h"
+
+#define NO_SUB UINT32_MAX
+
+static uint32_t
+failed(struct et_rt_host *h, enum et_rt_error why, uint32_t peer, uint32_t qpn)
+{
+	if (h->fail.why == ET_RT_OK) {
+		h->fail.why = why;
+		h->fail.peer = peer;
+		h->fail.qpn = qpn;
+		h->fail.step = h->step;
+	}
+	return 0;
+}
+
+/* ---- subflows ---- */
+
+static uint32_t
+sub_alloc(struct et_rt_host *h)
+{
+	uint32_t i;
+
+	if (h->free_sub == NO_SUB) {
+		uint32_t n = h->n_subs ? h->n_subs * 2 : 64;
+		struct et_rt_sub *s = realloc(h->subs, n * sizeof(*s));
+
+		if (s == NULL)
+			return NO_SUB;
+		for (i = h->n_subs; i < n; i++)
+			s[i] = (struct et_rt_sub){.next_free = i + 1 < n ? i + 1 : NO_SUB};
+		h->free_sub = h->n_subs;
+		h->subs = s;
+		h->n_subs = n;
+	}
+	i = h->free_sub;
+	h->free_sub = h->subs[i].next_free;
+	return i;
+}
+
+void
+et_rt_stats_add_qp(struct et_rt_stats *st, const struct et_qp *qp)
+{
+	st->retransmits += qp->st.retransmits;
+	st->timeouts += qp->st.timeouts;
+	st->naks += qp->st.naks_rx;
+	st->cnps += qp->st.cnps_rx;
+	st->alloc_fail += qp->st.alloc_fail;
+}
+
+static void
+sub_release(struct et_rt_host *h, uint32_t i)
+{
+	struct et_rt_sub *s = &h->subs[i];
+
+	et_rt_stats_add_qp(&h->st, s->qp);
+	h->peer_ops->close(h->peer_ctx, h, s);
+	et_nic_qp_destroy(h->nic, s->qp);
+	s->qp = NULL;
+	h->qps--;
+	et_lb_detach(&h->lb, s->lb_state);
+	s->lb_state = NULL;
+	s->next_free = h->free_sub;
+	h->free_sub = i;
+}
+
+/* Connect a QP pair for the subflow and post its one WRITE with immediate
+ * (the immediate names the receive it fills). */
+static int
+sub_post(struct et_rt_host *h, uint32_t i)
+{
+	struct et_rt_sub *s = &h->subs[i];
+	const struct et_coll_send *snd = &h->sched->rank[h->rank].sends[s->send];
+	struct et_qp_attr a = h->c->qp;
+	struct et_rt_remote far;
+	struct et_send_wr wr = {.wr_id = i, .opcode = ET_WR_RDMA_WRITE_IMM,
+				.local_addr = h->data + snd->src_off + s->off,
+				.length = (uint32_t)s->len, .lkey = h->data_key, .imm = snd->recv};
+	int rc;
+
+	/* one request each way: small queues keep QP set-up cheap */
+	a.max_send_wr = a.max_recv_wr = 2;
+	a.multipath = et_lb_per_packet(&h->c->lb);
+	a.dest_ip = h->peer_ops->ip(h->peer_ctx, s->dst);
+	a.dest_mac = h->gw_mac;
+	a.path_id = s->path;
+	a.sq_psn = (uint32_t)et_rand_next(&h->lb.rng) & ET_PSN_MASK;
+	a.rq_psn = (uint32_t)et_rand_next(&h->lb.rng) & ET_PSN_MASK;
+	s->qp = et_nic_qp_create(h->nic, &a, &h->mrs, &h->scq, &h->rcq);
+	if (s->qp == NULL)
+		return failed(h, ET_RT_NO_QP, s->dst, 0), -ENOSPC;
+	rc = h->peer_ops->open(h->peer_ctx, h, s, s->qp->a.qpn, &a, &far);
+	if (rc) {
+		et_nic_qp_destroy(h->nic, s->qp);
+		s->qp = NULL;
+		return failed(h, rc == -ENOSPC ? ET_RT_NO_QP : ET_RT_NO_MEMORY, s->dst, 0), rc;
+	}
+	s->qp->a.dest_qpn = far.qpn;
+	et_qp_ready(s->qp);
+	h->qps++;
+	if (et_lb_attach(&h->lb, s->qp, &s->lb_state))
+		return failed(h, ET_RT_NO_MEMORY, s->dst, s->qp->a.qpn), -ENOMEM;
+	wr.remote_addr = far.addr;
+	wr.rkey = far.rkey;
+	if ((rc = et_qp_post_send(s->qp, &wr)) != 0) {
+		h->fail.len = s->len;
+		return failed(h, ET_RT_POST, s->dst, s->qp->a.qpn), rc;
+	}
+	et_nic_activate(h->nic, s->qp, s->insert_pos);
+	h->st.qps_created++;
+	if (h->qps > h->qps_max)
+		h->qps_max = h->qps;
+	return 0;
+}
+
+/* ---- the steps ---- */
+
+/* Plan the step's flows: all of them, or with the interceptor, the
+ * rack-local ones (batched false) or the others (batched true). */
+static int
+plan(struct et_rt_host *h, uint64_t now, bool batched)
+{
+	const struct et_coll_rank *r = &h->sched->rank[h->rank];
+	const struct et_coll_step *st = &r->steps[h->step];
+	bool intercept = et_lb_batched(&h->c->lb);
+	struct et_lb_flow *fl = malloc((st->nsend + 1) * sizeof(*fl));
+	uint32_t *map = malloc((st->nsend + 1) * sizeof(*map)), n = 0, k, i;
+	struct et_lb_sub *out = NULL;
+	int rc = -ENOMEM;
+
+	if (!fl || !map)
+		goto out;
+	for (i = 0; i < st->nsend; i++) {
+		const struct et_coll_send *s = &r->sends[st->first_send + i];
+
+		if (s->len == 0 || (intercept && et_lb_rack_local(&h->lb, s->dst) == batched))
+			continue;
+		fl[n] = (struct et_lb_flow){s->dst, s->len};
+		map[n++] = st->first_send + i;
+	}
+	out = malloc((et_lb_plan_max(&h->lb, n) + 1) * sizeof(*out));
+	if (out == NULL)
+		goto out;
+	k = et_lb_plan(&h->lb, fl, n, now, out);
+	if (h->n_waiting + h->qps + k > ET_RT_MAX_QPS) {
+		h->fail.qps = h->n_waiting + h->qps + k;
+		failed(h, ET_RT_TOO_MANY_QPS, 0, 0);
+		rc = -ENOSPC;
+		goto out;
+	}
+	for (i = 0; i < k; i++) {
+		uint32_t j = sub_alloc(h);
+
+		if (j == NO_SUB)
+			goto out;
+		h->subs[j] = (struct et_rt_sub){
+			.dst = fl[out[i].flow].dst, .send = map[out[i].flow], .off = out[i].off,
+			.len = out[i].len, .path = out[i].path, .start_ns = out[i].start_ns,
+			.insert_pos = out[i].insert_pos};
+		h->waiting[h->n_waiting++] = j;
+		h->sends_left++;
+	}
+	rc = 0;
+out:
+	free(fl);
+	free(map);
+	free(out);
+	if (rc == -ENOMEM)
+		failed(h, ET_RT_NO_MEMORY, 0, 0);
+	return rc;
+}
+
+static int
+start_step(struct et_rt_host *h, uint64_t now)
+{
+	if (plan(h, now, false))
+		return -1;
+	if (et_lb_batched(&h->c->lb))
+		h->batch_at = now + h->c->lb.batch_ns + 1; /* 0 means none */
+	return 0;
+}
+
+static bool
+step_complete(const struct et_rt_host *h)
+{
+	const struct et_coll_step *st = &h->sched->rank[h->rank].steps[h->step];
+
+	if (h->sends_left || h->batch_at)
+		return false;
+	for (uint32_t i = 0; i < st->nrecv; i++)
+		if (h->recv_left[st->first_recv + i])
+			return false;
+	return true;
+}
+
+/* Enter steps as far as the data allows; a step is entered when the one
+ * before it has sent and received everything, and its receives applied. */
+static int
+advance(struct et_rt_host *h, uint64_t now)
+{
+	const struct et_coll_rank *r = &h->sched->rank[h->rank];
+
+	while (h->step < r->nsteps) {
+		const struct et_coll_step *st = &r->steps[h->step];
+
+		if (!h->step_started) {
+			h->step_started = true;
+			if (start_step(h, now))
+				return -1;
+		}
+		if (!step_complete(h))
+			return 0;
+		if (h->c->verify)
+			for (uint32_t i = 0; i < st->nrecv; i++)
+				et_coll_apply(&r->recvs[st->first_recv + i], h->data, h->staging,
+					      ET_DT_INT32);
+		h->step++;
+		h->step_started = false;
+	}
+	if (h->done_ns == 0)
+		h->done_ns = now + 1; /* +1: 0 means not done */
+	return 0;
+}
+
+static uint32_t
+progress(struct et_rt_host *h, uint64_t now)
+{
+	struct et_wc wc[32];
+	uint32_t work = 0, k, i;
+
+	while ((k = et_cq_poll(&h->rcq, wc, 32)) > 0) {
+		for (i = 0; i < k; i++) {
+			uint64_t *left = &h->recv_left[wc[i].imm];
+
+			if (wc[i].status != ET_WC_SUCCESS ||
+			    wc[i].imm >= h->sched->rank[h->rank].nrecvs || *left < wc[i].byte_len) {
+				h->fail.status = wc[i].status;
+				h->fail.imm = wc[i].imm;
+				return failed(h, ET_RT_BAD_RECV, 0, wc[i].qpn);
+			}
+			*left -= wc[i].byte_len;
+		}
+		work += k;
+	}
+	while ((k = et_cq_poll(&h->scq, wc, 32)) > 0) {
+		for (i = 0; i < k; i++) {
+			if (wc[i].status != ET_WC_SUCCESS) {
+				h->fail.status = wc[i].status;
+				return failed(h, ET_RT_SEND_FAILED, h->subs[wc[i].wr_id].dst,
+					      wc[i].qpn);
+			}
+			sub_release(h, (uint32_t)wc[i].wr_id);
+			h->sends_left--;
+		}
+		work += k;
+	}
+	if (h->batch_at && now >= h->batch_at) {
+		h->batch_at = 0;
+		if (plan(h, now, true))
+			return 0;
+		work++;
+	}
+	for (i = 0; i < h->n_waiting;) {
+		uint32_t j = h->waiting[i];
+
+		if (h->subs[j].start_ns > now) {
+			i++;
+			continue;
+		}
+		h->waiting[i] = h->waiting[--h->n_waiting];
+		if (sub_post(h, j))
+			return 0;
+		work++;
+	}
+	if (h->step < h->sched->rank[h->rank].nsteps || h->done_ns == 0) {
+		uint32_t before = h->step;
+
+		if (advance(h, now))
+			return 0;
+		work += h->step != before;
+	}
+	return work;
+}
+
+uint32_t
+et_rt_poll(struct et_rt_host *h, uint64_t now)
+{
+	return et_nic_poll(h->nic, now) + progress(h, now);
+}
+
+uint64_t
+et_rt_next_event(const struct et_rt_host *h, uint64_t now)
+{
+	uint64_t t = et_nic_next_event(h->nic, now);
+
+	if (h->batch_at && h->batch_at < t)
+		t = h->batch_at;
+	for (uint32_t i = 0; i < h->n_waiting; i++)
+		if (h->subs[h->waiting[i]].start_ns < t)
+			t = h->subs[h->waiting[i]].start_ns;
+	return t;
+}
+
+/* ---- set-up ---- */
+
+int
+et_rt_host_init(struct et_rt_host *h, const struct et_rt_conf *c,
+		const struct et_coll_sched *sched, uint32_t rank, struct et_nic *nic,
+		const struct rte_ether_addr *gw_mac, uint8_t *shared, uint64_t shared_len,
+		const struct et_rt_peer_ops *ops, void *ctx)
+{
+	const struct et_coll_rank *r = &sched->rank[rank];
+	uint64_t size = c->size ? c->size : 1;
+	uint64_t slen = r->staging_bytes ? r->staging_bytes : 1;
+	const struct et_mr *mr;
+
+	memset(h, 0, sizeof(*h));
+	h->nic = nic;
+	h->c = c;
+	h->sched = sched;
+	h->rank = rank;
+	h->gw_mac = *gw_mac;
+	h->peer_ops = ops;
+	h->peer_ctx = ctx;
+	h->free_sub = NO_SUB;
+	if (et_mr_table_init(&h->mrs, 4) || et_cq_init(&h->scq, 8192) || et_cq_init(&h->rcq, 8192))
+		return -ENOMEM;
+	if (shared) {
+		h->data = h->staging = shared;
+		size = slen = shared_len;
+	} else {
+		h->own_buffers = true;
+		h->data = malloc(size);
+		h->staging = calloc(1, slen);
+		if (!h->data || !h->staging)
+			return -ENOMEM;
+		et_coll_fill(sched, rank, c->seed, ET_DT_INT32, h->data);
+	}
+	mr = et_mr_reg(&h->mrs, h->data, size, ET_ACCESS_LOCAL_WRITE);
+	h->data_key = mr ? mr->key : 0;
+	mr = et_mr_reg(&h->mrs, h->staging, slen, ET_ACCESS_LOCAL_WRITE | ET_ACCESS_REMOTE_WRITE);
+	h->staging_key = mr ? mr->key : 0;
+	h->recv_left = calloc(r->nrecvs + 1, sizeof(*h->recv_left));
+	h->waiting = calloc(ET_RT_MAX_QPS, sizeof(*h->waiting));
+	if (!h->recv_left || !h->waiting || !h->data_key || !h->staging_key)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < r->nrecvs; k++)
+		h->recv_left[k] = r->recvs[k].len;
+	et_lb_host_init(&h->lb, &c->lb, &c->t, rank, c->seed);
+	return 0;
+}
+
+/* The NIC goes with its QPs; the policy's state of subflows still open (a
+ * failed run) goes here. */
+void
+et_rt_host_free(struct et_rt_host *h)
+{
+	for (uint32_t i = 0; h->subs && i < h->n_subs; i++)
+		if (h->subs[i].lb_state) {
+			et_lb_detach(&h->lb, h->subs[i].lb_state);
+			h->subs[i].lb_state = NULL;
+		}
+	et_mr_table_free(&h->mrs);
+	et_cq_free(&h->scq);
+	et_cq_free(&h->rcq);
+	if (h->own_buffers) {
+		free(h->data);
+		free(h->staging);
+	}
+	free(h->recv_left);
+	free(h->waiting);
+	free(h->subs);
+	memset(h, 0, sizeof(*h));
+}
+
+const char *
+et_rt_strerror(const struct et_rt_host *h, char *buf, size_t len)
+{
+	const struct et_rt_failure *f = &h->fail;
+
+	switch (f->why) {
+	case ET_RT_OK:
+		snprintf(buf, len, "no error");
+		break;
+	case ET_RT_NO_MEMORY:
+		snprintf(buf, len, "host %u: out of memory at step %u", h->rank, f->step);
+		break;
+	case ET_RT_TOO_MANY_QPS:
+		snprintf(buf, len, "host %u: step %u needs %u QPs, more than %u", h->rank, f->step,
+			 f->qps, ET_RT_MAX_QPS);
+		break;
+	case ET_RT_NO_QP:
+		snprintf(buf, len, "host %u or %u: no QP left (%u per host)", h->rank, f->peer,
+			 ET_RT_MAX_QPS);
+		break;
+	case ET_RT_POST:
+		snprintf(buf, len, "host %u: cannot post %" PRIu64 " bytes to host %u", h->rank,
+			 f->len, f->peer);
+		break;
+	case ET_RT_BAD_RECV:
+		snprintf(buf, len, "host %u: bad receive completion (%s, imm %u)", h->rank,
+			 et_wc_status_str(f->status), f->imm);
+		break;
+	case ET_RT_SEND_FAILED:
+		snprintf(buf, len, "host %u -> host %u: QP %u: %s", h->rank, f->peer, f->qpn,
+			 et_wc_status_str(f->status));
+		break;
+	}
+	return buf;
+}

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * The collective host runtime: one rank of a collective schedule (coll/)
+ * run on one host NIC through one load-balancing policy (lb/).
+ *
+ * Step by step, a rank plans its sends with the policy (Ethereal's
+ * interceptor holds the flows to other racks until the batch closes),
+ * opens a QP pair per subflow when its start time comes, posts its one
+ * WRITE with immediate (the immediate names the receive it fills), counts
+ * the bytes that arrive, and enters the next step once everything of this
+ * one has been sent and received (reducing what arrived in verify mode).
+ *
+ * Where the far end of a subflow comes from is the program's: in one
+ * process (sim/) the peer host's QP is made directly; across processes,
+ * through the ranks' exchange.  Time is whatever clock the caller passes.
+ */
+#ifndef ET_RUNTIME_H
+#define ET_RUNTIME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rte_ether.h>
+
+#include "coll/et_coll.h"
+#include "host/et_nic.h"
+#include "lb/et_lb.h"
+#include "transport/et_mr.h"
+#include "transport/et_qp.h"
+
+/* QPs a host may have open or planned at once. */
+#define ET_RT_MAX_QPS 4096
+
+/* One QP pair carrying bytes [off, off + len) of one send of a step. */
+struct et_rt_sub {
+	uint32_t dst;
+	uint32_t send;        /* index into the rank's sends */
+	uint64_t off, len;
+	uint16_t path;
+	uint64_t start_ns;
+	int insert_pos;
+	struct et_qp *qp;     /* the sending end, on this host */
+	void *peer;           /* the receiving end: the peer ops' own */
+	void *lb_state;       /* what the policy keeps for the connection */
+	uint32_t next_free;
+};
+
+/* The receiving end of a subflow, as the sender needs it. */
+struct et_rt_remote {
+	uint32_t qpn;
+	uint64_t addr;        /* where the subflow's first byte goes */
+	uint32_t rkey;
+};
+
+struct et_rt_host;
+
+struct et_rt_peer_ops {
+	/* A rank's IPv4 address, host order. */
+	uint32_t (*ip)(void *ctx, uint32_t rank);
+	/* Make the receiving end of s for the sending QP (qpn, attributes a:
+	 * its PSNs), ready and with its receive posted.  0 or a negative errno. */
+	int (*open)(void *ctx, struct et_rt_host *h, struct et_rt_sub *s, uint32_t qpn,
+		    const struct et_qp_attr *a, struct et_rt_remote *out);
+	/* s is complete: its receiving end goes. */
+	void (*close)(void *ctx, struct et_rt_host *h, struct et_rt_sub *s);
+};
+
+/* What every host of a run shares. */
+struct et_rt_conf {
+	struct et_qp_attr qp;     /* mtu, rto, retries, DCTCP; addresses aside */
+	struct et_lb_conf lb;
+	struct et_topo t;
+	uint64_t seed;
+	bool verify;              /* real data, reduced at every step */
+	uint64_t size;            /* bytes per rank */
+};
+
+struct et_rt_stats {
+	uint64_t qps_created;
+	uint64_t retransmits, timeouts, naks, cnps, alloc_fail;
+};
+
+/* Why a rank stopped: set once, with the rank and the QP concerned. */
+enum et_rt_error {
+	ET_RT_OK,
+	ET_RT_NO_MEMORY,
+	ET_RT_TOO_MANY_QPS,   /* a step needs more than ET_RT_MAX_QPS */
+	ET_RT_NO_QP,          /* the NIC has no QP left */
+	ET_RT_POST,           /* a work request was refused */
+	ET_RT_BAD_RECV,       /* a receive completion in error or out of place */
+	ET_RT_SEND_FAILED,    /* a send completion in error */
+};
+
+struct et_rt_failure {
+	enum et_rt_error why;
+	uint32_t peer, qpn, imm, step, qps;
+	uint64_t len;
+	enum et_wc_status status;
+};
+
+struct et_rt_host {
+	struct et_nic *nic;
+	struct et_mr_table mrs;
+	uint32_t data_key, staging_key;
+	struct et_cq scq, rcq;
+	uint8_t *data, *staging;  /* not owned when the run shares one region */
+	bool own_buffers;
+	struct rte_ether_addr gw_mac;  /* the next hop of every frame: the ToR */
+	struct et_lb_host lb;
+	const struct et_rt_conf *c;
+	const struct et_coll_sched *sched;
+	uint32_t rank;
+	const struct et_rt_peer_ops *peer_ops;
+	void *peer_ctx;
+	struct et_rt_sub *subs;
+	uint32_t n_subs, free_sub;
+	uint32_t step;            /* the step running; nsteps: done */
+	bool step_started;
+	uint32_t sends_left;      /* subflows of the step not yet complete */
+	uint64_t *recv_left;      /* per receive of the schedule: bytes to come */
+	uint32_t *waiting;        /* subflows planned, not yet posted */
+	uint32_t n_waiting;
+	uint64_t batch_at;        /* when the interceptor's batch closes; 0: none */
+	uint32_t qps, qps_max;
+	uint64_t done_ns;         /* when the rank finished, + 1; 0: not yet */
+	struct et_rt_stats st;
+	struct et_rt_failure fail;
+};
+
+/* Rank `rank` of sched on nic.  shared: one region every host of the run
+ * sends from and writes into (memory-light: no verification), NULL for
+ * buffers of its own, filled with the rank's data.  0 or a negative errno. */
+int et_rt_host_init(struct et_rt_host *h, const struct et_rt_conf *c,
+		    const struct et_coll_sched *sched, uint32_t rank, struct et_nic *nic,
+		    const struct rte_ether_addr *gw_mac, uint8_t *shared, uint64_t shared_len,
+		    const struct et_rt_peer_ops *ops, void *ctx);
+void et_rt_host_free(struct et_rt_host *h);
+
+/* The NIC's turn, then the rank's: completions, the batch, due subflows,
+ * the steps.  The work done; 0 with h->fail.why set when the rank failed. */
+uint32_t et_rt_poll(struct et_rt_host *h, uint64_t now);
+
+/* The earliest time the host (NIC or rank) has something to do. */
+uint64_t et_rt_next_event(const struct et_rt_host *h, uint64_t now);
+
+/* A QP's counters into st (every QP of a run is counted once, when it goes
+ * or when the run ends). */
+void et_rt_stats_add_qp(struct et_rt_stats *st, const struct et_qp *qp);
+
+/* The failure in words, e.g. "host 3 -> host 9: QP 12: retry exceeded". */
+const char *et_rt_strerror(const struct et_rt_host *h, char *buf, size_t len);
+
+#endif /* ET_RUNTIME_H */

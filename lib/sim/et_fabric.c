@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* A fabric's build and teardown: switches and links (et_net), one NIC and
+ * one collective rank (host/et_runtime) per host; the QP pairs of a
+ * subflow made directly on both hosts. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_mbuf.h>
+
+#include "sim/et_sim_priv.h"
+
+#define RING_SIZE 4096
+
+void
+et_fabric_params_default(struct et_fabric_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	et_topo_leaf_spine(&p->t, 2, 2, 2, 1);
+	et_sw_params_default(&p->net.sw);
+	p->net.link = (struct et_link_model){.rate_bps = 400000000000ull, .latency_ns = 500};
+	p->net.ring_size = RING_SIZE;
+	p->host_link = p->net.link;
+	et_qp_attr_default(&p->qp);
+	et_lb_conf_default(&p->lb);
+	p->kind = ET_COLL_ALLREDUCE;
+	p->algo = ET_ALGO_A2A;
+	p->size = 1 << 20;
+	p->seed = 1;
+	p->time_limit_ns = 10ull * 1000000000;
+}
+
+uint32_t
+et_fabric_pool_mbufs(const struct et_fabric_params *p)
+{
+	/* frames in flight: a link's worth per link, the queues' ECN depth,
+	 * the hosts' windows; a QP that finds the pool empty waits (alloc_fail) */
+	return p->mbufs ? p->mbufs : 16384 + et_topo_hosts(&p->t) * 1024;
+}
+
+uint64_t
+et_fabric_pool_bytes(const struct et_fabric_params *p)
+{
+	return (uint64_t)et_fabric_pool_mbufs(p) *
+	       (RTE_PKTMBUF_HEADROOM + p->qp.mtu + 256 + sizeof(struct rte_mbuf) + 64);
+}
+
+/* Links a packet crosses on the fabric's longest path. */
+uint32_t
+et_fabric_longest_path_hops(const struct et_topo *t)
+{
+	if (t->tors == 1)
+		return 2;
+	return t->kind == ET_TOPO_FAT_TREE && t->pods > 1 ? 6 : 4;
+}
+
+uint32_t
+et_fabric_bdp_bytes(const struct et_fabric_params *p)
+{
+	uint32_t hops = et_fabric_longest_path_hops(&p->t);
+	const struct et_link_model *lm = &p->net.link;
+	/* data out store-and-forward, the ACK back: the base RTT */
+	uint64_t rtt = 2 * hops * lm->latency_ns + hops * et_link_tx_ns(lm, p->qp.mtu + 78) +
+		       hops * et_link_tx_ns(lm, 64);
+	uint64_t bdp = (uint64_t)((double)p->host_link.rate_bps * rtt / 8e9);
+
+	return (uint32_t)(bdp > p->qp.mtu ? bdp : p->qp.mtu);
+}
+
+int
+et_fabric_fail(struct et_fabric *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(f->error, sizeof(f->error), fmt, ap);
+	va_end(ap);
+	return -EIO;
+}
+
+/* ---- the far end of a subflow: the peer host's QP, made here ---- */
+
+static uint32_t
+peer_ip(void *ctx, uint32_t rank)
+{
+	const struct et_fabric *f = ctx;
+
+	return et_net_host_ip(&f->p.t, rank);
+}
+
+static int
+peer_open(void *ctx, struct et_rt_host *src, struct et_rt_sub *s, uint32_t qpn,
+	  const struct et_qp_attr *a, struct et_rt_remote *out)
+{
+	struct et_fabric *f = ctx;
+	struct et_rt_host *hd = &f->h[s->dst].rt;
+	const struct et_coll_send *snd = &f->sched.rank[src->rank].sends[s->send];
+	const struct et_coll_recv *rcv = &f->sched.rank[s->dst].recvs[snd->recv];
+	uint8_t *dst = hd->staging + rcv->staging_off + s->off;
+	struct et_recv_wr rw = {.wr_id = 0, .addr = dst, .length = (uint32_t)s->len,
+				.lkey = hd->staging_key};
+	struct et_qp_attr b = f->p.qp;
+	struct et_qp *rq;
+
+	b.max_send_wr = b.max_recv_wr = 2;
+	b.multipath = a->multipath;
+	b.dest_ip = et_net_host_ip(&f->p.t, src->rank);
+	b.dest_mac = hd->gw_mac;
+	b.sq_psn = a->rq_psn;
+	b.rq_psn = a->sq_psn;
+	rq = et_nic_qp_create(&f->h[s->dst].nic, &b, &hd->mrs, &hd->scq, &hd->rcq);
+	if (rq == NULL)
+		return -ENOSPC;
+	rq->a.dest_qpn = qpn;
+	et_qp_ready(rq);
+	if (et_qp_post_recv(rq, &rw)) {
+		et_nic_qp_destroy(&f->h[s->dst].nic, rq);
+		return -ENOSPC;
+	}
+	s->peer = rq;
+	*out = (struct et_rt_remote){rq->a.qpn, (uint64_t)(uintptr_t)dst, hd->staging_key};
+	return 0;
+}
+
+static void
+peer_close(void *ctx, struct et_rt_host *src, struct et_rt_sub *s)
+{
+	struct et_fabric *f = ctx;
+
+	et_rt_stats_add_qp(&src->st, s->peer);
+	et_nic_qp_destroy(&f->h[s->dst].nic, s->peer);
+	s->peer = NULL;
+}
+
+static const struct et_rt_peer_ops peer_ops = {peer_ip, peer_open, peer_close};
+
+static int
+host_init(struct et_fabric *f, uint32_t i, uint64_t shared_len)
+{
+	struct et_fabric_host *h = &f->h[i];
+	struct rte_ether_addr mac, gw;
+
+	et_net_host_mac(i, &mac);
+	et_net_tor_mac(&f->net, i, &gw);
+	if (et_nic_init(&h->nic, &f->net.host_port[i], &f->p.host_link, f->pool, &mac,
+			et_net_host_ip(&f->p.t, i), 1, ET_RT_MAX_QPS) ||
+	    et_rt_host_init(&h->rt, &f->rc, &f->sched, i, &h->nic, &gw, f->light_buf, shared_len,
+			    &peer_ops, f))
+		return et_fabric_fail(f, "host %u: out of memory", i);
+	return 0;
+}
+
+static int
+open_captures(struct et_fabric *f)
+{
+	uint32_t n = f->n_hosts, i;
+	char path[512], name[64];
+
+	for (i = 0; i < f->net.n_sw; i++)
+		n += f->net.sw[i].n_ports;
+	f->caps = calloc(n, sizeof(*f->caps));
+	if (f->caps == NULL)
+		return et_fabric_fail(f, "out of memory");
+	for (i = 0; i < f->net.n_sw; i++)
+		for (uint16_t k = 0; k < f->net.sw[i].n_ports; k++) {
+			snprintf(name, sizeof(name), "%s-p%u", f->net.sw[i].name, k);
+			snprintf(path, sizeof(path), "%s/%s.pcapng", f->p.pcap_dir, name);
+			if ((f->caps[f->n_caps] = et_capture_open(path, name)) == NULL)
+				return et_fabric_fail(f, "--pcap: cannot write %s", path);
+			et_switch_set_capture(&f->net.sw[i], k, f->caps[f->n_caps++]);
+		}
+	for (i = 0; i < f->n_hosts; i++) {
+		snprintf(name, sizeof(name), "host%u", i);
+		snprintf(path, sizeof(path), "%s/%s.pcapng", f->p.pcap_dir, name);
+		if ((f->caps[f->n_caps] = et_capture_open(path, name)) == NULL)
+			return et_fabric_fail(f, "--pcap: cannot write %s", path);
+		f->h[i].nic.eg.cap = f->caps[f->n_caps++];
+	}
+	return 0;
+}
+
+int
+et_fabric_build(struct et_fabric *f, const struct et_fabric_params *p)
+{
+	const char *why = NULL;
+	uint32_t links, mbufs;
+	uint64_t shared_len = 0;
+	char err[256];
+
+	memset(f, 0, sizeof(*f));
+	f->p = *p;
+	if (et_topo_validate(&p->t, err, sizeof(err)))
+		return et_fabric_fail(f, "topology: %s", err);
+	f->n_hosts = et_topo_hosts(&p->t);
+	if (et_coll_build(&f->sched, p->kind, p->algo, f->n_hosts, p->size, p->chunk, &why))
+		return et_fabric_fail(f, "%s", why);
+	if (p->size > UINT32_MAX)
+		return et_fabric_fail(f, "--size: at most 4G per rank (one work request per subflow)");
+	if (p->qp.dctcp.init_cwnd == 0)
+		f->p.qp.dctcp.init_cwnd = et_fabric_bdp_bytes(&f->p);
+	if (p->lb.reps.explore_pkts == 0)
+		f->p.lb.reps.explore_pkts = et_fabric_bdp_bytes(&f->p) / p->qp.mtu + 1;
+	f->rc = (struct et_rt_conf){.qp = f->p.qp, .lb = f->p.lb, .t = p->t, .seed = p->seed,
+				    .verify = p->verify, .size = p->size};
+	f->p.net.sw.mode = et_lb_uses_ecmp(&p->lb) ? ET_SW_ECMP : ET_SW_SOURCE_ROUTE;
+	f->p.net.sw.ecmp_seed = (uint32_t)(p->seed * 2654435761u);
+	/* net_ring ethdevs where Debian's 32-port limit allows, bare rings beyond */
+	links = f->n_hosts + p->t.tors * et_topo_tor_uplinks(&p->t) +
+		(p->t.kind == ET_TOPO_FAT_TREE ? p->t.pods * p->t.aggs_per_pod * p->t.cores_per_agg : 0);
+	f->p.net.ethdev = 2 * links <= RTE_MAX_ETHPORTS;
+	f->p.net.ring_size = RING_SIZE;
+	f->p.net.sw.compact_routes = true;
+	/* frames in flight: switch queues hold at most their buffer; hosts
+	 * their windows.  Enough for the shipped fabrics, not a bound. */
+	mbufs = et_fabric_pool_mbufs(p);
+	f->pool = rte_pktmbuf_pool_create("fabric", mbufs, 256, 0,
+					  RTE_PKTMBUF_HEADROOM + p->qp.mtu + 256, (int)rte_socket_id());
+	if (f->pool == NULL)
+		return et_fabric_fail(f, "cannot create a pool of %u mbufs (%" PRIu64 " MB): %s (give EAL more "
+			    "memory, -m or hugepages, or fewer with [run] mbufs)",
+			    mbufs, et_fabric_pool_bytes(p) >> 20, rte_strerror(rte_errno));
+	if (et_net_build(&f->net, &p->t, &f->p.net, f->pool, (int)rte_socket_id()))
+		return et_fabric_fail(f, "cannot build the fabric's switches and links");
+	f->h = calloc(f->n_hosts, sizeof(*f->h));
+	if (f->h == NULL)
+		return et_fabric_fail(f, "out of memory");
+	if (!p->verify) {
+		shared_len = p->size > f->sched.staging_bytes ? p->size : f->sched.staging_bytes;
+		/* memory-light: every host sends from and writes into one region */
+		f->light_buf = calloc(1, shared_len + 1);
+		if (f->light_buf == NULL)
+			return et_fabric_fail(f, "out of memory");
+	}
+	for (uint32_t i = 0; i < f->n_hosts; i++)
+		if (host_init(f, i, shared_len + 1))
+			return -EIO;
+	for (uint32_t i = 0; i < p->n_fails; i++) {
+		const struct et_fabric_fail *x = &p->fails[i];
+
+		/* the clock starts at 1 (0 means "now" to the switch) */
+		if (et_net_fail_uplink(&f->net, (struct et_node){x->tier, x->sw}, x->uplink,
+				       x->at_ns + 1))
+			return et_fabric_fail(f, "%s: no %s %u uplink %u",
+				    p->fails_from[0] ? p->fails_from : "--fail",
+				    x->tier == ET_TIER_TOR ? "ToR" : "aggregation switch", x->sw,
+				    x->uplink);
+	}
+	if (p->pcap_dir && open_captures(f))
+		return -EIO;
+	return 0;
+}
+
+uint32_t
+et_fabric_verify(const struct et_fabric *f, uint64_t *checked)
+{
+	uint8_t *want = malloc(f->p.size ? f->p.size : 1);
+	uint32_t bad = 0;
+
+	if (want == NULL)
+		return f->n_hosts;
+	for (uint32_t i = 0; i < f->n_hosts; i++) {
+		uint64_t off, len;
+
+		et_coll_expect(&f->sched, i, f->p.seed, ET_DT_INT32, want);
+		et_coll_checked_range(&f->sched, i, &off, &len);
+		bad += memcmp(f->h[i].rt.data + off, want + off, len) != 0;
+		*checked += len;
+	}
+	free(want);
+	return bad;
+}
+
+uint64_t
+et_fabric_cct_ns(const struct et_fabric *f)
+{
+	uint64_t t = 0;
+
+	for (uint32_t i = 0; i < f->n_hosts; i++)
+		if (f->h[i].rt.done_ns > t)
+			t = f->h[i].rt.done_ns;
+	return t > 2 ? t - 2 : 0; /* both the clock and done_ns start at 1 */
+}
+
+uint64_t
+et_fabric_lower_bound_ns(const struct et_fabric *f)
+{
+	uint32_t n = f->n_hosts;
+	double bytes = (double)f->p.size * (n - 1) / n;
+	uint32_t hops = et_fabric_longest_path_hops(&f->p.t);
+
+	if (f->p.kind == ET_COLL_ALLREDUCE)
+		bytes *= 2;
+	return (uint64_t)(bytes * 8e9 / (double)f->p.host_link.rate_bps) +
+	       hops * f->p.net.link.latency_ns;
+}
+
+void
+et_fabric_free(struct et_fabric *f)
+{
+	for (uint32_t i = 0; f->h && i < f->n_hosts; i++) {
+		struct et_fabric_host *h = &f->h[i];
+
+		h->nic.eg.cap = NULL;
+		et_nic_free(&h->nic);
+		et_rt_host_free(&h->rt);
+	}
+	for (uint32_t i = 0; i < f->net.n_sw; i++)
+		for (uint16_t k = 0; k < f->net.sw[i].n_ports; k++)
+			et_switch_set_capture(&f->net.sw[i], k, NULL);
+	for (uint32_t i = 0; i < f->n_caps; i++)
+		et_capture_close(f->caps[i]);
+	free(f->caps);
+	free(f->h);
+	if (f->net.sw)
+		et_net_free(&f->net);
+	rte_mempool_free(f->pool);
+	et_coll_free(&f->sched);
+	free(f->light_buf);
+	memset(f, 0, sizeof(*f));
+}

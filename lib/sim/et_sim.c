@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The event loop: every node of a fabric takes its turn in a fixed order,
+ * in virtual time (deterministic) or on the TSC. */
+#include <stdatomic.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_ring.h>
+
+#include "host/et_worker.h"
+#include "sim/et_sim_priv.h"
+
+/* ---- run ---- */
+
+/* Name the node whose due event does nothing: a bug, said precisely. */
+static void
+stuck(struct et_fabric *f)
+{
+	for (uint32_t i = 0; i < f->n_hosts; i++) {
+		const struct et_fabric_host *h = &f->h[i];
+
+		if (et_rt_next_event(&h->rt, f->now) <= f->now) {
+			et_fabric_fail(f, "no progress at %" PRIu64 " ns: host %u has an event due (egress "
+			     "queue %u, in flight %u, active QPs %u, timers %u, waiting %u, pool free %u, ring %u)",
+			     f->now, i, et_egress_qlen(&h->nic.eg),
+			     h->nic.eg.fly_tail - h->nic.eg.fly_head, h->nic.n_active,
+			     h->nic.heap_n, h->rt.n_waiting, rte_mempool_avail_count(f->pool),
+			     h->nic.port.tx ? rte_ring_count(h->nic.port.tx) : 0);
+			return;
+		}
+	}
+	for (uint32_t i = 0; i < f->net.n_sw; i++)
+		if (et_switch_next_event(&f->net.sw[i], f->now) <= f->now) {
+			et_fabric_fail(f, "no progress at %" PRIu64 " ns: switch %s has an event due (pool free %u)",
+			     f->now, f->net.sw[i].name, rte_mempool_avail_count(f->pool));
+			return;
+		}
+	et_fabric_fail(f, "no progress at %" PRIu64 " ns", f->now);
+}
+
+/* Tell each link's sender which node its frames wake. */
+static void
+wire_wakeups(struct et_fabric *f, uint8_t *ready)
+{
+	for (uint32_t s = 0; s < f->net.n_sw; s++)
+		for (uint16_t k = 0; k < f->net.sw[s].n_ports; k++) {
+			const struct et_net_peer *pp = &f->net.peers[s * ET_SW_MAX_PORTS + k];
+
+			f->net.sw[s].ports[k].eg.peer_ready =
+				pp->peer.tier == ET_TIER_HOST
+					? &ready[pp->peer.index]
+					: &ready[f->n_hosts + f->net.first[pp->peer.tier] + pp->peer.index];
+		}
+	for (uint32_t i = 0; i < f->n_hosts; i++)
+		f->h[i].nic.eg.peer_ready = &ready[f->n_hosts + et_topo_tor_of(&f->p.t, i)];
+}
+
+/* One node's turn: a host (NIC, then its part of the collective) or a
+ * switch; the work it did. */
+static uint32_t
+poll_node(struct et_fabric *f, uint32_t i)
+{
+	if (i < f->n_hosts) {
+		struct et_rt_host *h = &f->h[i].rt;
+		bool done = h->done_ns != 0;
+		uint32_t work = et_rt_poll(h, f->now);
+
+		if (h->fail.why != ET_RT_OK) {
+			char why[200];
+
+			f->failed = true;
+			if (!f->error[0])
+				et_fabric_fail(f, "%s", et_rt_strerror(h, why, sizeof(why)));
+		}
+		f->hosts_done += !done && h->done_ns;
+		return work;
+	}
+	return et_switch_poll(&f->net.sw[i - f->n_hosts], f->now);
+}
+
+static uint64_t
+node_next_event(const struct et_fabric *f, uint32_t i)
+{
+	if (i < f->n_hosts)
+		return et_rt_next_event(&f->h[i].rt, f->now);
+	return et_switch_next_event(&f->net.sw[i - f->n_hosts], f->now);
+}
+
+/* Real clock with more than one lcore: the hosts (and the collective,
+ * which touches both ends of every QP pair) stay on the main lcore, the
+ * switches are dealt to the others.  They share only rings, each with one
+ * producer and one consumer. */
+struct sw_worker {
+	struct et_fabric *f;
+	uint32_t first, step;     /* switches first, first + step, ... */
+	uint64_t base;
+	_Atomic int *run;
+};
+
+static int
+switch_worker(void *arg)
+{
+	struct sw_worker *w = arg;
+
+	while (atomic_load_explicit(w->run, memory_order_relaxed)) {
+		uint64_t now = et_tsc_ns() - w->base + 1;
+
+		for (uint32_t i = w->first; i < w->f->net.n_sw; i += w->step)
+			et_switch_poll(&w->f->net.sw[i], now);
+	}
+	return 0;
+}
+
+static unsigned int
+launch_switch_workers(struct et_fabric *f, struct sw_worker *w, _Atomic int *run, uint64_t base)
+{
+	unsigned int lcore, n = 0, workers = rte_lcore_count() - 1;
+
+	if (workers == 0)
+		return 0;
+	RTE_LCORE_FOREACH_WORKER(lcore) {
+		w[n] = (struct sw_worker){f, n, workers, base, run};
+		if (rte_eal_remote_launch(switch_worker, &w[n], lcore) == 0)
+			n++;
+	}
+	return n;
+}
+
+/* Every node takes its turn in a fixed order, pass after pass.  In virtual
+ * time a node is skipped when it can have nothing to do: no frame reached
+ * it, it did nothing last time, and its own next event is later.  A pass
+ * that does no work moves the clock to the earliest next event. */
+int
+et_fabric_run(struct et_fabric *f)
+{
+	uint32_t nodes = f->n_hosts + f->net.n_sw;
+	uint8_t *ready = malloc(nodes);
+	uint64_t *wake = calloc(nodes, sizeof(*wake));
+	uint64_t base = f->p.real_clock ? et_tsc_ns() : 0, idle = 0;
+	bool skip = !f->p.real_clock;
+	struct sw_worker sw[RTE_MAX_LCORE];
+	_Atomic int run = 1;
+	unsigned int workers = 0;
+
+	if (!ready || !wake) {
+		free(ready);
+		free(wake);
+		return et_fabric_fail(f, "out of memory");
+	}
+	memset(ready, 1, nodes);
+	if (skip)
+		wire_wakeups(f, ready);
+	else if ((workers = launch_switch_workers(f, sw, &run, base)) > 0)
+		nodes = f->n_hosts; /* the switches poll on their own lcores */
+	f->now = 1;
+	for (;;) {
+		uint32_t work = 0, i, w;
+
+		for (i = 0; i < nodes; i++) {
+			if (skip && !ready[i] && wake[i] > f->now)
+				continue;
+			ready[i] = 0;
+			w = poll_node(f, i);
+			if (w)
+				ready[i] = 1; /* busy: look again next pass */
+			else if (skip)
+				wake[i] = node_next_event(f, i);
+			work += w;
+		}
+		f->passes++;
+		if (f->failed || f->hosts_done == f->n_hosts)
+			break;
+		if (f->now > f->p.time_limit_ns) {
+			et_fabric_fail(f, "not done after %.3f s of %s time (%u of %u hosts done)",
+			     f->now / 1e9, f->p.real_clock ? "real" : "virtual", f->hosts_done,
+			     f->n_hosts);
+			break;
+		}
+		if (f->p.real_clock) {
+			f->now = et_tsc_ns() - base + 1;
+			continue;
+		}
+		if (work) {
+			idle = 0;
+			continue;
+		}
+		{
+			uint64_t t = UINT64_MAX;
+
+			for (i = 0; i < nodes; i++) {
+				if (ready[i])
+					t = f->now; /* a frame arrived during the pass */
+				else if (wake[i] < t)
+					t = wake[i];
+			}
+			if (t == UINT64_MAX) {
+				et_fabric_fail(f, "stalled at %.6f s: nothing left to do, %u of %u hosts done",
+				     f->now / 1e9, f->hosts_done, f->n_hosts);
+				break;
+			}
+			if (t > f->now)
+				f->now = t;
+			else if (++idle > 1000) {
+				stuck(f);
+				break;
+			}
+		}
+	}
+	if (workers) {
+		atomic_store(&run, 0);
+		rte_eal_mp_wait_lcore();
+	}
+	for (uint32_t i = 0; i < f->net.n_sw; i++)
+		for (uint16_t k = 0; k < f->net.sw[i].n_ports; k++)
+			f->net.sw[i].ports[k].eg.peer_ready = NULL;
+	for (uint32_t i = 0; i < f->n_hosts; i++)
+		f->h[i].nic.eg.peer_ready = NULL;
+	free(ready);
+	free(wake);
+	return f->error[0] ? -1 : 0;
+}
+
