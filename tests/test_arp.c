@@ -4,6 +4,7 @@
  */
 #include "et_test.h"
 
+#include <errno.h>
 #include <rte_ip.h>
 
 #include "host/et_arp.h"
@@ -125,7 +126,7 @@ test_static_wins(void **state)
 	et_arp_input(&a, in, n, 0, out, sizeof(out));
 	assert_memory_equal(et_arp_lookup(&a, PEER_IP), PEER, 6);
 	assert_int_equal(a.st.static_conflict, 1);
-	assert_int_equal(et_arp_set_static(&a, 0, PEER), -1);
+	assert_int_equal(et_arp_set_static(&a, 0, PEER), -EINVAL);
 }
 
 static void
@@ -187,7 +188,7 @@ test_bad_frames(void **state)
 	(void)state;
 	et_arp_init(&a, ME, MY_IP, 1, 100);
 	for (size_t len = 0; len < n; len++) {   /* every truncation */
-		assert_int_equal(et_arp_input(&a, in, len, 0, out, sizeof(out)), -1);
+		assert_int_equal(et_arp_input(&a, in, len, 0, out, sizeof(out)), -EBADMSG);
 		assert_int_equal(a.st.rx_bad, ++bad);
 	}
 	static const struct { int off; uint8_t v; } muts[] = {
@@ -204,7 +205,7 @@ test_bad_frames(void **state)
 
 		memcpy(f, in, n);
 		f[muts[i].off] = muts[i].v;
-		assert_int_equal(et_arp_input(&a, f, n, 0, out, sizeof(out)), -1);
+		assert_int_equal(et_arp_input(&a, f, n, 0, out, sizeof(out)), -EBADMSG);
 		assert_int_equal(a.st.rx_bad, ++bad);
 	}
 	assert_int_equal(a.st.tx_reply, 0);

@@ -4,6 +4,7 @@
  * kind x algorithm run by a reference executor that follows the step rule
  * with ranks and deliveries in a random order.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -297,10 +298,10 @@ test_names(void **state)
 	}
 	assert_string_equal(et_coll_kind_name(ET_COLL_REDUCESCATTER), "reducescatter");
 	assert_string_equal(et_coll_algo_name(ET_ALGO_DBT), "dbt");
-	assert_int_equal(et_coll_parse_kind("broadcast", &k), -1);
-	assert_int_equal(et_coll_parse_kind("", &k), -1);
-	assert_int_equal(et_coll_parse_algo("tree", &a), -1);
-	assert_int_equal(et_coll_parse_algo("RD", &a), -1);
+	assert_int_equal(et_coll_parse_kind("broadcast", &k), -EINVAL);
+	assert_int_equal(et_coll_parse_kind("", &k), -EINVAL);
+	assert_int_equal(et_coll_parse_algo("tree", &a), -EINVAL);
+	assert_int_equal(et_coll_parse_algo("RD", &a), -EINVAL);
 }
 
 static void
@@ -311,7 +312,7 @@ expect_error(enum et_coll_kind kind, enum et_coll_algo algo, uint32_t n, uint64_
 	const char *why = NULL;
 
 	memset(&s, 0xff, sizeof(s));
-	assert_int_equal(et_coll_build(&s, kind, algo, n, size, 0, &why), -1);
+	assert_int_equal(et_coll_build(&s, kind, algo, n, size, 0, &why), -EINVAL);
 	assert_non_null(why);
 	assert_non_null(strstr(why, want));
 	assert_null(s.rank);

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,7 +20,7 @@ et_coll_parse_kind(const char *name, enum et_coll_kind *out)
 			*out = (enum et_coll_kind)i;
 			return 0;
 		}
-	return -1;
+	return -EINVAL;
 }
 
 int
@@ -30,7 +31,7 @@ et_coll_parse_algo(const char *name, enum et_coll_algo *out)
 			*out = (enum et_coll_algo)i;
 			return 0;
 		}
-	return -1;
+	return -EINVAL;
 }
 
 const char *
@@ -108,10 +109,10 @@ static int
 finish(struct et_coll_sched *s, struct builder *b)
 {
 	uint32_t *last = malloc((size_t)s->nranks * sizeof(*last)), i;
-	int rc = -1;
+	int rc = -ENOMEM;
 
 	if (last == NULL)
-		return -1;
+		return -ENOMEM;
 	if (b->n)
 		qsort(b->x, b->n, sizeof(*b->x), cmp_xfer);
 	for (i = 0; i < b->n; i++) {
@@ -282,27 +283,27 @@ et_coll_build(struct et_coll_sched *s, enum et_coll_kind kind, enum et_coll_algo
 	memset(s, 0, sizeof(*s));
 	if ((unsigned int)kind > ET_COLL_ALLTOALL || (unsigned int)algo > ET_ALGO_DBT) {
 		*why = "unknown collective or algorithm";
-		return -1;
+		return -EINVAL;
 	}
 	if (kind == ET_COLL_ALLTOALL && algo != ET_ALGO_A2A) {
 		*why = "alltoall needs algo a2a (rd, ring and dbt have no all-to-all)";
-		return -1;
+		return -EINVAL;
 	}
 	if (algo == ET_ALGO_DBT && kind != ET_COLL_ALLREDUCE) {
 		*why = "dbt is an allreduce algorithm only";
-		return -1;
+		return -EINVAL;
 	}
 	if (nranks == 0) {
 		*why = "need at least one rank";
-		return -1;
+		return -EINVAL;
 	}
 	if (algo == ET_ALGO_RD && (nranks & (nranks - 1))) {
 		*why = "rd needs a power-of-two number of ranks";
-		return -1;
+		return -EINVAL;
 	}
 	if (size % (4ull * nranks)) {
 		*why = "size must be a multiple of 4*nranks (4-byte elements, one chunk per rank)";
-		return -1;
+		return -EINVAL;
 	}
 	if (algo == ET_ALGO_DBT) {
 		cb = (chunk_bytes ? chunk_bytes : size / 8) / 4 * 4;
@@ -310,7 +311,7 @@ et_coll_build(struct et_coll_sched *s, enum et_coll_kind kind, enum et_coll_algo
 		/* 4 transfers per non-root rank and chunk of a half */
 		if ((size / 2 + cb) / cb * 4 * (nranks - 1) > DBT_MAX_XFERS) {
 			*why = "dbt: too many chunks for this size and rank count, use a larger chunk";
-			return -1;
+			return -EINVAL;
 		}
 	}
 	s->nranks = nranks;
@@ -338,7 +339,7 @@ oom:
 	free(b.x);
 	et_coll_free(s);
 	*why = "out of memory building the schedule";
-	return -1;
+	return -ENOMEM;
 }
 
 void

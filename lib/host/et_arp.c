@@ -2,6 +2,7 @@
  * ARP for an endpoint: see et_arp.h. */
 #include "host/et_arp.h"
 
+#include <errno.h>
 #include <string.h>
 
 #include "base/et_bytes.h"
@@ -68,12 +69,12 @@ et_arp_set_static(struct et_arp *a, uint32_t ip, const uint8_t mac[6])
 	struct et_arp_entry *e;
 
 	if (ip == 0)
-		return -1;
+		return -EINVAL;
 	e = find(a, ip);
 	if (!e)
 		e = slot(a);
 	if (!e)
-		return -1;
+		return -ENOSPC;
 	e->ip = ip;
 	memcpy(e->mac, mac, 6);
 	e->is_static = true;
@@ -171,12 +172,12 @@ et_arp_input(struct et_arp *a, const uint8_t *frame, size_t len, uint64_t now,
 	    et_load16(p) != ARP_HTYPE_ETHER || et_load16(p + 2) != ARP_PTYPE_IPV4 ||
 	    p[4] != 6 || p[5] != 4) {
 		a->st.rx_bad++;
-		return -1;
+		return -EBADMSG;
 	}
 	op = et_load16(p + 6);
 	if (op != ARP_OP_REQUEST && op != ARP_OP_REPLY) {
 		a->st.rx_bad++;
-		return -1;
+		return -EBADMSG;
 	}
 	sha = p + 8;
 	spa = et_load32(p + 14);

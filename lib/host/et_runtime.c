@@ -181,8 +181,10 @@ out:
 static int
 start_step(struct et_rt_host *h, uint64_t now)
 {
-	if (plan(h, now, false))
-		return -1;
+	int rc = plan(h, now, false);
+
+	if (rc)
+		return rc;
 	if (et_lb_batched(&h->c->lb))
 		h->batch_at = now + h->c->lb.batch_ns + 1; /* 0 means none */
 	return 0;
@@ -213,8 +215,10 @@ advance(struct et_rt_host *h, uint64_t now)
 
 		if (!h->step_started) {
 			h->step_started = true;
-			if (start_step(h, now))
-				return -1;
+			int rc = start_step(h, now);
+
+			if (rc)
+				return rc;
 		}
 		if (!step_complete(h))
 			return 0;

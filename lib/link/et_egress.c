@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,7 +20,7 @@ et_egress_init(struct et_egress *e, struct et_port *port,
 
 	memset(e, 0, sizeof(*e));
 	if (qcap == 0 || (qcap & (qcap - 1)))
-		return -1;
+		return -EINVAL;
 	e->port = port;
 	e->lm = *lm;
 	e->rng = lm->seed | 1;
@@ -39,7 +40,7 @@ et_egress_init(struct et_egress *e, struct et_port *port,
 	e->fly_mask = fly - 1;
 	if (!e->q || !e->fly) {
 		et_egress_free(e);
-		return -1;
+		return -ENOMEM;
 	}
 	return 0;
 }

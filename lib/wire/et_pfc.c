@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
 #include <string.h>
 
 #include <rte_mbuf.h>
@@ -31,7 +32,7 @@ int
 et_pfc_parse(const uint8_t *f, uint32_t len, uint16_t *quanta)
 {
 	if (len < 18 + 16)
-		return -1;
+		return -EBADMSG;
 	switch (et_load16(f + 14)) {
 	case 0x0001: /* 802.3x PAUSE: all traffic */
 		*quanta = et_load16(f + 16);
@@ -42,6 +43,6 @@ et_pfc_parse(const uint8_t *f, uint32_t len, uint16_t *quanta)
 		*quanta = et_load16(f + 18 + 2 * ET_PFC_PRIO);
 		return 1;
 	default:
-		return -1;
+		return -EBADMSG;
 	}
 }
