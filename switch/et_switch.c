@@ -16,24 +16,22 @@
 
 #define BURST 32
 
-static const char *const drop_names[ET_SW_DROP_COUNT] = {
-	[ET_SW_DROP_MALFORMED] = "malformed",
-	[ET_SW_DROP_NON_IP] = "non_ip",
-	[ET_SW_DROP_IP_CSUM] = "ip_checksum",
-	[ET_SW_DROP_TTL] = "ttl",
-	[ET_SW_DROP_NO_ROUTE] = "no_route",
-	[ET_SW_DROP_BAD_UPLINK] = "bad_uplink",
-	[ET_SW_DROP_BUFFER] = "buffer",
-	[ET_SW_DROP_QUEUE] = "queue_full",
-	[ET_SW_DROP_FAILED] = "link_failed",
-	[ET_SW_DROP_OVERSIZE] = "oversize",
-};
+#define DROP_NAME(id, name) [ET_SW_DROP_##id] = #name,
+static const char *const drop_names[ET_SW_DROP_COUNT] = {ET_SW_DROPS(DROP_NAME)};
+#undef DROP_NAME
 
 const char *
-et_sw_drop_name(enum et_sw_drop d)
+et_sw_drop_name(int d)
 {
-	return d < ET_SW_DROP_COUNT ? drop_names[d] : "?";
+	return d >= 0 && d < ET_SW_DROP_COUNT ? drop_names[d] : "?";
 }
+
+#define E(...) ET_CTR_ENTRY(struct et_sw_port_stats, __VA_ARGS__)
+#define A(...) ET_CTR_ARRAY_ENTRY(struct et_sw_port_stats, __VA_ARGS__)
+static const struct et_ctr_desc port_ctrs[] = {ET_SW_PORT_COUNTERS(E, A)};
+#undef E
+#undef A
+const struct et_ctr_table et_sw_port_ctrs = ET_CTR_TABLE(port_ctrs);
 
 void
 et_sw_params_default(struct et_sw_params *p)

@@ -19,6 +19,7 @@
 
 #include <rte_ether.h>
 
+#include "base/et_counters.h"
 #include "link/et_egress.h"
 #include "link/et_port.h"
 
@@ -33,30 +34,41 @@ enum et_sw_role {
 
 enum et_sw_mode { ET_SW_SOURCE_ROUTE, ET_SW_ECMP };
 
-/* Why a packet was dropped: every drop is counted by one reason. */
-enum et_sw_drop {
-	ET_SW_DROP_MALFORMED,  /* truncated or inconsistent headers */
-	ET_SW_DROP_NON_IP,     /* neither IPv4 nor PFC */
-	ET_SW_DROP_IP_CSUM,
-	ET_SW_DROP_TTL,
-	ET_SW_DROP_NO_ROUTE,   /* no prefix and no live uplink */
-	ET_SW_DROP_BAD_UPLINK, /* the path ID names an uplink we lack */
-	ET_SW_DROP_BUFFER,     /* shared buffer or dynamic threshold */
-	ET_SW_DROP_QUEUE,      /* egress queue array full */
-	ET_SW_DROP_FAILED,     /* sent to or received from a failed link */
-	ET_SW_DROP_OVERSIZE,   /* longer than the switch's largest frame */
-	ET_SW_DROP_COUNT
-};
+/* Why a packet was dropped: every drop is counted by one reason.  A new
+ * reason is one line here; its counter, name and accounting follow. */
+#define ET_SW_DROPS(X) \
+	X(MALFORMED, malformed)     /* truncated or inconsistent headers */ \
+	X(NON_IP, non_ip)           /* neither IPv4 nor PFC */ \
+	X(IP_CSUM, ip_checksum) \
+	X(TTL, ttl) \
+	X(NO_ROUTE, no_route)       /* no prefix and no live uplink */ \
+	X(BAD_UPLINK, bad_uplink)   /* the path ID names an uplink we lack */ \
+	X(BUFFER, buffer)           /* shared buffer or dynamic threshold */ \
+	X(QUEUE, queue_full)        /* egress queue array full */ \
+	X(FAILED, link_failed)      /* sent to or received from a failed link */ \
+	X(OVERSIZE, oversize)       /* longer than the switch's largest frame */
 
-const char *et_sw_drop_name(enum et_sw_drop d);
+#define ET_SW_DROP_ENUM(id, name) ET_SW_DROP_##id,
+enum et_sw_drop { ET_SW_DROPS(ET_SW_DROP_ENUM) ET_SW_DROP_COUNT };
+#undef ET_SW_DROP_ENUM
+
+const char *et_sw_drop_name(int d);
+
+/* A port's counters (its egress has its own: link/et_egress.h).  Frames
+ * taken in are forwarded, so they end only by a drop or as PAUSE. */
+#define ET_SW_PORT_COUNTERS(X, A) \
+	X(rx_pkts, INFO, "frames taken off the link") \
+	X(rx_bytes, INFO, "bytes taken off the link") \
+	A(drops, DROP, ET_SW_DROP_COUNT, et_sw_drop_name, "frames dropped, by reason") \
+	X(ecn_marks, INFO, "frames marked CE") \
+	X(pause_tx, MADE, "PAUSE frames sent") \
+	X(pause_rx, GONE, "PAUSE frames taken in") \
+	X(reroutes, INFO, "source-routed frames moved off this uplink")
 
 struct et_sw_port_stats {
-	uint64_t rx_pkts, rx_bytes;
-	uint64_t drops[ET_SW_DROP_COUNT];
-	uint64_t ecn_marks;
-	uint64_t pause_tx, pause_rx;
-	uint64_t reroutes;       /* source-routed packets moved off this uplink */
+	ET_SW_PORT_COUNTERS(ET_CTR_FIELD, ET_CTR_ARRAY_FIELD)
 };
+extern const struct et_ctr_table et_sw_port_ctrs;
 
 struct et_sw_port {
 	struct et_port port;

@@ -418,38 +418,6 @@ struct outcome {
 	double wall_s;
 };
 
-static void
-add_stats(struct et_fabric_stats *a, const struct et_fabric_stats *b)
-{
-	a->retransmits += b->retransmits;
-	a->timeouts += b->timeouts;
-	a->naks += b->naks;
-	a->cnps += b->cnps;
-	a->drops += b->drops;
-	a->ecn_marks += b->ecn_marks;
-	a->pause_frames += b->pause_frames;
-	a->packet_hops += b->packet_hops;
-	a->rerouted += b->rerouted;
-	a->paths_marked_bad += b->paths_marked_bad;
-	a->qps_created += b->qps_created;
-	if (b->max_qps_per_host > a->max_qps_per_host)
-		a->max_qps_per_host = b->max_qps_per_host;
-	for (int k = 0; k < 8; k++)
-		a->qps_hist[k] += b->qps_hist[k];
-	a->rx_bad += b->rx_bad;
-	a->rx_unknown_qpn += b->rx_unknown_qpn;
-	a->alloc_fail += b->alloc_fail;
-	a->reps_frozen += b->reps_frozen;
-	a->reps_explored += b->reps_explored;
-	a->reps_recycled += b->reps_recycled;
-	a->corrupted += b->corrupted;
-	a->duplicated += b->duplicated;
-	a->fault_drops += b->fault_drops;
-	a->frames_made += b->frames_made;
-	a->frames_accounted += b->frames_accounted;
-	a->mbufs_in_use += b->mbufs_in_use;
-}
-
 /* Build, run, check and tear down one fabric; 2 when it cannot be built. */
 static int
 run_one(const struct et_fabric_params *p, struct outcome *out)
@@ -480,7 +448,7 @@ run_one(const struct et_fabric_params *p, struct outcome *out)
 	out->runs++;
 	out->cct_ns += et_fabric_cct_ns(&f);
 	out->lower_bound_ns += et_fabric_lower_bound_ns(&f);
-	add_stats(&out->st, &f.st);
+	et_ctr_add(&et_fabric_ctrs, &out->st, &f.st);
 	out->wall_s += (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 	et_fabric_free(&f);
 	return rc || out->bad ? 1 : 0;
@@ -586,7 +554,7 @@ report(const struct et_fabric_params *p, const struct cli *o, const struct outco
 		printf("%-10s %-14s %-5s %10s %12s %12s %7s %6s %8s %8s %8s %10s %8s\n", "lb",
 		       "collective", "algo", "size", "cct_us", "bound_us", "ratio", "maxqp",
 		       "retx", "timeouts", "drops", "ecn", "verified");
-		printf("%-10s %-14s %-5s %10" PRIu64 " %12.2f %12.2f %7.3f %6u %8" PRIu64
+		printf("%-10s %-14s %-5s %10" PRIu64 " %12.2f %12.2f %7.3f %6" PRIu64 " %8" PRIu64
 		       " %8" PRIu64 " %8" PRIu64 " %10" PRIu64 " %8s\n",
 		       lb, coll, et_coll_algo_name(p->algo), o->workload ? 0 : p->size,
 		       r->cct_ns / 1e3, r->lower_bound_ns / 1e3,
@@ -606,14 +574,14 @@ report(const struct et_fabric_params *p, const struct cli *o, const struct outco
 			   "\"size_bytes\": %" PRIu64 ", \"workload\": \"%s\", \"collectives\": %u, "
 			   "\"clock\": \"%s\", \"seed\": %" PRIu64
 			   ", \"cct_ns\": %" PRIu64 ", \"lower_bound_ns\": %" PRIu64
-			   ", \"verified\": %s, \"max_qps_per_host\": %u, \"qps_per_host_hist\": [",
+			   ", \"verified\": %s, \"max_qps_per_host\": %" PRIu64 ", \"qps_per_host_hist\": [",
 			topo, r->n_hosts, p->host_link.rate_bps / 1e9, lb, coll,
 			et_coll_algo_name(p->algo), o->workload ? 0 : p->size,
 			o->workload ? o->workload : "", r->runs, p->real_clock ? "real" : "virtual",
 			o->seed_set ? o->seed : p->seed, r->cct_ns, r->lower_bound_ns, verified,
 			s->max_qps_per_host);
 		for (int k = 0; k < 8; k++)
-			fprintf(j, "%s%" PRIu64, k ? ", " : "", s->qps_hist[k]);
+			fprintf(j, "%s%" PRIu64, k ? ", " : "", s->qps_per_host_hist[k]);
 		fprintf(j, "], \"qps_created\": %" PRIu64 ", \"retransmits\": %" PRIu64
 			   ", \"timeouts\": %" PRIu64 ", \"naks\": %" PRIu64 ", \"cnps\": %" PRIu64
 			   ", \"drops\": %" PRIu64 ", \"ecn_marks\": %" PRIu64
@@ -624,7 +592,7 @@ report(const struct et_fabric_params *p, const struct cli *o, const struct outco
 			   ", \"duplicated\": %" PRIu64 ", \"fault_drops\": %" PRIu64
 			   ", \"rx_bad\": %" PRIu64
 			   ", \"frames_made\": %" PRIu64 ", \"frames_accounted\": %" PRIu64
-			   ", \"mbufs_in_use\": %u, \"bytes_verified\": %" PRIu64
+			   ", \"mbufs_in_use\": %" PRIu64 ", \"bytes_verified\": %" PRIu64
 			   ", \"failed_links\": %u"
 			   ", \"error\": \"%s\", \"wall_s\": %.3f}\n",
 			s->qps_created, s->retransmits, s->timeouts, s->naks, s->cnps, s->drops,

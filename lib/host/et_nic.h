@@ -16,25 +16,34 @@
 
 #include <stdint.h>
 
+#include "base/et_counters.h"
 #include "host/et_arp.h"
 #include "link/et_egress.h"
 #include "link/et_port.h"
 #include "transport/et_qp.h"
 #include "wire/et_wire.h"
 
+/* Every frame the NIC takes off its link ends in exactly one GONE counter;
+ * every frame it puts on the link began in one MADE counter. */
+#define ET_NIC_COUNTERS(X, A) \
+	X(rx_pkts, GONE, "frames handed to a QP") \
+	X(rx_bytes, INFO, "bytes handed to a QP") \
+	A(rx_bad, GONE, ET_WIRE_E_COUNT, et_wire_err_name, "frames refused, by parse error") \
+	X(rx_not_ours, GONE, "IPv4 destination is not ours") \
+	X(rx_unknown_qpn, GONE, "no QP with the frame's destination QPN") \
+	X(pause_rx, GONE, "PAUSE frames taken in") \
+	X(rx_arp, GONE, "ARP frames handed to the ARP responder") \
+	X(rx_arp_ignored, GONE, "ARP frames while no responder is set") \
+	X(rx_fault_drops, FAULT, "dropped on purpose (rx_loss_ppm)") \
+	X(tx_pkts, MADE, "frames the QPs produced") \
+	X(ctrl_tx, MADE, "control frames sent (ARP)") \
+	X(ctrl_tx_drop, INFO, "ARP answers with no mbuf or queue room") \
+	X(timer_fires, INFO, "QP timers fired")
+
 struct et_nic_stats {
-	uint64_t rx_pkts, rx_bytes;          /* frames handed to a QP */
-	uint64_t rx_bad[ET_WIRE_E_COUNT];    /* by parse error (bad ICRC, ...) */
-	uint64_t rx_not_ours;                /* IPv4 destination is not ours */
-	uint64_t rx_unknown_qpn;
-	uint64_t pause_rx;
-	uint64_t tx_pkts;                    /* frames the QPs produced */
-	uint64_t timer_fires;
-	uint64_t rx_arp;                     /* ARP frames handed to n->arp */
-	uint64_t rx_arp_ignored;             /* ARP frames while n->arp is NULL */
-	uint64_t ctrl_tx_drop;               /* ARP answers with no mbuf or queue room */
-	uint64_t rx_fault_drops;             /* dropped on purpose (rx_loss_ppm) */
+	ET_NIC_COUNTERS(ET_CTR_FIELD, ET_CTR_ARRAY_FIELD)
 };
+extern const struct et_ctr_table et_nic_ctrs;
 
 struct et_nic_qp {
 	struct et_qp *qp;

@@ -15,6 +15,7 @@
 
 #include <rte_ether.h>
 
+#include "base/et_counters.h"
 #include "link/et_port.h"
 
 struct et_capture;
@@ -35,17 +36,23 @@ struct et_link_model {
 	uint64_t flap_down_ns;   /* long on average, the down ones flap_down_ns */
 };
 
+#define ET_EGRESS_COUNTERS(X, A) \
+	X(tx_pkts, INFO, "frames handed to the port") \
+	X(tx_bytes, INFO, "bytes handed to the port") \
+	X(q_max_bytes, MAX, "deepest queue seen, bytes") \
+	X(port_busy, INFO, "times the port refused a burst") \
+	X(fail_drops, DROP, "dropped: the link is failed") \
+	X(loss_drops, FAULT, "dropped by the random loss model") \
+	X(burst_drops, FAULT, "dropped in a Gilbert-Elliott bad state") \
+	X(flap_drops, FAULT, "sent while a flapping link was down") \
+	X(corrupted, INFO, "bits flipped by the fault model, still delivered") \
+	X(duplicated, MADE, "copies made by the fault model") \
+	X(paused_ns, INFO, "time spent paused by PFC, ns")
+
 struct et_egress_stats {
-	uint64_t tx_pkts, tx_bytes;     /* handed to the port */
-	uint64_t q_max_bytes;           /* deepest queue seen */
-	uint64_t port_busy;             /* times the port refused a burst */
-	uint64_t fail_drops;            /* dropped because the link is failed */
-	uint64_t loss_drops;            /* dropped by the random loss model */
-	uint64_t burst_drops;           /* dropped in a Gilbert-Elliott bad state */
-	uint64_t flap_drops;            /* sent while a flapping link was down */
-	uint64_t corrupted, duplicated;
-	uint64_t paused_ns;             /* time spent paused by PFC */
+	ET_EGRESS_COUNTERS(ET_CTR_FIELD, ET_CTR_ARRAY_FIELD)
 };
+extern const struct et_ctr_table et_egress_ctrs;
 
 struct et_egress_slot {
 	struct rte_mbuf *m;

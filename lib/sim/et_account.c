@@ -8,15 +8,57 @@
 
 #include "sim/et_sim_priv.h"
 
+#define E(...) ET_CTR_ENTRY(struct et_fabric_stats, __VA_ARGS__)
+#define A(...) ET_CTR_ARRAY_ENTRY(struct et_fabric_stats, __VA_ARGS__)
+static const struct et_ctr_desc fabric_ctrs[] = {ET_FABRIC_COUNTERS(E, A)};
+#undef E
+#undef A
+const struct et_ctr_table et_fabric_ctrs = ET_CTR_TABLE(fabric_ctrs);
+
+const char *
+et_fabric_qps_bucket(int i)
+{
+	static const char *const names[8] = {"1", "2", "4", "8", "16", "32", "64", "more"};
+
+	return i >= 0 && i < 8 ? names[i] : "?";
+}
+
 /* Every frame a NIC took off its link, whatever became of it. */
 static uint64_t
 nic_rx_total(const struct et_nic *n)
 {
-	uint64_t rx = n->st.rx_pkts + n->st.rx_not_ours + n->st.rx_unknown_qpn + n->st.pause_rx;
+	return et_ctr_sum(&et_nic_ctrs, &n->st, ET_CTR_ENDED);
+}
 
-	for (int d = 0; d < ET_WIRE_E_COUNT; d++)
-		rx += n->st.rx_bad[d];
-	return rx;
+/* Every counter block of the fabric, in a fixed order. */
+static void
+each_block(const struct et_fabric *f,
+	   void (*fn)(void *ctx, const struct et_ctr_table *t, const void *st), void *ctx)
+{
+	for (uint32_t i = 0; i < f->n_hosts; i++) {
+		fn(ctx, &et_nic_ctrs, &f->h[i].nic.st);
+		fn(ctx, &et_egress_ctrs, &f->h[i].nic.eg.st);
+	}
+	for (uint32_t i = 0; i < f->net.n_sw; i++)
+		for (uint16_t k = 0; k < f->net.sw[i].n_ports; k++) {
+			fn(ctx, &et_sw_port_ctrs, &f->net.sw[i].ports[k].st);
+			fn(ctx, &et_egress_ctrs, &f->net.sw[i].ports[k].eg.st);
+		}
+}
+
+struct tally {
+	uint64_t made, ended, lost, faults;
+};
+
+static void
+tally_block(void *ctx, const struct et_ctr_table *t, const void *st)
+{
+	struct tally *y = ctx;
+
+	y->made += et_ctr_sum(t, st, ET_CTR_BIT(MADE));
+	y->ended += et_ctr_sum(t, st, ET_CTR_ENDED);
+	y->lost += et_ctr_sum(t, st, ET_CTR_LOST);
+	y->faults += et_ctr_sum(t, st, ET_CTR_BIT(FAULT));
 }
 
 /* Per link, once it is empty: what one end handed to it, the other end took
@@ -65,43 +107,27 @@ links_balance(struct et_fabric *f)
 	return true;
 }
 
-/* Every frame made is accounted for once the links are empty: made by a
- * QP, duplicated by a link or a switch's PAUSE = received by a host (good,
- * bad, not ours, unknown QP, PAUSE) + dropped by a switch + lost on a link;
- * and on every link, sent = received.  Virtual clock only: real-clock
- * workers may still hold frames. */
+/* Every frame made is accounted for once the links are empty: every frame
+ * that began (a MADE counter: built by a QP, duplicated by a link, a PAUSE)
+ * ended (a GONE, DROP or FAULT counter); and on every link, sent =
+ * received.  Virtual clock only: real-clock workers may still hold frames. */
 static void
 account(struct et_fabric *f)
 {
-	uint64_t made = 0, gone = 0;
+	struct tally y = {0};
 
 	if (f->p.real_clock || f->error[0])
 		return;
-	for (uint32_t i = 0; i < f->n_hosts; i++) {
-		const struct et_nic *n = &f->h[i].nic;
-
-		made += n->st.tx_pkts + n->eg.st.duplicated;
-		gone += nic_rx_total(n) + n->eg.st.loss_drops + n->eg.st.burst_drops +
-			n->eg.st.flap_drops + n->eg.st.fail_drops;
-	}
-	for (uint32_t i = 0; i < f->net.n_sw; i++)
-		for (uint16_t k = 0; k < f->net.sw[i].n_ports; k++) {
-			const struct et_sw_port *pt = &f->net.sw[i].ports[k];
-
-			made += pt->st.pause_tx + pt->eg.st.duplicated;
-			gone += pt->st.pause_rx + pt->eg.st.loss_drops + pt->eg.st.burst_drops +
-				pt->eg.st.flap_drops + pt->eg.st.fail_drops;
-			for (int d = 0; d < ET_SW_DROP_COUNT; d++)
-				gone += pt->st.drops[d];
-		}
-	f->st.frames_made = made;
-	f->st.frames_accounted = gone;
+	each_block(f, tally_block, &y);
+	f->st.frames_made = y.made;
+	f->st.frames_accounted = y.ended;
 	f->st.mbufs_in_use = rte_mempool_in_use_count(f->pool);
-	if (made != gone)
-		et_fabric_fail(f, "accounting: %" PRIu64 " frames made, %" PRIu64 " received or dropped", made,
-		     gone);
+	if (y.made != y.ended)
+		et_fabric_fail(f, "accounting: %" PRIu64 " frames made, %" PRIu64
+			       " received or dropped", y.made, y.ended);
 	else if (f->st.mbufs_in_use)
-		et_fabric_fail(f, "%u mbufs still in use after the links drained", f->st.mbufs_in_use);
+		et_fabric_fail(f, "%" PRIu64 " mbufs still in use after the links drained",
+			       f->st.mbufs_in_use);
 	else
 		links_balance(f);
 }
@@ -133,45 +159,42 @@ drain(struct et_fabric *f)
 	}
 }
 
+static void
+add_egress(struct et_fabric_stats *s, const struct et_egress_stats *e)
+{
+	s->packet_hops += e->tx_pkts;
+	s->corrupted += e->corrupted;
+	s->duplicated += e->duplicated;
+}
+
 void
 et_fabric_collect(struct et_fabric *f)
 {
 	struct et_fabric_stats *s = &f->st;
+	struct tally y = {0};
 
 	if (!f->p.real_clock && !f->error[0])
 		drain(f);
 
-	for (uint32_t i = 0; i < f->net.n_sw; i++) {
-		const struct et_switch *sw = &f->net.sw[i];
+	/* lost anywhere: refused by a switch, lost on a link or at a NIC, and
+	 * the frames an endpoint refused as bad (GONE at the NIC, but lost) */
+	each_block(f, tally_block, &y);
+	s->drops += y.lost;
+	s->fault_drops += y.faults;
+	for (uint32_t i = 0; i < f->net.n_sw; i++)
+		for (uint16_t k = 0; k < f->net.sw[i].n_ports; k++) {
+			const struct et_sw_port *pt = &f->net.sw[i].ports[k];
 
-		for (uint16_t k = 0; k < sw->n_ports; k++) {
-			const struct et_sw_port *pt = &sw->ports[k];
-
-			for (int d = 0; d < ET_SW_DROP_COUNT; d++)
-				s->drops += pt->st.drops[d];
-			s->drops += pt->eg.st.loss_drops + pt->eg.st.fail_drops +
-				    pt->eg.st.burst_drops + pt->eg.st.flap_drops;
-			s->fault_drops += pt->eg.st.loss_drops + pt->eg.st.burst_drops +
-					  pt->eg.st.flap_drops;
-			s->corrupted += pt->eg.st.corrupted;
-			s->duplicated += pt->eg.st.duplicated;
 			s->ecn_marks += pt->st.ecn_marks;
 			s->pause_frames += pt->st.pause_tx;
-			s->packet_hops += pt->eg.st.tx_pkts;
+			add_egress(s, &pt->eg.st);
 		}
-	}
 	for (uint32_t i = 0; i < f->n_hosts; i++) {
 		const struct et_fabric_host *h = &f->h[i];
 		uint32_t q = h->rt.qps_max, b = 0;
 		struct et_rt_stats rs = h->rt.st;
 
-		s->packet_hops += h->nic.eg.st.tx_pkts;
-		s->drops += h->nic.eg.st.loss_drops + h->nic.eg.st.fail_drops +
-			    h->nic.eg.st.burst_drops + h->nic.eg.st.flap_drops;
-		s->fault_drops += h->nic.eg.st.loss_drops + h->nic.eg.st.burst_drops +
-				  h->nic.eg.st.flap_drops;
-		s->corrupted += h->nic.eg.st.corrupted;
-		s->duplicated += h->nic.eg.st.duplicated;
+		add_egress(s, &h->nic.eg.st);
 		for (int d = 0; d < ET_WIRE_E_COUNT; d++)
 			s->rx_bad += h->nic.st.rx_bad[d];
 		s->rx_unknown_qpn += h->nic.st.rx_unknown_qpn;
@@ -184,7 +207,7 @@ et_fabric_collect(struct et_fabric *f)
 			s->max_qps_per_host = q;
 		while (b < 7 && q > (1u << b))
 			b++;
-		s->qps_hist[b]++;
+		s->qps_per_host_hist[b]++;
 		/* QPs still open (a failed run) */
 		for (uint32_t k = 0; h->nic.q && k < h->nic.max_qps; k++)
 			if (h->nic.q[k].qp)
@@ -199,4 +222,3 @@ et_fabric_collect(struct et_fabric *f)
 	s->drops += s->rx_bad;
 	account(f);
 }
-

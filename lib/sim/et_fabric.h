@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/et_counters.h"
 #include "coll/et_coll.h"
 #include "host/et_runtime.h"
 #include "link/et_capture.h"
@@ -67,21 +68,42 @@ struct et_fabric_host {
 	struct et_rt_host rt;
 };
 
+/* What a run reports (JSON, tables), summed over every switch port, NIC,
+ * QP and policy of the fabric; declared once. */
+#define ET_FABRIC_COUNTERS(X, A) \
+	X(max_qps_per_host, MAX, "most QPs a host had open at once") \
+	A(qps_per_host_hist, INFO, 8, et_fabric_qps_bucket, \
+	  "hosts by their most QPs at once: <=1, 2, 4, .., 64, more") \
+	X(qps_created, INFO, "QP pairs made") \
+	X(retransmits, INFO, "packets sent again") \
+	X(timeouts, INFO, "retransmission timer expiries") \
+	X(naks, INFO, "NAKs received") \
+	X(cnps, INFO, "CNPs received") \
+	X(drops, INFO, "frames lost anywhere: switches, links, NICs (bad frames too)") \
+	X(ecn_marks, INFO, "frames marked CE by a switch") \
+	X(pause_frames, INFO, "PAUSE frames sent by switches") \
+	X(packet_hops, INFO, "frames put on a link") \
+	X(rerouted, INFO, "QPs moved to another path") \
+	X(paths_marked_bad, INFO, "paths marked bad after a timeout") \
+	X(alloc_fail, INFO, "frames a QP could not build: the pool was empty") \
+	X(reps_frozen, INFO, "REPS freezes") \
+	X(reps_explored, INFO, "REPS entropies explored") \
+	X(reps_recycled, INFO, "REPS entropies recycled") \
+	X(corrupted, INFO, "frames corrupted by the link fault model") \
+	X(duplicated, INFO, "frames duplicated by the link fault model") \
+	X(fault_drops, INFO, "frames lost by the link fault model: loss, bursts, flaps") \
+	X(rx_bad, INFO, "frames an endpoint refused (bad ICRC, ...)") \
+	X(rx_unknown_qpn, INFO, "frames for a QP that does not exist") \
+	X(frames_made, INFO, "frames made: equal to frames_accounted once the links drained") \
+	X(frames_accounted, INFO, "frames received or dropped") \
+	X(mbufs_in_use, INFO, "mbufs still in use once the links drained: 0")
+
 struct et_fabric_stats {
-	uint64_t retransmits, timeouts, naks, cnps;
-	uint64_t drops, ecn_marks, pause_frames, packet_hops;
-	uint64_t rerouted, paths_marked_bad;
-	uint64_t qps_created;
-	uint32_t max_qps_per_host;
-	uint64_t qps_hist[8];     /* hosts by max QPs at once: <=1,2,4..,>64 */
-	uint64_t rx_bad, rx_unknown_qpn;
-	uint64_t alloc_fail;      /* frames a QP could not build: the pool was empty */
-	uint64_t reps_frozen, reps_explored, reps_recycled;
-	uint64_t corrupted, duplicated;  /* by the link fault model */
-	uint64_t fault_drops;            /* lost by the link fault model: loss, bursts, flaps */
-	uint64_t frames_made, frames_accounted;  /* equal once the links drained */
-	uint32_t mbufs_in_use;                   /* 0 once the links drained */
+	ET_FABRIC_COUNTERS(ET_CTR_FIELD, ET_CTR_ARRAY_FIELD)
 };
+extern const struct et_ctr_table et_fabric_ctrs;
+/* "1", "2", "4", .., "64", "more" */
+const char *et_fabric_qps_bucket(int i);
 
 struct et_fabric {
 	struct et_fabric_params p;

@@ -55,39 +55,31 @@ et_opcode_name(uint8_t op)
 	return opcode_names[op] ? opcode_names[op] : "UNKNOWN";
 }
 
-static const char *const err_names[ET_WIRE_E_COUNT] = {
-	[ET_WIRE_OK] = "ok",
-	[ET_WIRE_E_TRUNC_ETH] = "truncated Ethernet header",
-	[ET_WIRE_E_NOT_IPV4] = "EtherType is not IPv4",
-	[ET_WIRE_E_TRUNC_IP] = "truncated IPv4 header",
-	[ET_WIRE_E_IP_VERSION] = "IP version is not 4",
-	[ET_WIRE_E_IP_IHL] = "bad IPv4 header length",
-	[ET_WIRE_E_IP_LEN] = "bad IPv4 total length",
-	[ET_WIRE_E_IP_CSUM] = "bad IPv4 header checksum",
-	[ET_WIRE_E_IP_FRAG] = "IPv4 fragment",
-	[ET_WIRE_E_NOT_UDP] = "IP protocol is not UDP",
-	[ET_WIRE_E_UDP_LEN] = "UDP length disagrees with IPv4 length",
-	[ET_WIRE_E_NOT_ROCE] = "UDP destination port is not 4791",
-	[ET_WIRE_E_TRUNC_BTH] = "truncated BTH or ICRC",
-	[ET_WIRE_E_OPCODE] = "unsupported BTH opcode",
-	[ET_WIRE_E_TVER] = "BTH transport version is not 0",
-	[ET_WIRE_E_TRUNC_EXT] = "truncated extended transport header",
-	[ET_WIRE_E_PAD] = "bad pad count",
-	[ET_WIRE_E_LENGTH] = "payload on an opcode that carries none",
-	[ET_WIRE_E_ICRC] = "bad ICRC",
-	[ET_WIRE_E_NOSPACE] = "buffer too small",
-	[ET_WIRE_E_INVAL] = "header field out of range",
-	[ET_WIRE_E_SEGMENTED] = "frame spans several mbuf segments",
-};
+#define MSG(id, name, msg) [ET_WIRE_E_##id] = msg,
+#define NAME(id, name, msg) [ET_WIRE_E_##id] = #name,
+static const char *const err_msgs[ET_WIRE_E_COUNT] = {[ET_WIRE_OK] = "ok", ET_WIRE_ERRORS(MSG)};
+static const char *const err_names[ET_WIRE_E_COUNT] = {[ET_WIRE_OK] = "ok", ET_WIRE_ERRORS(NAME)};
+#undef MSG
+#undef NAME
+
+static const char *
+lookup(const char *const *table, int err)
+{
+	if (err < 0)
+		err = -err;
+	return err < ET_WIRE_E_COUNT ? table[err] : "unknown error";
+}
 
 const char *
 et_wire_strerror(int err)
 {
-	if (err < 0)
-		err = -err;
-	if (err >= ET_WIRE_E_COUNT)
-		return "unknown error";
-	return err_names[err];
+	return lookup(err_msgs, err);
+}
+
+const char *
+et_wire_err_name(int err)
+{
+	return lookup(err_names, err);
 }
 
 static inline uint32_t

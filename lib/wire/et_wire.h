@@ -99,33 +99,42 @@ et_opcode_valid(uint8_t op)
 
 const char *et_opcode_name(uint8_t op);
 
-/* Errors of the parser and builder; negative return values are -code. */
+/* Errors of the parser and builder; negative return values are -code.
+ * Declared once: the enum, the names counters carry (rx_bad_icrc) and the
+ * messages come from this list. */
+#define ET_WIRE_ERRORS(X) \
+	X(TRUNC_ETH, trunc_eth, "truncated Ethernet header") \
+	X(NOT_IPV4, not_ipv4, "EtherType is not IPv4") \
+	X(TRUNC_IP, trunc_ip, "truncated IPv4 header") \
+	X(IP_VERSION, ip_version, "IP version is not 4") \
+	X(IP_IHL, ip_ihl, "bad IPv4 header length") \
+	X(IP_LEN, ip_len, "bad IPv4 total length") \
+	X(IP_CSUM, ip_csum, "bad IPv4 header checksum") \
+	X(IP_FRAG, ip_frag, "IPv4 fragment") /* RoCEv2 is never fragmented */ \
+	X(NOT_UDP, not_udp, "IP protocol is not UDP") \
+	X(UDP_LEN, udp_len, "UDP length disagrees with IPv4 length") \
+	X(NOT_ROCE, not_roce, "UDP destination port is not 4791") \
+	X(TRUNC_BTH, trunc_bth, "truncated BTH or ICRC") \
+	X(OPCODE, opcode, "unsupported BTH opcode") \
+	X(TVER, tver, "BTH transport version is not 0") \
+	X(TRUNC_EXT, trunc_ext, "truncated extended transport header") \
+	X(PAD, pad, "bad pad count") \
+	X(LENGTH, length, "payload on an opcode that carries none") \
+	X(ICRC, icrc, "bad ICRC") \
+	X(NOSPACE, nospace, "buffer too small") /* builder */ \
+	X(INVAL, inval, "header field out of range") /* builder */ \
+	X(SEGMENTED, segmented, "frame spans several mbuf segments") /* mbuf parse */
+
+#define ET_WIRE_ERR_ENUM(id, name, msg) ET_WIRE_E_##id,
 enum et_wire_err {
 	ET_WIRE_OK = 0,
-	ET_WIRE_E_TRUNC_ETH,    /* shorter than an Ethernet header */
-	ET_WIRE_E_NOT_IPV4,     /* EtherType is not IPv4 */
-	ET_WIRE_E_TRUNC_IP,     /* shorter than the IPv4 header */
-	ET_WIRE_E_IP_VERSION,   /* version != 4 */
-	ET_WIRE_E_IP_IHL,       /* IHL < 5 or beyond the frame */
-	ET_WIRE_E_IP_LEN,       /* total length too small or beyond the frame */
-	ET_WIRE_E_IP_CSUM,      /* header checksum wrong */
-	ET_WIRE_E_IP_FRAG,      /* fragment: RoCEv2 is never fragmented */
-	ET_WIRE_E_NOT_UDP,      /* protocol != UDP */
-	ET_WIRE_E_UDP_LEN,      /* UDP length disagrees with IP length */
-	ET_WIRE_E_NOT_ROCE,     /* UDP destination port != 4791 */
-	ET_WIRE_E_TRUNC_BTH,    /* no room for BTH + ICRC */
-	ET_WIRE_E_OPCODE,       /* opcode we do not speak */
-	ET_WIRE_E_TVER,         /* transport header version != 0 */
-	ET_WIRE_E_TRUNC_EXT,    /* no room for RETH/AETH/ImmDt/CNP body */
-	ET_WIRE_E_PAD,          /* pad where none may be, or longer than payload */
-	ET_WIRE_E_LENGTH,       /* payload where none may be (ACK, CNP) */
-	ET_WIRE_E_ICRC,         /* ICRC mismatch */
-	ET_WIRE_E_NOSPACE,      /* builder: buffer too small */
-	ET_WIRE_E_INVAL,        /* builder: fields out of range */
-	ET_WIRE_E_SEGMENTED,    /* mbuf parse: frame not in one segment */
+	ET_WIRE_ERRORS(ET_WIRE_ERR_ENUM)
 	ET_WIRE_E_COUNT
 };
+#undef ET_WIRE_ERR_ENUM
 
+/* "icrc", "trunc_eth", ...; "ok" for 0. */
+const char *et_wire_err_name(int err);
 const char *et_wire_strerror(int err);
 
 /* Header fields of one RoCEv2 packet, in host byte order.  The builder reads
