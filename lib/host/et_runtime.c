@@ -63,7 +63,7 @@ sub_release(struct et_rt_host *h, uint32_t i)
 
 	et_rt_stats_add_qp(&h->st, s->qp);
 	h->peer_ops->close(h->peer_ctx, h, s);
-	et_nic_qp_destroy(h->nic, s->qp);
+	et_nic_qp_destroy(h->host.nic, s->qp);
 	s->qp = NULL;
 	h->qps--;
 	et_lb_detach(&h->lb, s->lb_state);
@@ -90,16 +90,15 @@ sub_post(struct et_rt_host *h, uint32_t i)
 	a.max_send_wr = a.max_recv_wr = 2;
 	a.multipath = et_lb_per_packet(&h->c->lb);
 	a.dest_ip = h->peer_ops->ip(h->peer_ctx, s->dst);
-	a.dest_mac = h->gw_mac;
 	a.path_id = s->path;
 	a.sq_psn = (uint32_t)et_rand_next(&h->lb.rng) & ET_PSN_MASK;
 	a.rq_psn = (uint32_t)et_rand_next(&h->lb.rng) & ET_PSN_MASK;
-	s->qp = et_nic_qp_create(h->nic, &a, &h->mrs, &h->scq, &h->rcq);
+	s->qp = et_host_qp_create(&h->host, &a);
 	if (s->qp == NULL)
 		return failed(h, ET_RT_NO_QP, s->dst, 0), -ENOSPC;
 	rc = h->peer_ops->open(h->peer_ctx, h, s, s->qp->a.qpn, &a, &far);
 	if (rc) {
-		et_nic_qp_destroy(h->nic, s->qp);
+		et_nic_qp_destroy(h->host.nic, s->qp);
 		s->qp = NULL;
 		return failed(h, rc == -ENOSPC ? ET_RT_NO_QP : ET_RT_NO_MEMORY, s->dst, 0), rc;
 	}
@@ -114,7 +113,7 @@ sub_post(struct et_rt_host *h, uint32_t i)
 		h->fail.len = s->len;
 		return failed(h, ET_RT_POST, s->dst, s->qp->a.qpn), rc;
 	}
-	et_nic_activate(h->nic, s->qp, s->insert_pos);
+	et_nic_activate(h->host.nic, s->qp, s->insert_pos);
 	h->st.qps_created++;
 	if (h->qps > h->qps_max)
 		h->qps_max = h->qps;
@@ -240,7 +239,7 @@ progress(struct et_rt_host *h, uint64_t now)
 	struct et_wc wc[32];
 	uint32_t work = 0, k, i;
 
-	while ((k = et_cq_poll(&h->rcq, wc, 32)) > 0) {
+	while ((k = et_cq_poll(&h->host.rcq, wc, 32)) > 0) {
 		for (i = 0; i < k; i++) {
 			uint64_t *left = &h->recv_left[wc[i].imm];
 
@@ -254,7 +253,7 @@ progress(struct et_rt_host *h, uint64_t now)
 		}
 		work += k;
 	}
-	while ((k = et_cq_poll(&h->scq, wc, 32)) > 0) {
+	while ((k = et_cq_poll(&h->host.scq, wc, 32)) > 0) {
 		for (i = 0; i < k; i++) {
 			if (wc[i].status != ET_WC_SUCCESS) {
 				h->fail.status = wc[i].status;
@@ -297,13 +296,13 @@ progress(struct et_rt_host *h, uint64_t now)
 uint32_t
 et_rt_poll(struct et_rt_host *h, uint64_t now)
 {
-	return et_nic_poll(h->nic, now) + progress(h, now);
+	return et_nic_poll(h->host.nic, now) + progress(h, now);
 }
 
 uint64_t
 et_rt_next_event(const struct et_rt_host *h, uint64_t now)
 {
-	uint64_t t = et_nic_next_event(h->nic, now);
+	uint64_t t = et_nic_next_event(h->host.nic, now);
 
 	if (h->batch_at && h->batch_at < t)
 		t = h->batch_at;
@@ -324,19 +323,17 @@ et_rt_host_init(struct et_rt_host *h, const struct et_rt_conf *c,
 	const struct et_coll_rank *r = &sched->rank[rank];
 	uint64_t size = c->size ? c->size : 1;
 	uint64_t slen = r->staging_bytes ? r->staging_bytes : 1;
-	const struct et_mr *mr;
+	int rc;
 
 	memset(h, 0, sizeof(*h));
-	h->nic = nic;
 	h->c = c;
 	h->sched = sched;
 	h->rank = rank;
-	h->gw_mac = *gw_mac;
 	h->peer_ops = ops;
 	h->peer_ctx = ctx;
 	h->free_sub = NO_SUB;
-	if (et_mr_table_init(&h->mrs, 4) || et_cq_init(&h->scq, 8192) || et_cq_init(&h->rcq, 8192))
-		return -ENOMEM;
+	if ((rc = et_host_init(&h->host, nic, gw_mac, 8192)) != 0)
+		return rc;
 	if (shared) {
 		h->data = h->staging = shared;
 		size = slen = shared_len;
@@ -348,10 +345,9 @@ et_rt_host_init(struct et_rt_host *h, const struct et_rt_conf *c,
 			return -ENOMEM;
 		et_coll_fill(sched, rank, c->seed, ET_DT_INT32, h->data);
 	}
-	mr = et_mr_reg(&h->mrs, h->data, size, ET_ACCESS_LOCAL_WRITE);
-	h->data_key = mr ? mr->key : 0;
-	mr = et_mr_reg(&h->mrs, h->staging, slen, ET_ACCESS_LOCAL_WRITE | ET_ACCESS_REMOTE_WRITE);
-	h->staging_key = mr ? mr->key : 0;
+	h->data_key = et_host_reg(&h->host, h->data, size, ET_ACCESS_LOCAL_WRITE);
+	h->staging_key = et_host_reg(&h->host, h->staging, slen,
+				     ET_ACCESS_LOCAL_WRITE | ET_ACCESS_REMOTE_WRITE);
 	h->recv_left = calloc(r->nrecvs + 1, sizeof(*h->recv_left));
 	h->waiting = calloc(ET_RT_MAX_QPS, sizeof(*h->waiting));
 	if (!h->recv_left || !h->waiting || !h->data_key || !h->staging_key)
@@ -372,9 +368,7 @@ et_rt_host_free(struct et_rt_host *h)
 			et_lb_detach(&h->lb, h->subs[i].lb_state);
 			h->subs[i].lb_state = NULL;
 		}
-	et_mr_table_free(&h->mrs);
-	et_cq_free(&h->scq);
-	et_cq_free(&h->rcq);
+	et_host_free(&h->host);
 	if (h->own_buffers) {
 		free(h->data);
 		free(h->staging);

@@ -23,6 +23,7 @@
 #include <rte_ether.h>
 
 #include "coll/et_coll.h"
+#include "host/et_host.h"
 #include "host/et_nic.h"
 #include "lb/et_lb.h"
 #include "transport/et_mr.h"
@@ -99,13 +100,10 @@ struct et_rt_failure {
 };
 
 struct et_rt_host {
-	struct et_nic *nic;
-	struct et_mr_table mrs;
+	struct et_host host;      /* NIC, memory regions, CQs, next hop */
 	uint32_t data_key, staging_key;
-	struct et_cq scq, rcq;
 	uint8_t *data, *staging;  /* not owned when the run shares one region */
 	bool own_buffers;
-	struct rte_ether_addr gw_mac;  /* the next hop of every frame: the ToR */
 	struct et_lb_host lb;
 	const struct et_rt_conf *c;
 	const struct et_coll_sched *sched;

@@ -109,10 +109,9 @@ peer_open(void *ctx, struct et_rt_host *src, struct et_rt_sub *s, uint32_t qpn,
 	b.max_send_wr = b.max_recv_wr = 2;
 	b.multipath = a->multipath;
 	b.dest_ip = et_net_host_ip(&f->p.t, src->rank);
-	b.dest_mac = hd->gw_mac;
 	b.sq_psn = a->rq_psn;
 	b.rq_psn = a->sq_psn;
-	rq = et_nic_qp_create(&f->h[s->dst].nic, &b, &hd->mrs, &hd->scq, &hd->rcq);
+	rq = et_host_qp_create(&hd->host, &b);
 	if (rq == NULL)
 		return -ENOSPC;
 	rq->a.dest_qpn = qpn;
