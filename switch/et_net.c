@@ -151,15 +151,9 @@ et_net_build(struct et_net *n, const struct et_topo *t, const struct et_net_para
 			TRY(et_switch_add_route(&n->sw[i], et_net_host_ip(t, h), 32, (uint16_t)rc));
 		}
 		for (u = 0; u < et_topo_tor_uplinks(t); u++) {
-			struct et_node up = {ET_TIER_AGG, 0};
+			struct et_node up;
 
-			l = 0;
-			if (t->kind == ET_TOPO_LEAF_SPINE) {
-				up.index = u / t->links_per_pair;
-				l = u % t->links_per_pair;
-			} else {
-				up.index = (i / t->tors_per_pod) * t->aggs_per_pod + u;
-			}
+			et_topo_uplink_peer(t, tor, u, &up, &l);
 			TRY(wire(n, p, mp, socket, &links, tor, ET_SW_UP, (uint8_t)u, up,
 				 ET_SW_DOWN, 0, l));
 			/* the upper switch reaches this ToR's hosts over that link */
@@ -258,27 +252,12 @@ et_net_fail_uplink(struct et_net *n, struct et_node a, uint32_t uplink, uint64_t
 {
 	const struct et_topo *t = &n->t;
 	struct et_node b;
-	uint32_t lane = 0, i, j, first, last, pod;
+	uint32_t lane, i, j, first, last, pod;
 	uint64_t seen;
 	int pa, pb;
 
-	if (a.tier == ET_TIER_TOR) {
-		if (a.index >= t->tors || uplink >= et_topo_tor_uplinks(t))
-			return -EINVAL;
-		b.tier = ET_TIER_AGG;
-		if (t->kind == ET_TOPO_LEAF_SPINE) {
-			b.index = uplink / t->links_per_pair;
-			lane = uplink % t->links_per_pair;
-		} else {
-			b.index = a.index / t->tors_per_pod * t->aggs_per_pod + uplink;
-		}
-	} else if (a.tier == ET_TIER_AGG && t->kind == ET_TOPO_FAT_TREE &&
-		   a.index < t->pods * t->aggs_per_pod && uplink < t->cores_per_agg) {
-		b = (struct et_node){ET_TIER_CORE,
-				     a.index % t->aggs_per_pod * t->cores_per_agg + uplink};
-	} else {
+	if (et_topo_uplink_peer(t, a, uplink, &b, &lane))
 		return -EINVAL;
-	}
 	pa = et_net_port_to(n, a, b, lane);
 	pb = et_net_port_to(n, b, a, lane);
 	if (pa < 0 || pb < 0)

@@ -75,33 +75,6 @@ down(const struct et_topo *t, struct et_node sw, uint32_t dst, uint16_t id,
 	return n;
 }
 
-/* Next node going up from sw on uplink u; -1 if there is no such uplink. */
-static int
-up(const struct et_topo *t, struct et_node sw, uint32_t u, struct et_node *n,
-   uint32_t *lane)
-{
-	*lane = 0;
-	if (sw.tier == ET_TIER_TOR) {
-		if (u >= et_topo_tor_uplinks(t))
-			return -1;
-		n->tier = ET_TIER_AGG;
-		if (t->kind == ET_TOPO_LEAF_SPINE) {
-			n->index = u / t->links_per_pair;
-			*lane = u % t->links_per_pair;
-		} else {
-			n->index = (sw.index / t->tors_per_pod) * t->aggs_per_pod + u;
-		}
-		return 0;
-	}
-	if (sw.tier == ET_TIER_AGG && t->kind == ET_TOPO_FAT_TREE &&
-	    u < t->cores_per_agg) {
-		n->tier = ET_TIER_CORE;
-		n->index = (sw.index % t->aggs_per_pod) * t->cores_per_agg + u;
-		return 0;
-	}
-	return -1;
-}
-
 int
 et_path_walk(const struct et_topo *t, uint32_t src, uint32_t dst, uint16_t id,
 	     struct et_hop hops[ET_PATH_MAX_HOPS])
@@ -117,7 +90,7 @@ et_path_walk(const struct et_topo *t, uint32_t src, uint32_t dst, uint16_t id,
 
 		if (below(t, cur, dst))
 			next = down(t, cur, dst, id, &lane);
-		else if (up(t, cur, et_path_uplink(id), &next, &lane) != 0)
+		else if (et_topo_uplink_peer(t, cur, et_path_uplink(id), &next, &lane) != 0)
 			return -1;
 		id = et_path_swap(id);
 		hops[n++] = (struct et_hop){.from = cur, .to = next, .lane = lane, .id = id};

@@ -51,6 +51,32 @@ et_topo_tor_uplinks(const struct et_topo *t)
 	return t->aggs_per_pod;
 }
 
+int
+et_topo_uplink_peer(const struct et_topo *t, struct et_node sw, uint32_t u,
+		    struct et_node *above, uint32_t *lane)
+{
+	*lane = 0;
+	if (sw.tier == ET_TIER_TOR) {
+		if (sw.index >= t->tors || u >= et_topo_tor_uplinks(t))
+			return -1;
+		above->tier = ET_TIER_AGG;
+		if (t->kind == ET_TOPO_LEAF_SPINE) {
+			above->index = u / t->links_per_pair;
+			*lane = u % t->links_per_pair;
+		} else {
+			above->index = sw.index / t->tors_per_pod * t->aggs_per_pod + u;
+		}
+		return 0;
+	}
+	if (sw.tier == ET_TIER_AGG && t->kind == ET_TOPO_FAT_TREE &&
+	    sw.index < t->pods * t->aggs_per_pod && u < t->cores_per_agg) {
+		above->tier = ET_TIER_CORE;
+		above->index = sw.index % t->aggs_per_pod * t->cores_per_agg + u;
+		return 0;
+	}
+	return -1;
+}
+
 const char *
 et_tier_name(const struct et_topo *t, uint8_t tier)
 {

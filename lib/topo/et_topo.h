@@ -6,7 +6,8 @@
  * spine i / links_per_pair (leaf-spine) or to aggregation switch i of its pod
  * (fat-tree); uplink j of aggregation switch a goes to core
  * a * cores_per_agg + j.  This regular wiring is what makes a path ID name
- * the same spine or core from every host.
+ * the same spine or core from every host; et_topo_uplink_peer() is that rule,
+ * the one place it is coded.
  */
 #ifndef ET_TOPO_H
 #define ET_TOPO_H
@@ -53,6 +54,16 @@ int et_topo_load(struct et_conf *c, struct et_topo *t);
 
 uint32_t et_topo_hosts(const struct et_topo *t);
 uint32_t et_topo_tor_uplinks(const struct et_topo *t);
+
+/* The one wiring rule: switch sw's uplink u leads to *above, on parallel
+ * lane *lane (the lane counts the links between the same two switches).
+ * A ToR's uplink u goes to spine u / links_per_pair on lane
+ * u % links_per_pair (leaf-spine), or to aggregation switch u of its pod;
+ * a fat-tree aggregation switch a's uplink u goes to core
+ * (a % aggs_per_pod) * cores_per_agg + u.  0, or -1 when sw is no switch of
+ * t or has no uplink u. */
+int et_topo_uplink_peer(const struct et_topo *t, struct et_node sw, uint32_t u,
+			struct et_node *above, uint32_t *lane);
 /* "leaf"/"spine" in a leaf-spine, "tor"/"agg"/"core" in a fat-tree. */
 const char *et_tier_name(const struct et_topo *t, uint8_t tier);
 
