@@ -8,7 +8,7 @@
 #include <rte_ip.h>
 
 #include "host/et_arp.h"
-#include "et_net.h"
+#include "sim/et_net.h"
 #include "host/et_nic.h"
 
 static struct rte_mempool *pool;

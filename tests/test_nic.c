@@ -9,7 +9,7 @@
 
 #include <rte_ip.h>
 
-#include "et_net.h"
+#include "sim/et_net.h"
 #include "host/et_nic.h"
 #include "wire/et_pfc.h"
 

@@ -11,7 +11,7 @@
 #include <rte_mbuf.h>
 
 #include "base/et_csum.h"
-#include "et_net.h"
+#include "sim/et_net.h"
 #include "topo/et_path.h"
 #include "wire/et_pfc.h"
 #include "wire/et_wire.h"

@@ -20,7 +20,7 @@
 #include "host/et_runtime.h"
 #include "link/et_capture.h"
 #include "lb/et_lb.h"
-#include "et_net.h"
+#include "sim/et_net.h"
 #include "host/et_nic.h"
 #include "transport/et_qp.h"
 

@@ -25,7 +25,7 @@
 
 #include "fuzz_eal.h"
 #include "base/et_csum.h"
-#include "et_net.h"
+#include "sim/et_net.h"
 #include "wire/et_pfc.h"
 #include "wire/et_wire.h"
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "et_net.h"
+#include "sim/et_net.h"
 
 uint32_t
 et_net_host_ip(const struct et_topo *t, uint32_t host)
