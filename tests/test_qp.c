@@ -791,7 +791,7 @@ test_post_errors(void **state)
 	et_qp_destroy(q);
 	/* attributes */
 	a.mtu = 1000;
-	assert_int_equal(et_qp_attr_check(&a, &why), -1);
+	assert_int_equal(et_qp_attr_check(&a, &why), -EINVAL);
 	assert_non_null(strstr(why, "MTU"));
 	assert_null(et_qp_create(&a, &P.mr[0], &P.scq[0], &P.rcq[0], pool));
 	pair_free();
@@ -820,6 +820,7 @@ test_mr_bounds(void **state)
 	assert_null(et_mr_lookup(&t, key + 1, va, 10, ET_ACCESS_REMOTE_WRITE));
 	/* a stale key misses after the slot is reused */
 	assert_int_equal(et_mr_dereg(&t, key), 0);
+	assert_int_equal(et_mr_dereg(&t, key), -EINVAL);
 	mr = et_mr_reg(&t, buf, sizeof(buf), ET_ACCESS_REMOTE_WRITE);
 	assert_int_not_equal(mr->key, key);
 	assert_null(et_mr_lookup(&t, key, va, 10, ET_ACCESS_REMOTE_WRITE));

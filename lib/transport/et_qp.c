@@ -30,10 +30,10 @@ et_cq_init(struct et_cq *cq, uint32_t size)
 {
 	memset(cq, 0, sizeof(*cq));
 	if (size == 0 || (size & (size - 1)))
-		return -1;
+		return -EINVAL;
 	cq->ring = calloc(size, sizeof(*cq->ring));
 	cq->size = size;
-	return cq->ring ? 0 : -1;
+	return cq->ring ? 0 : -ENOMEM;
 }
 
 void
@@ -147,7 +147,7 @@ et_qp_attr_check(const struct et_qp_attr *a, const char **why)
 		w = "DCTCP: 0 < g <= 1, 0 <= alpha <= 1, max_cwnd >= MTU";
 	if (why)
 		*why = w;
-	return w ? -1 : 0;
+	return w ? -EINVAL : 0;
 }
 
 struct et_qp *

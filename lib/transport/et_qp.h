@@ -68,6 +68,7 @@ struct et_cq {
 	uint64_t overflows;  /* completions lost because the ring was full */
 };
 
+/* size: a power of 2.  0, -EINVAL or -ENOMEM. */
 int et_cq_init(struct et_cq *cq, uint32_t size);
 void et_cq_free(struct et_cq *cq);
 uint32_t et_cq_poll(struct et_cq *cq, struct et_wc *wc, uint32_t n);
@@ -327,14 +328,14 @@ struct et_qp *et_qp_create(const struct et_qp_attr *a, struct et_mr_table *mrs,
 			   struct rte_mempool *pool);
 void et_qp_destroy(struct et_qp *qp);
 
-/* Check the attributes; 0 or -1 with a reason. */
+/* Check the attributes; 0, or -EINVAL with a reason. */
 int et_qp_attr_check(const struct et_qp_attr *a, const char **why);
 
 /* Shut down: to the error state, every outstanding request and receive
  * completed with ET_WC_WR_FLUSH_ERR, in order. */
 void et_qp_flush(struct et_qp *qp);
 
-/* RESET -> RTS. */
+/* RESET -> RTS.  0 or -EINVAL. */
 int et_qp_ready(struct et_qp *qp);
 
 /* Let a load balancer pick the path ID (first send, NAK, timeout; in
