@@ -10,6 +10,7 @@
 #include <rte_ip.h>
 
 #include "topo/et_path.h"
+#include "transport/et_qp_priv.h"
 #include "qp_link.h"
 
 #define GUARD 4096
@@ -788,6 +789,12 @@ test_post_errors(void **state)
 	assert_non_null(q);
 	wr.opcode = ET_WR_SEND;
 	assert_int_equal(et_qp_post_send(q, &wr), -EINVAL);
+	/* the peer's QPN: 24 bits, and only before the QP is ready */
+	assert_int_equal(et_qp_connect(q, ET_QPN_MASK + 1), -EINVAL);
+	assert_int_equal(et_qp_connect(q, 0x33), 0);
+	assert_int_equal(et_qp_ready(q), 0);
+	assert_int_equal(et_qp_connect(q, 0x34), -EINVAL);
+	assert_int_equal(et_qp_ready(q), -EINVAL);
 	et_qp_destroy(q);
 	/* attributes */
 	a.mtu = 1000;

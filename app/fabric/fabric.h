@@ -19,7 +19,7 @@
 #include "lb/et_lb.h"
 #include "et_net.h"
 #include "host/et_nic.h"
-#include "transport/et_qp.h"
+#include "transport/et_qp_priv.h"
 
 struct fab_fail {
 	uint8_t tier;     /* ET_TIER_TOR: ToR uplink; ET_TIER_AGG: agg uplink */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "lb/et_lb.h"
+#include "transport/et_qp_priv.h" /* qp->path_id; the API: et_qp_path_id() */
 #include "lb/et_lb_assign.h"
 #include "topo/et_path.h"
 #include "base/et_rand.h"

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "lb/et_lb_paths.h"
+#include "transport/et_qp_priv.h" /* qp->path_id; the API: et_qp_path_id() */
 #include "base/et_rand.h"
 
 void

@@ -16,7 +16,7 @@
 #include <rte_mbuf.h>
 
 #include "wire/et_path_id.h"
-#include "transport/et_qp.h"
+#include "transport/et_qp_priv.h"
 
 #define RETRY_FOREVER 7
 #define MAX_PSN_SPAN (1u << 22) /* PSNs outstanding: well inside 2^23 */
@@ -198,6 +198,15 @@ et_qp_destroy(struct et_qp *qp)
 }
 
 int
+et_qp_connect(struct et_qp *qp, uint32_t dest_qpn)
+{
+	if (qp->state != ET_QPS_RESET || dest_qpn > ET_QPN_MASK)
+		return -EINVAL;
+	qp->a.dest_qpn = dest_qpn;
+	return 0;
+}
+
+int
 et_qp_ready(struct et_qp *qp)
 {
 	if (qp->state != ET_QPS_RESET)
@@ -218,6 +227,38 @@ et_qp_set_ack_fn(struct et_qp *qp, et_ack_fn fn, void *ctx)
 {
 	qp->ack_fn = fn;
 	qp->ack_ctx = ctx;
+}
+
+/* ---- what the QP shows ---- */
+
+uint32_t
+et_qp_qpn(const struct et_qp *qp)
+{
+	return qp->a.qpn;
+}
+
+uint16_t
+et_qp_path_id(const struct et_qp *qp)
+{
+	return qp->path_id;
+}
+
+const struct et_qp_stats *
+et_qp_stats(const struct et_qp *qp)
+{
+	return &qp->st;
+}
+
+const struct et_dctcp *
+et_qp_dctcp(const struct et_qp *qp)
+{
+	return &qp->cc;
+}
+
+uint32_t
+et_qp_sq_outstanding(const struct et_qp *qp)
+{
+	return qp->sq_tail - qp->sq_head;
 }
 
 /* ---- completions and errors ---- */
