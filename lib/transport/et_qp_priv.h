@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * The state of an RC queue pair.
+ * The state of an RC queue pair, and what the files of lib/transport share.
  *
  * Included by the .c files of lib/transport and by the unit tests and fuzz
  * targets that must look inside a QP; every other caller stays with et_qp.h,
  * so that the transport can change its state without touching them.
+ *
+ * et_qp.c holds what both modes do (life cycle, posting, completions,
+ * ACK/NAK/CNP frames, the CNP/DCTCP side); et_qp_gbn.c the in-order mode
+ * (Go-Back-N); et_qp_mp.c the multipath mode.  The mode is chosen once, at
+ * create, as an ops table.
  */
 #ifndef ET_QP_PRIV_H
 #define ET_QP_PRIV_H
@@ -12,6 +17,9 @@
 #include <stdint.h>
 
 #include "transport/et_qp.h"
+
+/* retry_cnt and rnr_retry: this value never runs out */
+#define ET_QP_RETRY_FOREVER 7
 
 /* One send WQE and the PSNs it was given. */
 struct et_swqe {
@@ -23,64 +31,35 @@ struct et_swqe {
 
 enum et_rx_msg { ET_RX_NONE, ET_RX_SEND, ET_RX_WRITE };
 
-#define ET_QP_MP_WORDS (ET_QP_MP_WINDOW / 64)
-
-/* One PSN in flight, at slot psn % window. */
-struct et_mp_pkt {
-	uint64_t sent_ns;   /* last transmission */
-	uint32_t wqe;       /* send queue index (free-running) of its request */
-	uint16_t len;       /* payload bytes */
-	uint16_t path;      /* UDP source port of its last transmission */
-	uint16_t txn;       /* transmissions, to tell its live timer entry */
-	uint8_t tries;      /* retransmissions by timer or NAK */
-	uint8_t flags;      /* ET_MP_ACKED, ET_MP_QUEUED */
+/* What the two modes do differently.  Hooks marked optional may be NULL. */
+struct et_qp_ops {
+	/* optional: allocate the mode's state; 0 or -ENOMEM */
+	int (*init)(struct et_qp *qp);
+	/* optional: the QP failed; drop what is queued to send */
+	void (*fail)(struct et_qp *qp);
+	/* an ACK or NAK */
+	void (*requester_rx)(struct et_qp *qp, const struct et_roce_pkt *pkt, uint64_t now);
+	/* a data packet; echo: the UDP source port to answer it on */
+	void (*responder_rx)(struct et_qp *qp, const struct et_roce_pkt *pkt, uint16_t echo);
+	/* in RTS only */
+	void (*timer)(struct et_qp *qp, uint64_t now);
+	/* what the mode would send beyond the common ACK/NAK and CNPs */
+	bool (*tx_ready)(const struct et_qp *qp, uint64_t now);
+	uint16_t (*tx)(struct et_qp *qp, uint64_t now, struct rte_mbuf **pkts, uint16_t n);
+	/* in RTS only */
+	uint64_t (*deadline)(const struct et_qp *qp);
+	uint8_t max_opcode;   /* the last enum et_wr_opcode it can carry */
+	bool msn_is_epsn;     /* the AETH MSN field carries the cumulative epsn */
 };
 
-enum { ET_MP_ACKED = 1, ET_MP_QUEUED = 2 /* waiting in the retransmit queue */ };
+extern const struct et_qp_ops et_qp_gbn_ops;
+extern const struct et_qp_ops et_qp_mp_ops;
 
-/* A packet timer: when it expires, for which PSN, which transmission. */
-struct et_mp_timer {
-	uint64_t deadline;
-	uint32_t psn;
-	uint16_t txn;
-};
-
-/* A selective ACK owed: PSN, echo port, CE seen. */
-struct et_mp_ack {
-	uint32_t psn;
-	uint16_t sport;
-	uint8_t ce;
-};
-
-/* Entries of the timer and retransmit queues: at most one per packet in
- * flight is live, the rest are skipped lazily, and a full queue is
- * compacted, which frees at least half of it. */
-#define ET_QP_MP_QUEUE (2 * ET_QP_MP_WINDOW)
-
-/* Allocated at create in multipath mode; nothing is allocated later. */
-struct et_qp_mp {
-	/* requester */
-	struct et_mp_pkt tx[ET_QP_MP_WINDOW];
-	/* timers in transmission order, so deadlines never decrease; entries
-	 * of acknowledged or resent packets are skipped when they come up */
-	struct et_mp_timer tq[ET_QP_MP_QUEUE];
-	uint32_t tq_head, tq_tail;             /* free-running */
-	uint32_t rtx[ET_QP_MP_QUEUE];          /* PSNs to send again, in order */
-	uint32_t rtx_head, rtx_tail;           /* free-running */
-	/* responder: per PSN slot of [epsn, epsn + window) */
-	uint64_t got[ET_QP_MP_WORDS];          /* placed */
-	uint64_t last[ET_QP_MP_WORDS];         /* ends a message (AckReq) */
-	uint64_t imm[ET_QP_MP_WORDS];          /* ends a WRITE with immediate */
-	uint16_t len[ET_QP_MP_WINDOW];         /* payload bytes */
-	uint32_t imm_data[ET_QP_MP_WINDOW];
-	uint32_t rx_len;                       /* bytes of the message before epsn */
-	uint32_t imm_pending;                  /* placed, receive not yet consumed */
-	struct et_mp_ack acks[ET_QP_MP_WINDOW];
-	uint32_t ack_head, ack_tail;           /* free-running */
-};
+struct et_qp_mp; /* et_qp_mp.c */
 
 struct et_qp {
 	struct et_qp_attr a;
+	const struct et_qp_ops *ops;
 	enum et_qp_state state;
 	struct et_mr_table *mrs;
 	struct et_cq *send_cq, *recv_cq;
@@ -141,5 +120,49 @@ struct et_qp {
 
 	struct et_qp_stats st;
 };
+
+/* ---- et_qp.c, for both modes ---- */
+
+void et_qp_complete_send(struct et_qp *qp, const struct et_send_wr *wr, uint8_t status);
+/* The oldest receive completes. */
+void et_qp_complete_recv(struct et_qp *qp, uint8_t opcode, uint8_t status, uint32_t len,
+			 bool with_imm, uint32_t imm);
+
+/* The QP fails: the oldest send request gets status (if it is >= 0), the
+ * rest of both queues are flushed, in order. */
+void et_qp_fail(struct et_qp *qp, int status);
+
+/* An error NAK (syndrome syn) received: the QP fails with its status. */
+void et_qp_fail_nak(struct et_qp *qp, uint8_t syn);
+
+/* An RNR NAK (syndrome syn) received: pause sending for its timer.  false
+ * when the RNR retry budget is spent (the QP has failed). */
+bool et_qp_rnr_pause(struct et_qp *qp, uint8_t syn, uint64_t now);
+
+/* Queue an ACK/NAK in the one response slot. */
+void et_qp_respond(struct et_qp *qp, uint8_t syndrome, uint32_t psn);
+
+/* A request we cannot honour: NAK it and fail the QP (IBTA class C/D). */
+void et_qp_responder_fail(struct et_qp *qp, enum et_nak_code code, uint8_t recv_status);
+
+/* The headers every frame of this QP shares, sent on UDP source port sport. */
+void et_qp_base_hdr(const struct et_qp *qp, struct et_roce_hdr *h, uint16_t sport);
+
+/* The frame h describes, or NULL (counted) when the pool is empty. */
+struct rte_mbuf *et_qp_build(struct et_qp *qp, const struct et_roce_hdr *h,
+			     const void *payload, uint32_t len);
+
+/* An ACKNOWLEDGE (ACK or NAK, by syndrome) on UDP source port sport; msn is
+ * what goes in the AETH MSN field, resv8a in BTH byte 4 (multipath: the ECN
+ * echo). */
+struct rte_mbuf *et_qp_build_ack(struct et_qp *qp, uint16_t sport, uint32_t psn,
+				 uint8_t syndrome, uint32_t msn, uint8_t resv8a);
+
+/* Payload bytes of the packet that starts off bytes into wr. */
+static inline uint32_t
+et_qp_seg_len(const struct et_qp *qp, const struct et_send_wr *wr, uint64_t off)
+{
+	return (uint32_t)(wr->length - off < qp->a.mtu ? wr->length - off : qp->a.mtu);
+}
 
 #endif /* ET_QP_PRIV_H */
