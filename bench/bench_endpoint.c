@@ -98,7 +98,7 @@ bench_endpoint(struct bench_out *o, struct rte_mempool *mp)
 	unsigned int lcore = rte_get_next_lcore(rte_lcore_id(), 1, 0);
 	bool two_cores = lcore < RTE_MAX_LCORE;
 	struct et_port a, b;
-	uint64_t t0, t_end, pkts0, bytes0;
+	uint64_t t0, t_end, pkts0, bytes0, retx = 0;
 	struct et_wc wc[32];
 	double s;
 	int i;
@@ -120,16 +120,16 @@ bench_endpoint(struct bench_out *o, struct rte_mempool *mp)
 		at.dctcp.init_cwnd = 256 * 1024;
 		at.dctcp.max_cwnd = 512 * 1024; /* 4 QPs: 2 MB in flight, well under the RTO */
 		for (int k = 0; k < 2; k++) {
+			at.dest_ip = S[1 - k].nic.ip;
+			at.dest_mac = S[1 - k].nic.mac;
 			S[k].qp[i] = et_nic_qp_create(&S[k].nic, &at, &S[k].mrs, &S[k].scq, &S[k].rcq);
 			if (!S[k].qp[i])
 				return -1;
 		}
-		for (int k = 0; k < 2; k++) {
-			S[k].qp[i]->a.dest_qpn = S[1 - k].qp[i]->a.qpn;
-			S[k].qp[i]->a.dest_ip = S[1 - k].nic.ip;
-			S[k].qp[i]->a.dest_mac = S[1 - k].nic.mac;
-			et_qp_ready(S[k].qp[i]);
-		}
+		for (int k = 0; k < 2; k++)
+			if (et_qp_connect(S[k].qp[i], et_qp_qpn(S[1 - k].qp[i])) ||
+			    et_qp_ready(S[k].qp[i]))
+				return -1;
 	}
 	struct et_nic *rx_host = &S[1].nic;
 	struct et_worker w = {.hosts = &rx_host, .n_hosts = 1, .run = &running, .clock = et_tsc_ns};
@@ -163,14 +163,14 @@ bench_endpoint(struct bench_out *o, struct rte_mempool *mp)
 	atomic_store(&running, 0);
 	if (two_cores)
 		rte_eal_wait_lcore(lcore);
-	for (i = 0; i < NQP; i++)
-		bytes0 += S[1].qp[i]->st.rx_bytes;
+	for (i = 0; i < NQP; i++) {
+		bytes0 += et_qp_stats(S[1].qp[i])->rx_bytes;
+		retx += et_qp_stats(S[0].qp[i])->retransmits;
+	}
 	bench_num(o, "endpoint_gbps", bytes0 * 8 / s / 1e9);
 	bench_num(o, "endpoint_mpps", (S[1].nic.st.rx_pkts - pkts0) / s / 1e6);
 	bench_num(o, "endpoint_lcores", two_cores ? 2 : 1);
-	for (i = 1; i < NQP; i++)
-		S[0].qp[0]->st.retransmits += S[0].qp[i]->st.retransmits;
-	bench_num(o, "endpoint_retransmits", (double)S[0].qp[0]->st.retransmits);
+	bench_num(o, "endpoint_retransmits", (double)retx);
 	bench_num(o, "memcpy_4k_gbps", memcpy_gbps());
 	side_free(&S[0]);
 	side_free(&S[1]);

@@ -79,8 +79,8 @@ bench_qp(struct bench_out *o, struct rte_mempool *mp)
 			;
 	}
 	wall = (double)(qp_link_clock_ns() - t0);
-	pkts = qb->st.rx_pkts;
-	bench_num(o, "qp_pair_gbps", (double)qb->st.rx_bytes * 8 / wall);
+	pkts = et_qp_stats(qb)->rx_pkts;
+	bench_num(o, "qp_pair_gbps", (double)et_qp_stats(qb)->rx_bytes * 8 / wall);
 	/* per data packet, each side: the sender builds it and takes its ACK,
 	 * the receiver checks and places it and builds the ACK */
 	bench_num(o, "qp_sender_ns_per_pkt", (double)(l.tx_ns[0] + l.rx_ns[0]) / (double)pkts);

@@ -345,7 +345,7 @@ test_errors(void **state)
 		const char *why = NULL;
 
 		assert_int_equal(et_coll_build(&s, ET_COLL_ALLREDUCE, ET_ALGO_DBT, 64,
-					       64ull << 20, 4, &why), -1);
+					       64ull << 20, 4, &why), -EINVAL);
 		assert_non_null(strstr(why, "chunk"));
 	}
 }

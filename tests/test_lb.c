@@ -11,6 +11,7 @@
 #include "lb/et_lb.h"
 #include "lb/et_lb_assign.h"
 #include "lb/et_lb_paths.h"
+#include "transport/et_qp_priv.h"
 #include "qp_link.h"
 
 static struct et_subflow sub[64 * 256];

@@ -11,6 +11,7 @@
 
 #include "sim/et_net.h"
 #include "host/et_nic.h"
+#include "transport/et_qp_priv.h"
 #include "wire/et_pfc.h"
 
 #define MEM (4u << 20)
@@ -93,16 +94,16 @@ connect_qps(int n, const struct rte_ether_addr *next_hop0,
 		et_qp_attr_default(&a);
 		a.mtu = 1024;
 		a.dctcp.init_cwnd = 32 * 1024;
+		a.dest_ip = H[1].nic.ip;
+		a.dest_mac = *next_hop0;
 		QP[0][i] = et_nic_qp_create(&H[0].nic, &a, &H[0].mrs, &H[0].scq, &H[0].rcq);
+		a.dest_ip = H[0].nic.ip;
+		a.dest_mac = *next_hop1;
 		QP[1][i] = et_nic_qp_create(&H[1].nic, &a, &H[1].mrs, &H[1].scq, &H[1].rcq);
 		assert_non_null(QP[0][i]);
 		assert_non_null(QP[1][i]);
-		QP[0][i]->a.dest_qpn = QP[1][i]->a.qpn;
-		QP[1][i]->a.dest_qpn = QP[0][i]->a.qpn;
-		QP[0][i]->a.dest_ip = H[1].nic.ip;
-		QP[1][i]->a.dest_ip = H[0].nic.ip;
-		QP[0][i]->a.dest_mac = *next_hop0;
-		QP[1][i]->a.dest_mac = *next_hop1;
+		assert_int_equal(et_qp_connect(QP[0][i], et_qp_qpn(QP[1][i])), 0);
+		assert_int_equal(et_qp_connect(QP[1][i], et_qp_qpn(QP[0][i])), 0);
 		assert_int_equal(et_qp_ready(QP[0][i]), 0);
 		assert_int_equal(et_qp_ready(QP[1][i]), 0);
 	}

@@ -10,6 +10,7 @@
 #include <rte_ip.h>
 
 #include "topo/et_path.h"
+#include "transport/et_qp_priv.h"
 #include "qp_link.h"
 
 #define GUARD 4096
@@ -788,10 +789,16 @@ test_post_errors(void **state)
 	assert_non_null(q);
 	wr.opcode = ET_WR_SEND;
 	assert_int_equal(et_qp_post_send(q, &wr), -EINVAL);
+	/* the peer's QPN: 24 bits, and only before the QP is ready */
+	assert_int_equal(et_qp_connect(q, ET_QPN_MASK + 1), -EINVAL);
+	assert_int_equal(et_qp_connect(q, 0x33), 0);
+	assert_int_equal(et_qp_ready(q), 0);
+	assert_int_equal(et_qp_connect(q, 0x34), -EINVAL);
+	assert_int_equal(et_qp_ready(q), -EINVAL);
 	et_qp_destroy(q);
 	/* attributes */
 	a.mtu = 1000;
-	assert_int_equal(et_qp_attr_check(&a, &why), -1);
+	assert_int_equal(et_qp_attr_check(&a, &why), -EINVAL);
 	assert_non_null(strstr(why, "MTU"));
 	assert_null(et_qp_create(&a, &P.mr[0], &P.scq[0], &P.rcq[0], pool));
 	pair_free();
@@ -820,6 +827,7 @@ test_mr_bounds(void **state)
 	assert_null(et_mr_lookup(&t, key + 1, va, 10, ET_ACCESS_REMOTE_WRITE));
 	/* a stale key misses after the slot is reused */
 	assert_int_equal(et_mr_dereg(&t, key), 0);
+	assert_int_equal(et_mr_dereg(&t, key), -EINVAL);
 	mr = et_mr_reg(&t, buf, sizeof(buf), ET_ACCESS_REMOTE_WRITE);
 	assert_int_not_equal(mr->key, key);
 	assert_null(et_mr_lookup(&t, key, va, 10, ET_ACCESS_REMOTE_WRITE));

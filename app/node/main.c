@@ -158,28 +158,29 @@ tel_qps_cb(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_start_dict(d);
 	for (uint32_t i = 0; i < tel_nqp; i++) {
 		const struct et_qp *q = tel_qps[i];
+		const struct et_qp_stats *st = et_qp_stats(q);
 		struct rte_tel_data *c = rte_tel_data_alloc();
 		char name[16], alpha[16];
 
 		if (c == NULL)
 			return -ENOMEM;
 		rte_tel_data_start_dict(c);
-		rte_tel_data_add_dict_u64(c, "tx_pkts", q->st.tx_pkts);
-		rte_tel_data_add_dict_u64(c, "tx_bytes", q->st.tx_bytes);
-		rte_tel_data_add_dict_u64(c, "rx_pkts", q->st.rx_pkts);
-		rte_tel_data_add_dict_u64(c, "rx_bytes", q->st.rx_bytes);
-		rte_tel_data_add_dict_u64(c, "retransmits", q->st.retransmits);
-		rte_tel_data_add_dict_u64(c, "timeouts", q->st.timeouts);
-		rte_tel_data_add_dict_u64(c, "naks_rx", q->st.naks_rx);
-		rte_tel_data_add_dict_u64(c, "naks_tx", q->st.naks_tx);
-		rte_tel_data_add_dict_u64(c, "cnps_rx", q->st.cnps_rx);
-		rte_tel_data_add_dict_u64(c, "cnps_tx", q->st.cnps_tx);
-		rte_tel_data_add_dict_u64(c, "cwnd", et_dctcp_cwnd(&q->cc));
-		snprintf(alpha, sizeof(alpha), "%.4f", q->cc.alpha);
+		rte_tel_data_add_dict_u64(c, "tx_pkts", st->tx_pkts);
+		rte_tel_data_add_dict_u64(c, "tx_bytes", st->tx_bytes);
+		rte_tel_data_add_dict_u64(c, "rx_pkts", st->rx_pkts);
+		rte_tel_data_add_dict_u64(c, "rx_bytes", st->rx_bytes);
+		rte_tel_data_add_dict_u64(c, "retransmits", st->retransmits);
+		rte_tel_data_add_dict_u64(c, "timeouts", st->timeouts);
+		rte_tel_data_add_dict_u64(c, "naks_rx", st->naks_rx);
+		rte_tel_data_add_dict_u64(c, "naks_tx", st->naks_tx);
+		rte_tel_data_add_dict_u64(c, "cnps_rx", st->cnps_rx);
+		rte_tel_data_add_dict_u64(c, "cnps_tx", st->cnps_tx);
+		rte_tel_data_add_dict_u64(c, "cwnd", et_dctcp_cwnd(et_qp_dctcp(q)));
+		snprintf(alpha, sizeof(alpha), "%.4f", et_qp_dctcp(q)->alpha);
 		rte_tel_data_add_dict_string(c, "alpha", alpha);
-		rte_tel_data_add_dict_u64(c, "path_id", q->path_id);
+		rte_tel_data_add_dict_u64(c, "path_id", et_qp_path_id(q));
 		rte_tel_data_add_dict_u64(c, "outstanding", et_qp_sq_outstanding(q));
-		snprintf(name, sizeof(name), "qp%u", q->a.qpn);
+		snprintf(name, sizeof(name), "qp%u", et_qp_qpn(q));
 		rte_tel_data_add_dict_container(d, name, c, 0);
 	}
 	return 0;
@@ -827,7 +828,7 @@ placed_bytes(const struct node *n)
 	uint64_t bytes = 0;
 
 	for (uint32_t i = 0; i < n->o.qps; i++)
-		bytes += n->qp[i]->st.rx_bytes;
+		bytes += et_qp_stats(n->qp[i])->rx_bytes;
 	return bytes;
 }
 
@@ -873,7 +874,7 @@ count_send_wc(struct node *n, const struct et_wc *wc)
 	if (wc->status == ET_WC_WR_FLUSH_ERR) {
 		n->flushed++;
 	} else if (wc->status != ET_WC_SUCCESS) {
-		fprintf(stderr, "ethereal-node: QP %u: %s\n", n->qp[wc->wr_id]->a.qpn,
+		fprintf(stderr, "ethereal-node: QP %u: %s\n", et_qp_qpn(n->qp[wc->wr_id]),
 			et_wc_status_str(wc->status));
 		stop = 1;
 		n->bad++;
@@ -1044,8 +1045,8 @@ report(struct node *n)
 	FILE *j;
 
 	for (uint32_t i = 0; i < o->qps; i++) {
-		retx += n->qp[i]->st.retransmits;
-		tmo += n->qp[i]->st.timeouts;
+		retx += et_qp_stats(n->qp[i])->retransmits;
+		tmo += et_qp_stats(n->qp[i])->timeouts;
 	}
 	gbps = bytes * 8 / s / 1e9;
 	if (n->lat && n->done) {

@@ -70,7 +70,7 @@ et_nic_free(struct et_nic *n)
 static inline uint32_t
 idx_of(const struct et_nic *n, const struct et_qp *qp)
 {
-	return qp->a.qpn - n->qpn_base;
+	return et_qp_qpn(qp) - n->qpn_base;
 }
 
 /* ---- timers: a binary min-heap of (deadline, QP) ---- */

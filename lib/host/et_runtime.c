@@ -49,11 +49,13 @@ sub_alloc(struct et_rt_host *h)
 void
 et_rt_stats_add_qp(struct et_rt_stats *st, const struct et_qp *qp)
 {
-	st->retransmits += qp->st.retransmits;
-	st->timeouts += qp->st.timeouts;
-	st->naks += qp->st.naks_rx;
-	st->cnps += qp->st.cnps_rx;
-	st->alloc_fail += qp->st.alloc_fail;
+	const struct et_qp_stats *q = et_qp_stats(qp);
+
+	st->retransmits += q->retransmits;
+	st->timeouts += q->timeouts;
+	st->naks += q->naks_rx;
+	st->cnps += q->cnps_rx;
+	st->alloc_fail += q->alloc_fail;
 }
 
 static void
@@ -96,22 +98,22 @@ sub_post(struct et_rt_host *h, uint32_t i)
 	s->qp = et_host_qp_create(&h->host, &a);
 	if (s->qp == NULL)
 		return failed(h, ET_RT_NO_QP, s->dst, 0), -ENOSPC;
-	rc = h->peer_ops->open(h->peer_ctx, h, s, s->qp->a.qpn, &a, &far);
+	rc = h->peer_ops->open(h->peer_ctx, h, s, et_qp_qpn(s->qp), &a, &far);
 	if (rc) {
 		et_nic_qp_destroy(h->host.nic, s->qp);
 		s->qp = NULL;
 		return failed(h, rc == -ENOSPC ? ET_RT_NO_QP : ET_RT_NO_MEMORY, s->dst, 0), rc;
 	}
-	s->qp->a.dest_qpn = far.qpn;
-	et_qp_ready(s->qp);
+	if ((rc = et_qp_connect(s->qp, far.qpn)) != 0 || (rc = et_qp_ready(s->qp)) != 0)
+		return failed(h, ET_RT_NO_QP, s->dst, et_qp_qpn(s->qp)), rc;
 	h->qps++;
 	if (et_lb_attach(&h->lb, s->qp, &s->lb_state))
-		return failed(h, ET_RT_NO_MEMORY, s->dst, s->qp->a.qpn), -ENOMEM;
+		return failed(h, ET_RT_NO_MEMORY, s->dst, et_qp_qpn(s->qp)), -ENOMEM;
 	wr.remote_addr = far.addr;
 	wr.rkey = far.rkey;
 	if ((rc = et_qp_post_send(s->qp, &wr)) != 0) {
 		h->fail.len = s->len;
-		return failed(h, ET_RT_POST, s->dst, s->qp->a.qpn), rc;
+		return failed(h, ET_RT_POST, s->dst, et_qp_qpn(s->qp)), rc;
 	}
 	et_nic_activate(h->host.nic, s->qp, s->insert_pos);
 	h->st.qps_created++;

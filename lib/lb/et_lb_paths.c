@@ -68,10 +68,10 @@ et_lb_paths_hook(void *ctx, struct et_qp *qp, enum et_path_event ev, uint64_t no
 	struct et_lb_paths *ps = ctx;
 
 	if (ev == ET_PATH_FIRST)
-		return qp->path_id;
+		return et_qp_path_id(qp);
 	/* a timeout says the path may have failed; a NAK only that it lost */
 	if (ev == ET_PATH_TIMEOUT)
-		et_lb_paths_mark_bad(ps, qp->path_id, now);
+		et_lb_paths_mark_bad(ps, et_qp_path_id(qp), now);
 	ps->rerouted++;
-	return et_lb_paths_pick(ps, now, qp->path_id);
+	return et_lb_paths_pick(ps, now, et_qp_path_id(qp));
 }

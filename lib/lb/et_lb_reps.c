@@ -15,7 +15,7 @@ et_lb_reps_hook(void *ctx, struct et_qp *qp, enum et_path_event ev, uint64_t now
 		return et_reps_next(ctx, now);
 	if (ev == ET_PATH_TIMEOUT)
 		et_reps_on_timeout(ctx, now);
-	return qp->path_id;
+	return et_qp_path_id(qp);
 }
 
 void

@@ -13,7 +13,7 @@ et_lb_spray_hook(void *ctx, struct et_qp *qp, enum et_path_event ev, uint64_t no
 
 	(void)now;
 	if (ev != ET_PATH_PACKET || h->paths.n == 0)
-		return qp->path_id;
+		return et_qp_path_id(qp);
 	return h->paths.id[et_rand_next(&h->rng) % h->paths.n];
 }
 

@@ -114,14 +114,12 @@ peer_open(void *ctx, struct et_rt_host *src, struct et_rt_sub *s, uint32_t qpn,
 	rq = et_host_qp_create(&hd->host, &b);
 	if (rq == NULL)
 		return -ENOSPC;
-	rq->a.dest_qpn = qpn;
-	et_qp_ready(rq);
-	if (et_qp_post_recv(rq, &rw)) {
+	if (et_qp_connect(rq, qpn) || et_qp_ready(rq) || et_qp_post_recv(rq, &rw)) {
 		et_nic_qp_destroy(&f->h[s->dst].nic, rq);
 		return -ENOSPC;
 	}
 	s->peer = rq;
-	*out = (struct et_rt_remote){rq->a.qpn, (uint64_t)(uintptr_t)dst, hd->staging_key};
+	*out = (struct et_rt_remote){et_qp_qpn(rq), (uint64_t)(uintptr_t)dst, hd->staging_key};
 	return 0;
 }
 

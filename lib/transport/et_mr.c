@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
 #include <stdlib.h>
 
 #include "transport/et_mr.h"
@@ -7,11 +8,11 @@ int
 et_mr_table_init(struct et_mr_table *t, uint32_t cap)
 {
 	if (cap == 0 || cap > (1u << 24))
-		return -1;
+		return -EINVAL;
 	t->mrs = calloc(cap, sizeof(*t->mrs));
 	t->cap = cap;
 	t->gen = 1;
-	return t->mrs ? 0 : -1;
+	return t->mrs ? 0 : -ENOMEM;
 }
 
 void
@@ -62,7 +63,7 @@ et_mr_dereg(struct et_mr_table *t, uint32_t key)
 	struct et_mr *mr = find(t, key);
 
 	if (mr == NULL)
-		return -1;
+		return -EINVAL;
 	mr->valid = false;
 	return 0;
 }

@@ -29,12 +29,14 @@ struct et_mr_table {
 	uint8_t gen;
 };
 
+/* cap: 1..2^24 regions.  0, -EINVAL or -ENOMEM. */
 int et_mr_table_init(struct et_mr_table *t, uint32_t cap);
 void et_mr_table_free(struct et_mr_table *t);
 
 /* Register [addr, addr + len); NULL when the table is full or len is 0. */
 const struct et_mr *et_mr_reg(struct et_mr_table *t, void *addr, uint64_t len,
 			      uint32_t access);
+/* 0, or -EINVAL when no region has that key. */
 int et_mr_dereg(struct et_mr_table *t, uint32_t key);
 
 /* The bytes [va, va + len) of the region named by key if it grants access,

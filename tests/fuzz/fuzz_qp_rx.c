@@ -12,7 +12,7 @@
 #include <rte_mbuf.h>
 
 #include "fuzz_eal.h"
-#include "transport/et_qp.h"
+#include "transport/et_qp_priv.h" /* epsn, snd_una: PSNs that hit the window */
 #include "wire/et_wire.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

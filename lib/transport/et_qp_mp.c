@@ -1,0 +1,580 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * RC queue pair, multipath mode: selective repeat for packet spraying.
+ *
+ * Every packet is a self-contained RDMA WRITE ONLY (the last of a WRITE
+ * with immediate: WRITE ONLY with immediate) on a path of its own.  The
+ * responder places any packet of [epsn, epsn + window) at once and
+ * acknowledges each one selectively (BTH PSN) with its cumulative epsn in
+ * the AETH MSN field; completions stay in order, as epsn passes.  The
+ * requester keeps a slot per PSN in flight and a timer per packet, and
+ * resends only what is lost.  docs/transport.md says what is ours.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_mbuf.h>
+
+#include "wire/et_path_id.h"
+#include "transport/et_qp_priv.h"
+
+#define MP_MASK (ET_QP_MP_WINDOW - 1)
+#define MP_WORDS (ET_QP_MP_WINDOW / 64)
+/* Entries of the timer and retransmit queues: at most one per packet in
+ * flight is live, the rest are skipped lazily, and a full queue is
+ * compacted, which frees at least half of it. */
+#define MP_QUEUE (2 * ET_QP_MP_WINDOW)
+#define MPQ_MASK (MP_QUEUE - 1)
+
+/* One PSN in flight, at slot psn % window. */
+struct et_mp_pkt {
+	uint64_t sent_ns;   /* last transmission */
+	uint32_t wqe;       /* send queue index (free-running) of its request */
+	uint16_t len;       /* payload bytes */
+	uint16_t path;      /* UDP source port of its last transmission */
+	uint16_t txn;       /* transmissions, to tell its live timer entry */
+	uint8_t tries;      /* retransmissions by timer or NAK */
+	uint8_t flags;      /* ET_MP_ACKED, ET_MP_QUEUED */
+};
+
+enum { ET_MP_ACKED = 1, ET_MP_QUEUED = 2 /* waiting in the retransmit queue */ };
+
+/* A packet timer: when it expires, for which PSN, which transmission. */
+struct et_mp_timer {
+	uint64_t deadline;
+	uint32_t psn;
+	uint16_t txn;
+};
+
+/* A selective ACK owed: PSN, echo port, CE seen. */
+struct et_mp_ack {
+	uint32_t psn;
+	uint16_t sport;
+	uint8_t ce;
+};
+
+/* Allocated at create in multipath mode; nothing is allocated later. */
+struct et_qp_mp {
+	/* requester */
+	struct et_mp_pkt tx[ET_QP_MP_WINDOW];
+	/* timers in transmission order, so deadlines never decrease; entries
+	 * of acknowledged or resent packets are skipped when they come up */
+	struct et_mp_timer tq[MP_QUEUE];
+	uint32_t tq_head, tq_tail;             /* free-running */
+	uint32_t rtx[MP_QUEUE];          /* PSNs to send again, in order */
+	uint32_t rtx_head, rtx_tail;           /* free-running */
+	/* responder: per PSN slot of [epsn, epsn + window) */
+	uint64_t got[MP_WORDS];          /* placed */
+	uint64_t last[MP_WORDS];         /* ends a message (AckReq) */
+	uint64_t imm[MP_WORDS];          /* ends a WRITE with immediate */
+	uint16_t len[ET_QP_MP_WINDOW];         /* payload bytes */
+	uint32_t imm_data[ET_QP_MP_WINDOW];
+	uint32_t rx_len;                       /* bytes of the message before epsn */
+	uint32_t imm_pending;                  /* placed, receive not yet consumed */
+	struct et_mp_ack acks[ET_QP_MP_WINDOW];
+	uint32_t ack_head, ack_tail;           /* free-running */
+};
+
+static inline uint32_t
+mp_slot(uint32_t psn)
+{
+	return psn & MP_MASK;
+}
+
+static inline bool
+bit_get(const uint64_t *b, uint32_t psn)
+{
+	uint32_t i = mp_slot(psn);
+
+	return (b[i >> 6] >> (i & 63)) & 1;
+}
+
+static inline void
+bit_put(uint64_t *b, uint32_t psn, bool v)
+{
+	uint32_t i = mp_slot(psn);
+	uint64_t m = UINT64_C(1) << (i & 63);
+
+	b[i >> 6] = v ? b[i >> 6] | m : b[i >> 6] & ~m;
+}
+
+static inline struct et_mp_pkt *
+mp_pkt(struct et_qp *qp, uint32_t psn)
+{
+	return &qp->mp->tx[mp_slot(psn)];
+}
+
+/* Sent, and not below the cumulative acknowledgement. */
+static inline bool
+mp_in_flight(const struct et_qp *qp, uint32_t psn)
+{
+	return et_psn_diff(psn, qp->snd_una) >= 0 && et_psn_diff(psn, qp->snd_nxt) < 0;
+}
+
+/* A timer entry stands for the packet's latest transmission, if it is still
+ * unacknowledged and not already waiting to be sent again. */
+static bool
+mp_timer_live(const struct et_qp *qp, const struct et_mp_timer *t)
+{
+	const struct et_mp_pkt *p = &qp->mp->tx[mp_slot(t->psn)];
+
+	return mp_in_flight(qp, t->psn) && !(p->flags & (ET_MP_ACKED | ET_MP_QUEUED)) &&
+	       p->txn == t->txn;
+}
+
+static bool
+mp_rtx_live(const struct et_qp *qp, uint32_t psn)
+{
+	const struct et_mp_pkt *p = &qp->mp->tx[mp_slot(psn)];
+
+	return mp_in_flight(qp, psn) && (p->flags & (ET_MP_ACKED | ET_MP_QUEUED)) == ET_MP_QUEUED;
+}
+
+/* Drop dead entries from the heads of both queues, so that the timer head
+ * is the earliest live deadline and a non-empty retransmit queue has a
+ * packet to send (et_qp_deadline and et_qp_tx_ready read only the heads). */
+static void
+mp_prune(struct et_qp *qp)
+{
+	struct et_qp_mp *mp = qp->mp;
+
+	while (mp->tq_head != mp->tq_tail && !mp_timer_live(qp, &mp->tq[mp->tq_head & MPQ_MASK]))
+		mp->tq_head++;
+	while (mp->rtx_head != mp->rtx_tail && !mp_rtx_live(qp, mp->rtx[mp->rtx_head & MPQ_MASK]))
+		mp->rtx_head++;
+}
+
+static void
+mp_timer_push(struct et_qp *qp, uint32_t psn, uint16_t txn, uint64_t deadline)
+{
+	struct et_qp_mp *mp = qp->mp;
+
+	if (mp->tq_tail - mp->tq_head == MP_QUEUE) {
+		/* full of dead entries behind a live head: squeeze them out */
+		uint32_t i, j = mp->tq_head;
+
+		for (i = mp->tq_head; i != mp->tq_tail; i++)
+			if (mp_timer_live(qp, &mp->tq[i & MPQ_MASK]))
+				mp->tq[j++ & MPQ_MASK] = mp->tq[i & MPQ_MASK];
+		mp->tq_tail = j;
+	}
+	mp->tq[mp->tq_tail++ & MPQ_MASK] = (struct et_mp_timer){deadline, psn, txn};
+}
+
+/* psn goes to the retransmit queue; its timer entry dies with the flag. */
+static void
+mp_queue_rtx(struct et_qp *qp, uint32_t psn)
+{
+	struct et_qp_mp *mp = qp->mp;
+
+	if (mp->rtx_tail - mp->rtx_head == MP_QUEUE) {
+		uint32_t i, j = mp->rtx_head;
+
+		for (i = mp->rtx_head; i != mp->rtx_tail; i++)
+			if (mp_rtx_live(qp, mp->rtx[i & MPQ_MASK]))
+				mp->rtx[j++ & MPQ_MASK] = mp->rtx[i & MPQ_MASK];
+		mp->rtx_tail = j;
+	}
+	mp_pkt(qp, psn)->flags |= ET_MP_QUEUED;
+	mp->rtx[mp->rtx_tail++ & MPQ_MASK] = psn;
+}
+
+/* A timeout or a sequence NAK for psn: send it again, unless its retry
+ * budget is spent (false: the QP has failed). */
+static bool
+mp_retry(struct et_qp *qp, uint32_t psn)
+{
+	struct et_mp_pkt *p = mp_pkt(qp, psn);
+
+	if (p->tries >= qp->a.retry_cnt && qp->a.retry_cnt != ET_QP_RETRY_FOREVER) {
+		et_qp_fail(qp, ET_WC_RETRY_EXC_ERR);
+		return false;
+	}
+	if (p->tries < UINT8_MAX)
+		p->tries++;
+	mp_queue_rtx(qp, psn);
+	return true;
+}
+
+/* Payload bytes of the next new packet (snd_nxt, in WQE sq_cur). */
+static uint32_t
+next_len(const struct et_qp *qp)
+{
+	const struct et_swqe *w = &qp->sq[qp->sq_cur & qp->sq_mask];
+	uint64_t off = (uint64_t)et_psn_diff(qp->snd_nxt, w->first_psn) * qp->a.mtu;
+
+	return et_qp_seg_len(qp, &w->wr, off);
+}
+
+static bool
+mp_data_ready(const struct et_qp *qp, uint64_t now)
+{
+	const struct et_qp_mp *mp = qp->mp;
+
+	if (qp->state != ET_QPS_RTS || now < qp->rnr_until)
+		return false;
+	/* a packet sent again is already counted in flight */
+	if (mp->rtx_head != mp->rtx_tail)
+		return true;
+	if (qp->snd_nxt == qp->sq_next_psn ||
+	    (uint32_t)et_psn_diff(qp->snd_nxt, qp->snd_una) >= ET_QP_MP_WINDOW)
+		return false;
+	return qp->inflight == 0 || qp->inflight + next_len(qp) <= et_dctcp_cwnd(&qp->cc);
+}
+
+/* The next data packet: a retransmission if one is due, else snd_nxt. */
+static struct rte_mbuf *
+mp_build_data(struct et_qp *qp, uint64_t now)
+{
+	struct et_qp_mp *mp = qp->mp;
+	bool rtx = mp->rtx_head != mp->rtx_tail;
+	uint32_t psn = rtx ? mp->rtx[mp->rtx_head & MPQ_MASK] : qp->snd_nxt;
+	struct et_mp_pkt *p = mp_pkt(qp, psn);
+	uint32_t wi = rtx ? p->wqe : qp->sq_cur;
+	const struct et_swqe *w = &qp->sq[wi & qp->sq_mask];
+	const struct et_send_wr *wr = &w->wr;
+	uint32_t k = (uint32_t)et_psn_diff(psn, w->first_psn);
+	uint64_t off = (uint64_t)k * qp->a.mtu;
+	uint32_t len = et_qp_seg_len(qp, wr, off);
+	bool last = k == w->npkts - 1;
+	struct et_roce_hdr h;
+	struct rte_mbuf *m;
+
+	if (qp->path_fn)
+		qp->path_id = qp->path_fn(qp->path_ctx, qp, ET_PATH_PACKET, now);
+	et_qp_base_hdr(qp, &h, qp->path_id);
+	h.ecn = ET_ECN_ECT0;
+	h.ip_id = qp->ip_id++;
+	h.opcode = last && wr->opcode == ET_WR_RDMA_WRITE_IMM ? ET_OP_WRITE_ONLY_IMM
+							       : ET_OP_WRITE_ONLY;
+	/* AckReq on the last packet of every message, as in order: here it
+	 * also tells the responder where a message ends */
+	h.ackreq = last;
+	h.psn = psn;
+	h.reth_va = wr->remote_addr + off;
+	h.reth_rkey = wr->rkey;
+	h.reth_dma_len = len;
+	h.imm = wr->imm;
+	m = et_qp_build(qp, &h, (const uint8_t *)wr->local_addr + off, len);
+	if (m == NULL)
+		return NULL;
+	qp->st.tx_pkts++;
+	qp->st.tx_bytes += len;
+	if (rtx) {
+		qp->st.retransmits++;
+		mp->rtx_head++;
+		p->flags &= (uint8_t)~ET_MP_QUEUED;
+	} else {
+		p->wqe = wi;
+		p->len = (uint16_t)len;
+		p->tries = 0;
+		p->flags = 0;
+		qp->snd_nxt = qp->snd_max = et_psn_add(psn, 1);
+		qp->inflight += len;
+		if (last)
+			qp->sq_cur++;
+	}
+	p->sent_ns = now;
+	p->path = qp->path_id;
+	p->txn++;
+	mp_timer_push(qp, psn, p->txn, now + qp->a.rto_ns);
+	if (rtx)
+		mp_prune(qp);
+	return m;
+}
+
+/* psn is acknowledged: it leaves the bytes in flight.  1 if it is news. */
+static uint32_t
+mp_mark(struct et_qp *qp, uint32_t psn)
+{
+	struct et_mp_pkt *p = mp_pkt(qp, psn);
+
+	if (p->flags & ET_MP_ACKED)
+		return 0;
+	p->flags |= ET_MP_ACKED;
+	qp->inflight -= p->len;
+	return 1;
+}
+
+/* Everything below cum is acknowledged, and psn too if sel; snd_una moves
+ * over acknowledged packets and requests complete, in order, once all
+ * their packets are. */
+static void
+mp_acked(struct et_qp *qp, uint32_t cum, uint32_t psn, bool sel)
+{
+	uint32_t una0 = qp->snd_una, n = 0;
+	int32_t upto = et_psn_diff(cum, qp->snd_una);
+
+	for (int32_t i = 0; i < upto; i++)
+		n += mp_mark(qp, et_psn_add(una0, (uint32_t)i));
+	if (sel && mp_in_flight(qp, psn))
+		n += mp_mark(qp, psn);
+	while (qp->snd_una != qp->snd_nxt && (mp_pkt(qp, qp->snd_una)->flags & ET_MP_ACKED))
+		qp->snd_una = et_psn_add(qp->snd_una, 1);
+	if (n == 0)
+		return;
+	while (qp->sq_head != qp->sq_tail) {
+		struct et_swqe *w = &qp->sq[qp->sq_head & qp->sq_mask];
+
+		if (et_psn_diff(et_psn_add(w->first_psn, w->npkts), qp->snd_una) > 0)
+			break;
+		et_qp_complete_send(qp, &w->wr, ET_WC_SUCCESS);
+		qp->sq_head++;
+	}
+	if (qp->snd_una != una0)
+		qp->rnr_retries_left = qp->a.rnr_retry;
+	et_dctcp_on_ack(&qp->cc, n, qp->snd_una, qp->snd_nxt);
+}
+
+/* An ACK or NAK: BTH PSN names one packet, the MSN field is the
+ * responder's cumulative expected PSN. */
+static void
+mp_requester_rx(struct et_qp *qp, const struct et_roce_pkt *pkt, uint64_t now)
+{
+	uint8_t syn = pkt->h.aeth_syndrome;
+	uint32_t psn = pkt->h.psn, cum = pkt->h.aeth_msn;
+	bool stale = et_psn_diff(psn, qp->snd_una) < 0;
+	struct et_mp_pkt *p = mp_pkt(qp, psn);
+
+	if (et_psn_diff(psn, qp->snd_max) >= 0 || et_psn_diff(cum, qp->snd_max) > 0) {
+		qp->st.rx_bad_ack++;
+		return;
+	}
+	switch (syn & ET_AETH_KIND_MASK) {
+	case ET_AETH_ACK:
+		qp->st.acks_rx++;
+		mp_acked(qp, cum, psn, true);
+		if (qp->ack_fn)
+			qp->ack_fn(qp->ack_ctx, qp, et_path_swap(pkt->h.udp_sport),
+				   pkt->h.resv8a & 1, now);
+		break;
+	case ET_AETH_RNR_NAK:
+		/* a WRITE with immediate found no receive: pause as in order,
+		 * then send that packet again */
+		qp->st.rnr_naks_rx++;
+		mp_acked(qp, cum, psn, false);
+		if (!mp_in_flight(qp, psn) || (p->flags & (ET_MP_ACKED | ET_MP_QUEUED)))
+			break;
+		if (!et_qp_rnr_pause(qp, syn, now))
+			return;
+		mp_queue_rtx(qp, psn);
+		break;
+	case ET_AETH_NAK:
+		mp_acked(qp, cum, psn, false);
+		if ((syn & ET_AETH_VALUE_MASK) == ET_NAK_PSN_SEQ) {
+			/* never sent in multipath mode; from a peer that does,
+			 * it names one lost packet */
+			qp->st.naks_rx++;
+			if (mp_in_flight(qp, psn) && !(p->flags & (ET_MP_ACKED | ET_MP_QUEUED)) &&
+			    !mp_retry(qp, psn))
+				return;
+			break;
+		}
+		qp->st.err_naks_rx++;
+		if (stale)
+			break;
+		et_qp_fail_nak(qp, syn);
+		return;
+	default:
+		qp->st.rx_dropped++;
+		return;
+	}
+	mp_prune(qp);
+}
+
+/* Every packet timer that is due: that packet alone goes again. */
+static void
+mp_timer(struct et_qp *qp, uint64_t now)
+{
+	struct et_qp_mp *mp = qp->mp;
+
+	while (mp->tq_head != mp->tq_tail) {
+		struct et_mp_timer t = mp->tq[mp->tq_head & MPQ_MASK];
+
+		if (t.deadline > now)
+			break;
+		mp->tq_head++;
+		if (!mp_timer_live(qp, &t))
+			continue;
+		qp->st.timeouts++;
+		if (!mp_retry(qp, t.psn))
+			return;
+		/* tell the load balancer which path lost it */
+		if (qp->path_fn) {
+			qp->path_id = mp_pkt(qp, t.psn)->path;
+			(void)qp->path_fn(qp->path_ctx, qp, ET_PATH_TIMEOUT, now);
+		}
+	}
+	mp_prune(qp);
+}
+
+/* Responder: a selective ACK owed for psn.  A full queue loses it; a later
+ * ACK's cumulative PSN or the requester's timer covers it. */
+static void
+mp_queue_ack(struct et_qp *qp, uint32_t psn, uint16_t sport, bool ce)
+{
+	struct et_qp_mp *mp = qp->mp;
+
+	if (mp->ack_tail - mp->ack_head == ET_QP_MP_WINDOW) {
+		qp->st.acks_unsent++;
+		return;
+	}
+	mp->acks[mp->ack_tail++ & MP_MASK] = (struct et_mp_ack){psn, sport, ce};
+}
+
+/* epsn moves over the packets placed; a message ends at each AckReq, and a
+ * WRITE with immediate then consumes its receive, in order. */
+static void
+mp_advance(struct et_qp *qp)
+{
+	struct et_qp_mp *mp = qp->mp;
+
+	while (bit_get(mp->got, qp->epsn)) {
+		uint32_t i = mp_slot(qp->epsn);
+
+		bit_put(mp->got, qp->epsn, false);
+		mp->rx_len += mp->len[i];
+		if (bit_get(mp->last, qp->epsn)) {
+			if (bit_get(mp->imm, qp->epsn)) {
+				et_qp_complete_recv(qp, ET_WC_RECV_RDMA_WITH_IMM, ET_WC_SUCCESS,
+					      mp->rx_len, true, mp->imm_data[i]);
+				mp->imm_pending--;
+			}
+			mp->rx_len = 0;
+			qp->msn = (qp->msn + 1) & 0xffffff;
+		}
+		qp->epsn = et_psn_add(qp->epsn, 1);
+	}
+}
+
+static void
+mp_responder_rx(struct et_qp *qp, const struct et_roce_pkt *pkt, uint16_t echo)
+{
+	const struct et_roce_hdr *h = &pkt->h;
+	struct et_qp_mp *mp = qp->mp;
+	int32_t d = et_psn_diff(h->psn, qp->epsn);
+	bool ce = h->ecn == ET_ECN_CE, imm = h->opcode == ET_OP_WRITE_ONLY_IMM;
+	uint32_t len = pkt->payload_len, i = mp_slot(h->psn);
+	uint8_t *dst = NULL;
+
+	if (h->opcode != ET_OP_WRITE_ONLY && !imm) {
+		et_qp_responder_fail(qp, ET_NAK_INVALID_REQ, ET_WC_REM_INV_REQ_ERR);
+		return;
+	}
+	if (d < 0 || (d < (int32_t)ET_QP_MP_WINDOW && bit_get(mp->got, h->psn))) {
+		qp->st.rx_dup++;
+		mp_queue_ack(qp, h->psn, echo, ce);
+		return;
+	}
+	if (d >= (int32_t)ET_QP_MP_WINDOW) {
+		qp->st.rx_beyond_window++;
+		return;
+	}
+	if (len > qp->a.mtu || len != h->reth_dma_len) {
+		et_qp_responder_fail(qp, ET_NAK_INVALID_REQ, ET_WC_REM_INV_REQ_ERR);
+		return;
+	}
+	/* receives are consumed in order: those posted must cover every
+	 * WRITE with immediate placed and not completed, and this one */
+	if (imm && qp->rq_tail - qp->rq_head <= mp->imm_pending) {
+		et_qp_respond(qp, et_aeth_rnr_nak(qp->a.min_rnr_timer), h->psn);
+		return;
+	}
+	if (len && !(dst = et_mr_lookup(qp->mrs, h->reth_rkey, h->reth_va, len,
+					ET_ACCESS_REMOTE_WRITE))) {
+		et_qp_responder_fail(qp, ET_NAK_REMOTE_ACCESS, ET_WC_REM_ACCESS_ERR);
+		return;
+	}
+	if (len)
+		memcpy(dst, pkt->payload, len);
+	bit_put(mp->got, h->psn, true);
+	bit_put(mp->last, h->psn, h->ackreq);
+	bit_put(mp->imm, h->psn, imm);
+	mp->len[i] = (uint16_t)len;
+	mp->imm_data[i] = h->imm;
+	mp->imm_pending += imm;
+	qp->st.rx_pkts++;
+	qp->st.rx_bytes += len;
+	if (d > 0)
+		qp->st.rx_out_of_order++;
+	mp_advance(qp);
+	mp_queue_ack(qp, h->psn, echo, ce);
+}
+
+static struct rte_mbuf *
+mp_build_ack(struct et_qp *qp)
+{
+	struct et_qp_mp *mp = qp->mp;
+	const struct et_mp_ack *a = &mp->acks[mp->ack_head & MP_MASK];
+	struct rte_mbuf *m;
+
+	m = et_qp_build_ack(qp, a->sport, a->psn, et_aeth_ack(ET_AETH_CREDITS_UNLIMITED),
+			    qp->epsn, a->ce);
+	if (m == NULL)
+		return NULL;
+	mp->ack_head++;
+	qp->st.acks_tx++;
+	return m;
+}
+
+static int
+mp_init(struct et_qp *qp)
+{
+	qp->mp = calloc(1, sizeof(*qp->mp));
+	return qp->mp ? 0 : -ENOMEM;
+}
+
+static void
+mp_fail(struct et_qp *qp)
+{
+	qp->mp->tq_head = qp->mp->tq_tail;
+	qp->mp->rtx_head = qp->mp->rtx_tail;
+}
+
+static bool
+mp_tx_ready(const struct et_qp *qp, uint64_t now)
+{
+	return qp->mp->ack_head != qp->mp->ack_tail || mp_data_ready(qp, now);
+}
+
+static uint16_t
+mp_tx(struct et_qp *qp, uint64_t now, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t k = 0;
+
+	while (k < n && qp->mp->ack_head != qp->mp->ack_tail && (pkts[k] = mp_build_ack(qp)))
+		k++;
+	while (k < n && mp_data_ready(qp, now) && (pkts[k] = mp_build_data(qp, now)))
+		k++;
+	return k;
+}
+
+static uint64_t
+mp_deadline(const struct et_qp *qp)
+{
+	const struct et_qp_mp *mp = qp->mp;
+	uint64_t d = UINT64_MAX;
+
+	/* mp_prune keeps the head live: the earliest packet timer */
+	if (mp->tq_head != mp->tq_tail)
+		d = mp->tq[mp->tq_head & MPQ_MASK].deadline;
+	if (qp->rnr_until && qp->rnr_until < d &&
+	    (mp->rtx_head != mp->rtx_tail || qp->snd_nxt != qp->sq_next_psn))
+		d = qp->rnr_until;
+	return d;
+}
+
+const struct et_qp_ops et_qp_mp_ops = {
+	.init = mp_init,
+	.fail = mp_fail,
+	.requester_rx = mp_requester_rx,
+	.responder_rx = mp_responder_rx,
+	.timer = mp_timer,
+	.tx_ready = mp_tx_ready,
+	.tx = mp_tx,
+	.deadline = mp_deadline,
+	/* a SEND's later packets carry no address: they cannot be placed
+	 * before the earlier ones arrive */
+	.max_opcode = ET_WR_RDMA_WRITE_IMM,
+	.msn_is_epsn = true,
+};

@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * The state of an RC queue pair, and what the files of lib/transport share.
+ *
+ * Included by the .c files of lib/transport and by the unit tests and fuzz
+ * targets that must look inside a QP; every other caller stays with et_qp.h,
+ * so that the transport can change its state without touching them.
+ *
+ * et_qp.c holds what both modes do (life cycle, posting, completions,
+ * ACK/NAK/CNP frames, the CNP/DCTCP side); et_qp_gbn.c the in-order mode
+ * (Go-Back-N); et_qp_mp.c the multipath mode.  The mode is chosen once, at
+ * create, as an ops table.
+ */
+#ifndef ET_QP_PRIV_H
+#define ET_QP_PRIV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "transport/et_qp.h"
+
+/* retry_cnt and rnr_retry: this value never runs out */
+#define ET_QP_RETRY_FOREVER 7
+
+/* One send WQE and the PSNs it was given. */
+struct et_swqe {
+	struct et_send_wr wr;
+	uint32_t first_psn;
+	uint32_t npkts;
+	uint64_t stream_off;  /* payload bytes of all WQEs posted before it */
+};
+
+enum et_rx_msg { ET_RX_NONE, ET_RX_SEND, ET_RX_WRITE };
+
+/* What the two modes do differently.  Hooks marked optional may be NULL. */
+struct et_qp_ops {
+	/* optional: allocate the mode's state; 0 or -ENOMEM */
+	int (*init)(struct et_qp *qp);
+	/* optional: the QP failed; drop what is queued to send */
+	void (*fail)(struct et_qp *qp);
+	/* an ACK or NAK */
+	void (*requester_rx)(struct et_qp *qp, const struct et_roce_pkt *pkt, uint64_t now);
+	/* a data packet; echo: the UDP source port to answer it on */
+	void (*responder_rx)(struct et_qp *qp, const struct et_roce_pkt *pkt, uint16_t echo);
+	/* in RTS only */
+	void (*timer)(struct et_qp *qp, uint64_t now);
+	/* what the mode would send beyond the common ACK/NAK and CNPs */
+	bool (*tx_ready)(const struct et_qp *qp, uint64_t now);
+	uint16_t (*tx)(struct et_qp *qp, uint64_t now, struct rte_mbuf **pkts, uint16_t n);
+	/* in RTS only */
+	uint64_t (*deadline)(const struct et_qp *qp);
+	uint8_t max_opcode;   /* the last enum et_wr_opcode it can carry */
+	bool msn_is_epsn;     /* the AETH MSN field carries the cumulative epsn */
+};
+
+extern const struct et_qp_ops et_qp_gbn_ops;
+extern const struct et_qp_ops et_qp_mp_ops;
+
+struct et_qp_mp; /* et_qp_mp.c */
+
+struct et_qp {
+	struct et_qp_attr a;
+	const struct et_qp_ops *ops;
+	enum et_qp_state state;
+	struct et_mr_table *mrs;
+	struct et_cq *send_cq, *recv_cq;
+	struct rte_mempool *pool;
+	et_path_fn path_fn;
+	void *path_ctx;
+	et_ack_fn ack_fn;
+	void *ack_ctx;
+	struct et_qp_mp *mp;           /* multipath mode only */
+	uint16_t path_id;              /* current UDP source port of data; in
+					* multipath mode the last packet's, or
+					* in an ET_PATH_TIMEOUT call the
+					* timed-out packet's */
+	bool path_chosen;
+	uint16_t ip_id;
+
+	/* requester */
+	struct et_swqe *sq;
+	uint32_t sq_mask;
+	uint32_t sq_head;              /* oldest not completed */
+	uint32_t sq_cur;               /* the WQE holding snd_nxt */
+	uint32_t sq_tail;              /* next free slot */
+	uint32_t sq_next_psn;          /* first PSN of the next posted WQE */
+	uint32_t snd_una;              /* oldest unacknowledged PSN */
+	uint32_t snd_nxt;              /* next PSN to send */
+	uint32_t snd_max;              /* one past the highest PSN ever sent */
+	uint64_t sq_stream;            /* payload bytes ever posted */
+	uint64_t una_pos, nxt_pos;     /* stream offsets of snd_una, snd_nxt */
+	uint64_t inflight;             /* payload bytes in [snd_una, snd_nxt);
+					* multipath: of those not yet acked */
+	uint64_t rto_deadline;         /* 0: timer off */
+	uint64_t rnr_until;            /* sending paused by an RNR NAK */
+	uint8_t retries_left;
+	uint8_t rnr_retries_left;
+	struct et_dctcp cc;
+
+	/* responder */
+	struct et_recv_wr *rq;
+	uint32_t rq_mask;
+	uint32_t rq_head, rq_tail;
+	uint32_t epsn;                 /* expected PSN */
+	uint32_t msn;
+	bool nak_sent;                 /* a sequence NAK is out for epsn */
+	uint8_t rx_msg;                /* enum et_rx_msg: message in progress */
+	uint8_t *rx_dst;               /* where the next payload byte goes */
+	uint64_t rx_left;              /* bytes the message may still place */
+	uint32_t rx_len;               /* bytes placed in this message */
+	uint32_t unacked;              /* packets accepted since the last ACK */
+	/* the one pending AETH response: a later one always covers an earlier */
+	bool resp_pending;
+	uint8_t resp_syndrome;
+	uint32_t resp_psn;
+	uint16_t resp_sport;           /* echo of the last data packet's path ID */
+	uint32_t cnp_pending;
+	uint16_t cnp_sport;
+	uint64_t last_cnp_ns;
+	bool cnp_ever;
+
+	struct et_qp_stats st;
+};
+
+/* ---- et_qp.c, for both modes ---- */
+
+void et_qp_complete_send(struct et_qp *qp, const struct et_send_wr *wr, uint8_t status);
+/* The oldest receive completes. */
+void et_qp_complete_recv(struct et_qp *qp, uint8_t opcode, uint8_t status, uint32_t len,
+			 bool with_imm, uint32_t imm);
+
+/* The QP fails: the oldest send request gets status (if it is >= 0), the
+ * rest of both queues are flushed, in order. */
+void et_qp_fail(struct et_qp *qp, int status);
+
+/* An error NAK (syndrome syn) received: the QP fails with its status. */
+void et_qp_fail_nak(struct et_qp *qp, uint8_t syn);
+
+/* An RNR NAK (syndrome syn) received: pause sending for its timer.  false
+ * when the RNR retry budget is spent (the QP has failed). */
+bool et_qp_rnr_pause(struct et_qp *qp, uint8_t syn, uint64_t now);
+
+/* Queue an ACK/NAK in the one response slot. */
+void et_qp_respond(struct et_qp *qp, uint8_t syndrome, uint32_t psn);
+
+/* A request we cannot honour: NAK it and fail the QP (IBTA class C/D). */
+void et_qp_responder_fail(struct et_qp *qp, enum et_nak_code code, uint8_t recv_status);
+
+/* The headers every frame of this QP shares, sent on UDP source port sport. */
+void et_qp_base_hdr(const struct et_qp *qp, struct et_roce_hdr *h, uint16_t sport);
+
+/* The frame h describes, or NULL (counted) when the pool is empty. */
+struct rte_mbuf *et_qp_build(struct et_qp *qp, const struct et_roce_hdr *h,
+			     const void *payload, uint32_t len);
+
+/* An ACKNOWLEDGE (ACK or NAK, by syndrome) on UDP source port sport; msn is
+ * what goes in the AETH MSN field, resv8a in BTH byte 4 (multipath: the ECN
+ * echo). */
+struct rte_mbuf *et_qp_build_ack(struct et_qp *qp, uint16_t sport, uint32_t psn,
+				 uint8_t syndrome, uint32_t msn, uint8_t resv8a);
+
+/* Payload bytes of the packet that starts off bytes into wr. */
+static inline uint32_t
+et_qp_seg_len(const struct et_qp *qp, const struct et_send_wr *wr, uint64_t off)
+{
+	return (uint32_t)(wr->length - off < qp->a.mtu ? wr->length - off : qp->a.mtu);
+}
+
+#endif /* ET_QP_PRIV_H */
