@@ -29,9 +29,13 @@
 #include <rte_telemetry.h>
 
 #include "host/et_arp.h"
-#include "link/et_link_conf.h"
 #include "host/et_nic.h"
+#include "host/et_worker.h"
+#include "link/et_link_conf.h"
 #include "topo/et_path.h"
+#include "et_app_eal.h"
+#include "et_cli.h"
+#include "et_json.h"
 #include "oob.h"
 
 #define MAX_QPS 64
@@ -50,7 +54,7 @@ struct opts {
 	bool mode_set, size_set, mtu_set, port_set;
 	uint32_t size, qps, mtu;
 	uint64_t iters;
-	double duration;
+	uint64_t duration_ns; /* 0: --iters ends the run */
 	uint16_t oob_port;
 	uint32_t paths;
 	uint32_t rto_ms;
@@ -185,16 +189,6 @@ tel_qps_cb(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
-static uint64_t
-now_ns(void)
-{
-	static double ns_per_tsc;
-
-	if (ns_per_tsc == 0)
-		ns_per_tsc = 1e9 / (double)rte_get_tsc_hz();
-	return (uint64_t)((double)rte_rdtsc() * ns_per_tsc);
-}
-
 /* ip (host order) as a.b.c.d */
 static const char *
 ipv4_str(uint32_t ip, char out[INET_ADDRSTRLEN])
@@ -251,15 +245,11 @@ parse_peer(const char *spec, const struct peer *me, struct peer *p)
 		else
 			goto bad;
 	}
-	if (p->ip == 0) {
-		fprintf(stderr, "ethereal-node: --peer: ip=A.B.C.D is required\n");
-		return -1;
-	}
+	if (p->ip == 0)
+		return et_cli_error("--peer: ip=A.B.C.D is required");
 	return 0;
 bad:
-	fprintf(stderr, "ethereal-node: --peer: expected mac=,ip=,qpn=,psn=,rkey=,addr= "
-			"(comma separated), got '%s'\n", spec);
-	return -1;
+	return et_cli_bad("--peer", "mac=,ip=,qpn=,psn=,rkey=,addr= (comma separated)", spec);
 }
 
 static bool
@@ -275,17 +265,17 @@ peer_has_mac(const char *spec)
 static int
 resolve_peer(struct et_nic *nic, struct et_arp *arp, struct peer *them, bool ask)
 {
-	uint64_t until = now_ns() + 3000000000ull, next = 0;
+	uint64_t until = et_tsc_ns() + 3000000000ull, next = 0;
 	char ip[INET_ADDRSTRLEN];
 	const uint8_t *m;
 
 	if (!ask) {
 		if (et_arp_set_static(arp, them->ip, them->mac.addr_bytes))
-			fprintf(stderr, "ethereal-node: ARP: no room for a static entry\n");
+			et_cli_error("ARP: no room for a static entry");
 		return 0;
 	}
-	while (!stop && now_ns() < until) {
-		uint64_t t = now_ns();
+	while (!stop && et_tsc_ns() < until) {
+		uint64_t t = et_tsc_ns();
 
 		if (t >= next) {
 			et_nic_arp_request(nic, them->ip, t);
@@ -309,66 +299,29 @@ resolve_peer(struct et_nic *nic, struct et_arp *arp, struct peer *them, bool ask
 	return 0;
 }
 
-static int
-in_range(const char *opt, unsigned long long v, unsigned long long lo, unsigned long long hi)
-{
-	if (v >= lo && v <= hi)
-		return 0;
-	fprintf(stderr, "ethereal-node: --%s: expected %llu..%llu\n", opt, lo, hi);
-	return -1;
-}
-
-/* optarg's index in names (NULL-terminated); -1 with the list said. */
-static int
-name_index(const char *opt, const char *const *names, const char *arg)
-{
-	int k;
-
-	for (k = 0; names[k]; k++)
-		if (strcmp(names[k], arg) == 0)
-			return k;
-	fprintf(stderr, "ethereal-node: --%s: expected one of", opt);
-	for (k = 0; names[k]; k++)
-		fprintf(stderr, " %s", names[k]);
-	fprintf(stderr, ", got '%s'\n", arg);
-	return -1;
-}
-
 /* A tool's dialect brings the tool's defaults and its one kind of test. */
 static int
 tool_defaults(struct opts *o)
 {
 	if (o->oob == OOB_PINGPONG) {
-		if (o->mode_set && o->mode != MODE_PINGPONG) {
-			fprintf(stderr, "ethereal-node: --oob pingpong runs --mode pingpong only\n");
-			return -1;
-		}
+		if (o->mode_set && o->mode != MODE_PINGPONG)
+			return et_cli_error("--oob pingpong runs --mode pingpong only");
 		o->mode = MODE_PINGPONG;
 		o->size = o->size_set ? o->size : 4096;
 		o->mtu = o->mtu_set ? o->mtu : 1024;
-	} else if (o->oob == OOB_PERFTEST && o->mode != MODE_WRITE_BW && o->mode != MODE_SEND_BW) {
-		fprintf(stderr, "ethereal-node: --oob perftest runs --mode write_bw or send_bw\n");
-		return -1;
-	}
+	} else if (o->oob == OOB_PERFTEST && o->mode != MODE_WRITE_BW && o->mode != MODE_SEND_BW)
+		return et_cli_error("--oob perftest runs --mode write_bw or send_bw");
 	if (o->oob != OOB_ETHEREAL && !o->port_set)
 		o->oob_port = 18515;
-	if (o->oob != OOB_ETHEREAL && o->peer) {
-		fprintf(stderr, "ethereal-node: --peer replaces the exchange: give it or --oob, not both\n");
-		return -1;
-	}
-	if (o->oob == OOB_PERFTEST && o->qps != 1) {
-		fprintf(stderr, "ethereal-node: --oob perftest runs one QP (--qps 1), like perftest's default\n");
-		return -1;
-	}
-	if (o->oob == OOB_PERFTEST && o->mode == MODE_SEND_BW && o->duration > 0) {
-		fprintf(stderr, "ethereal-node: --oob perftest --mode send_bw counts messages: "
-				"give --iters, not --duration (the peer expects exactly that many)\n");
-		return -1;
-	}
-	if (o->mode == MODE_PINGPONG && o->qps != 1) {
-		fprintf(stderr, "ethereal-node: --mode pingpong runs one QP (--qps 1)\n");
-		return -1;
-	}
+	if (o->oob != OOB_ETHEREAL && o->peer)
+		return et_cli_error("--peer replaces the exchange: give it or --oob, not both");
+	if (o->oob == OOB_PERFTEST && o->qps != 1)
+		return et_cli_error("--oob perftest runs one QP (--qps 1), like perftest's default");
+	if (o->oob == OOB_PERFTEST && o->mode == MODE_SEND_BW && o->duration_ns)
+		return et_cli_error("--oob perftest --mode send_bw counts messages: "
+				    "give --iters, not --duration (the peer expects exactly that many)");
+	if (o->mode == MODE_PINGPONG && o->qps != 1)
+		return et_cli_error("--mode pingpong runs one QP (--qps 1)");
 	return 0;
 }
 
@@ -391,7 +344,6 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
 	};
 	struct in_addr a;
-	char *end;
 	int c, k;
 
 	memset(o, 0, sizeof(*o));
@@ -404,83 +356,70 @@ parse_opts(int argc, char **argv, struct opts *o)
 	o->rto_ms = 1;
 	o->faults.seed = 1;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		unsigned long long v = 0;
+		uint64_t v;
 
-		if (strchr("znqMoPRLS", c)) {
-			errno = 0;
-			v = strtoull(optarg, &end, 10);
-			if (*end || errno || optarg[0] == '-') {
-				for (k = 0; lo[k].val != c; k++)
-					;
-				fprintf(stderr, "ethereal-node: --%s: expected a number, got '%s'\n",
-					lo[k].name, optarg);
-				return -1;
-			}
-		}
 		switch (c) {
 		case 'p': o->port = optarg; break;
 		case 'i':
-			if (inet_pton(AF_INET, optarg, &a) != 1) {
-				fprintf(stderr, "ethereal-node: --ip: expected an IPv4 address, got '%s'\n", optarg);
-				return -1;
-			}
+			if (inet_pton(AF_INET, optarg, &a) != 1)
+				return et_cli_bad("--ip", "an IPv4 address", optarg);
 			o->ip = ntohl(a.s_addr);
 			break;
 		case 's': o->server = 1; break;
 		case 'c': o->client = optarg; break;
 		case 'm':
-			if ((k = name_index("mode", mode_names, optarg)) < 0)
+			if ((k = et_cli_choice("--mode", mode_names, optarg)) < 0)
 				return -1;
 			o->mode = (enum mode)k;
 			o->mode_set = true;
 			break;
 		case 'O':
-			if ((k = name_index("oob", oob_names, optarg)) < 0)
+			if ((k = et_cli_choice("--oob", oob_names, optarg)) < 0)
 				return -1;
 			o->oob = (enum oob_dialect)k;
 			break;
 		case 'z':
-			if (in_range("size", v, 1, 1u << 30))
+			if (et_cli_bytes("--size", optarg, 1, 1u << 30, &v))
 				return -1;
 			o->size = (uint32_t)v;
 			o->size_set = true;
 			break;
-		case 'n': o->iters = v; break;
-		case 'D':
-			o->duration = strtod(optarg, &end);
-			if (*end || !(o->duration > 0)) {
-				fprintf(stderr, "ethereal-node: --duration: expected seconds > 0, got '%s'\n", optarg);
+		case 'n':
+			if (et_cli_u64("--iters", optarg, 0, UINT64_MAX, &o->iters))
 				return -1;
-			}
+			break;
+		case 'D':
+			if (et_cli_time_ns("--duration", optarg, 1000000000,
+					   "seconds > 0 (or a time like 500ms)", &o->duration_ns))
+				return -1;
 			break;
 		case 'q':
-			if (in_range("qps", v, 1, MAX_QPS))
+			if (et_cli_u64("--qps", optarg, 1, MAX_QPS, &v))
 				return -1;
 			o->qps = (uint32_t)v;
 			break;
 		case 'M':
-			if (v < 256 || v > 4096 || (v & (v - 1))) {
-				fprintf(stderr, "ethereal-node: --mtu: expected 256, 512, 1024, 2048 or 4096\n");
-				return -1;
-			}
+			if (et_parse_u64(optarg, &v) || v < 256 || v > 4096 || (v & (v - 1)))
+				return et_cli_bad("--mtu", "256, 512, 1024, 2048 or 4096", optarg);
 			o->mtu = (uint32_t)v;
 			o->mtu_set = true;
 			break;
-		case 'r':
+		case 'r': {
+			char *end;
+
 			o->rate_bps = (uint64_t)(strtod(optarg, &end) * 1e9);
-			if (*end || o->rate_bps == 0) {
-				fprintf(stderr, "ethereal-node: --rate: expected Gbit/s > 0, got '%s'\n", optarg);
-				return -1;
-			}
+			if (*end || o->rate_bps == 0)
+				return et_cli_bad("--rate", "Gbit/s > 0", optarg);
 			break;
+		}
 		case 'o':
-			if (in_range("oob-port", v, 1, 65535))
+			if (et_cli_u64("--oob-port", optarg, 1, 65535, &v))
 				return -1;
 			o->oob_port = (uint16_t)v;
 			o->port_set = true;
 			break;
 		case 'P':
-			if (in_range("paths", v, 1, 256))
+			if (et_cli_u64("--paths", optarg, 1, 256, &v))
 				return -1;
 			o->paths = (uint32_t)v;
 			break;
@@ -490,16 +429,13 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case 'A': {
 			struct rte_ether_addr m;
 
-			if (rte_ether_unformat_addr(optarg, &m)) {
-				fprintf(stderr, "ethereal-node: --mac: expected a MAC like 02:00:00:00:00:01, got '%s'\n",
-					optarg);
-				return -1;
-			}
+			if (rte_ether_unformat_addr(optarg, &m))
+				return et_cli_bad("--mac", "a MAC like 02:00:00:00:00:01", optarg);
 			o->mac = optarg;
 			break;
 		}
 		case 'R':
-			if (in_range("rto-ms", v, 1, 60000))
+			if (et_cli_u64("--rto-ms", optarg, 1, 60000, &v))
 				return -1;
 			o->rto_ms = (uint32_t)v;
 			break;
@@ -508,18 +444,19 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case 'F': {
 			char err[160];
 
-			if (et_link_faults_parse(optarg, &o->faults, err, sizeof(err))) {
-				fprintf(stderr, "ethereal-node: --fault: %s\n", err);
-				return -1;
-			}
+			if (et_link_faults_parse(optarg, &o->faults, err, sizeof(err)))
+				return et_cli_error("--fault: %s", err);
 			break;
 		}
 		case 'L':
-			if (in_range("rx-loss-ppm", v, 0, 1000000))
+			if (et_cli_u64("--rx-loss-ppm", optarg, 0, 1000000, &v))
 				return -1;
 			o->rx_loss_ppm = (uint32_t)v;
 			break;
-		case 'S': o->faults.seed = v; break;
+		case 'S':
+			if (et_cli_u64("--seed", optarg, 0, UINT64_MAX, &o->faults.seed))
+				return -1;
+			break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return -1;
 		}
@@ -527,18 +464,16 @@ parse_opts(int argc, char **argv, struct opts *o)
 	/* a client needs the server: over TCP (--client) or by hand (--peer) */
 	if (optind != argc || !o->port || !o->ip || (o->server && o->client) ||
 	    (!o->server && !o->client && !o->peer)) {
-		fprintf(stderr, "ethereal-node: %s\n", optind != argc ? "unexpected argument"
-			: !o->port ? "--port DEV is required" : !o->ip ? "--ip ADDR is required"
-			: "give exactly one of --server and --client HOST (or --peer)");
+		et_cli_error("%s", optind != argc ? "unexpected argument"
+			     : !o->port ? "--port DEV is required" : !o->ip ? "--ip ADDR is required"
+			     : "give exactly one of --server and --client HOST (or --peer)");
 		usage(stderr);
 		return -1;
 	}
 	if (tool_defaults(o))
 		return -1;
-	if (o->faults.jitter_ns && !o->rate_bps) {
-		fprintf(stderr, "ethereal-node: --fault: jitter-ns needs an emulated rate (--rate)\n");
-		return -1;
-	}
+	if (o->faults.jitter_ns && !o->rate_bps)
+		return et_cli_error("--fault: jitter-ns needs an emulated rate (--rate)");
 	if (o->peer) {
 		struct peer none = {0}, check;
 
@@ -590,7 +525,7 @@ poll_port(void *ctx)
 {
 	struct node *n = ctx;
 
-	et_nic_poll(&n->nic, now_ns());
+	et_nic_poll(&n->nic, et_tsc_ns());
 }
 
 /* A SEND lands in the receive buffer of its QP; in ping-pong, the second
@@ -627,10 +562,8 @@ create_qps(struct node *n)
 		a.path_id = et_path_make((uint8_t)(i % o->paths), 0);
 		a.rto_ns = (uint64_t)o->rto_ms * 1000000;
 		n->qp[i] = et_nic_qp_create(&n->nic, &a, &n->mrs, &n->scq, &n->rcq);
-		if (!n->qp[i] || et_qp_ready(n->qp[i])) {
-			fprintf(stderr, "ethereal-node: cannot create QP %u\n", i);
-			return -1;
-		}
+		if (!n->qp[i] || et_qp_ready(n->qp[i]))
+			return et_cli_error("cannot create QP %u", i);
 		if (o->mode == MODE_SEND_BW || o->mode == MODE_PINGPONG)
 			for (int k = 0; k < DEPTH; k++)
 				post_recv(n, i);
@@ -650,7 +583,7 @@ perftest_key(struct node *n)
 	oob_tool_format(OOB_PERFTEST, &n->me, mine);
 	if (oob_xchg(&n->oob, n->o.server, mine, theirs, sizeof(theirs))) {
 		if (!stop)
-			fprintf(stderr, "ethereal-node: out-of-band exchange with the peer failed\n");
+			et_cli_error("out-of-band exchange with the peer failed");
 		return -1;
 	}
 	if (oob_tool_parse(OOB_PERFTEST, theirs, sizeof(theirs), &n->me, &them))
@@ -687,12 +620,10 @@ connect_peer(struct node *n)
 			if (oob_ethereal_exchange(&n->oob, &n->me, &n->them))
 				goto failed;
 			if (n->them.nqp != o->qps || n->them.size != o->size ||
-			    n->them.mtu != o->mtu) {
-				fprintf(stderr, "ethereal-node: the peer runs --qps %u --size %u --mtu %u; "
-						"give both the same\n", n->them.nqp, n->them.size,
-					n->them.mtu);
-				return -1;
-			}
+			    n->them.mtu != o->mtu)
+				return et_cli_error("the peer runs --qps %u --size %u --mtu %u; "
+						    "give both the same", n->them.nqp, n->them.size,
+						    n->them.mtu);
 			ask_arp = false;
 		} else if (o->oob == OOB_PINGPONG) {
 			if (!o->server)
@@ -737,7 +668,7 @@ connect_peer(struct node *n)
 	return 0;
 failed:
 	if (!stop)
-		fprintf(stderr, "ethereal-node: out-of-band exchange with the peer failed\n");
+		et_cli_error("out-of-band exchange with the peer failed");
 	return -1;
 }
 
@@ -745,7 +676,7 @@ failed:
 static uint64_t
 run_deadline(const struct node *n)
 {
-	return n->o.duration > 0 ? n->t0 + (uint64_t)(n->o.duration * 1e9) : UINT64_MAX;
+	return n->o.duration_ns ? n->t0 + n->o.duration_ns : UINT64_MAX;
 }
 
 /* What the client wrote (or sent) is all here. */
@@ -842,14 +773,14 @@ run_server(struct node *n)
 		for (int k = 0; k < 4096; k++) {
 			struct et_wc wc;
 
-			if (et_nic_poll(&n->nic, now_ns()) == 0 && o->yield)
+			if (et_nic_poll(&n->nic, et_tsc_ns()) == 0 && o->yield)
 				sched_yield();
 			while (et_cq_poll(&n->rcq, &wc, 1)) {
 				n->done++;
 				post_recv(n, (uint32_t)wc.wr_id);
 			}
 		}
-		if (stop || now_ns() > deadline)
+		if (stop || et_tsc_ns() > deadline)
 			break;
 		if (n->oob.fd < 0)
 			continue;
@@ -858,7 +789,7 @@ run_server(struct node *n)
 		if (poll(&p, 1, 0) > 0)
 			break;
 	}
-	n->t1 = now_ns();
+	n->t1 = et_tsc_ns();
 	if (o->mode != MODE_SEND_BW) /* WRITEs complete nothing here: count bytes */
 		n->done = placed_bytes(n) / o->size;
 	if (n->oob.fd >= 0)
@@ -873,8 +804,7 @@ count_send_wc(struct node *n, const struct et_wc *wc)
 	if (wc->status == ET_WC_WR_FLUSH_ERR) {
 		n->flushed++;
 	} else if (wc->status != ET_WC_SUCCESS) {
-		fprintf(stderr, "ethereal-node: QP %u: %s\n", n->qp[wc->wr_id]->a.qpn,
-			et_wc_status_str(wc->status));
+		et_cli_error("QP %u: %s", n->qp[wc->wr_id]->a.qpn, et_wc_status_str(wc->status));
 		stop = 1;
 		n->bad++;
 	}
@@ -886,25 +816,25 @@ run_client(struct node *n)
 {
 	const struct opts *o = &n->o;
 	uint64_t deadline = run_deadline(n);
-	uint64_t want = o->duration > 0 ? UINT64_MAX : o->iters * o->qps;
+	uint64_t want = o->duration_ns ? UINT64_MAX : o->iters * o->qps;
 	uint64_t *posted_at = calloc(o->qps, sizeof(*posted_at));
 	uint64_t drain_until = 0, posted = 0;
 	uint32_t i;
 
 	/* on SIGINT/SIGTERM post nothing more, let what is out complete for
 	 * up to a second, then flush the rest */
-	while (n->done < posted || (!stop && n->done < want && now_ns() < deadline)) {
+	while (n->done < posted || (!stop && n->done < want && et_tsc_ns() < deadline)) {
 		struct et_wc wc[32];
 		uint32_t k;
 
 		if (stop && drain_until == 0)
-			drain_until = now_ns() + 1000000000ull;
-		if (drain_until && now_ns() > drain_until) {
+			drain_until = et_tsc_ns() + 1000000000ull;
+		if (drain_until && et_tsc_ns() > drain_until) {
 			for (i = 0; i < o->qps; i++)
 				et_qp_flush(n->qp[i]);
 			drain_until = UINT64_MAX;
 		}
-		for (i = 0; !stop && i < o->qps && posted < want && now_ns() < deadline; i++) {
+		for (i = 0; !stop && i < o->qps && posted < want && et_tsc_ns() < deadline; i++) {
 			uint32_t depth = o->mode == MODE_WRITE_LAT ? 1 : DEPTH;
 
 			while (et_qp_sq_outstanding(n->qp[i]) < depth && posted < want) {
@@ -918,21 +848,21 @@ run_client(struct node *n)
 
 				if (et_nic_post_send(&n->nic, n->qp[i], &wr))
 					break;
-				posted_at[i] = now_ns();
+				posted_at[i] = et_tsc_ns();
 				posted++;
 			}
 		}
-		if (et_nic_poll(&n->nic, now_ns()) == 0 && o->yield)
+		if (et_nic_poll(&n->nic, et_tsc_ns()) == 0 && o->yield)
 			sched_yield();
 		k = et_cq_poll(&n->scq, wc, 32);
 		for (uint32_t j = 0; j < k; j++) {
 			count_send_wc(n, &wc[j]);
 			if (n->lat && n->done < o->iters)
-				n->lat[n->done] = now_ns() - posted_at[wc[j].wr_id];
+				n->lat[n->done] = et_tsc_ns() - posted_at[wc[j].wr_id];
 			n->done++;
 		}
 	}
-	n->t1 = now_ns();
+	n->t1 = et_tsc_ns();
 	free(posted_at);
 	if (drain_until && !n->bad)
 		printf("ethereal-node: stopped: %" PRIu64 " requests completed, %" PRIu64 " flushed\n",
@@ -954,14 +884,14 @@ run_pingpong(struct node *n)
 {
 	const struct opts *o = &n->o;
 	uint64_t deadline = run_deadline(n);
-	uint64_t rounds = o->duration > 0 ? UINT64_MAX : o->iters, sent = 0, got = 0, last = now_ns();
+	uint64_t rounds = o->duration_ns ? UINT64_MAX : o->iters, sent = 0, got = 0, last = et_tsc_ns();
 	uint8_t *sbuf = n->buf, *rbuf = n->buf + (o->server ? 0 : o->size);
 	bool waiting_send = false, waiting_recv = o->server; /* the client sends first */
 	uint64_t t_send = 0;
 
 	while (!stop && (sent < rounds || waiting_send || waiting_recv)) {
 		struct et_wc wc;
-		uint64_t t = now_ns();
+		uint64_t t = et_tsc_ns();
 
 		if (!waiting_send && !waiting_recv) {
 			if (sent == rounds || t > deadline)
@@ -973,7 +903,7 @@ run_pingpong(struct node *n)
 						.length = o->size, .lkey = n->mr->key};
 
 			if (et_nic_post_send(&n->nic, n->qp[0], &wr)) {
-				fprintf(stderr, "ethereal-node: cannot post a SEND\n");
+				et_cli_error("cannot post a SEND");
 				n->bad++;
 				break;
 			}
@@ -991,17 +921,17 @@ run_pingpong(struct node *n)
 		}
 		while (et_cq_poll(&n->rcq, &wc, 1)) {
 			if (wc.status != ET_WC_SUCCESS || wc.byte_len != o->size) {
-				fprintf(stderr, "ethereal-node: receive %" PRIu64 ": %s, %u bytes (expected %u)\n",
-					got, et_wc_status_str(wc.status), wc.byte_len, o->size);
+				et_cli_error("receive %" PRIu64 ": %s, %u bytes (expected %u)",
+					     got, et_wc_status_str(wc.status), wc.byte_len, o->size);
 				n->bad++;
 				stop = 1;
 			} else if (!o->server && o->verify && memcmp(rbuf, sbuf, o->size) != 0) {
-				fprintf(stderr, "ethereal-node: round %" PRIu64 ": the echo differs from what we sent\n",
-					got);
+				et_cli_error("round %" PRIu64 ": the echo differs from what we sent",
+					     got);
 				n->bad++;
 			}
 			if (!o->server && n->lat && got < o->iters)
-				n->lat[got] = now_ns() - t_send;
+				n->lat[got] = et_tsc_ns() - t_send;
 			got++;
 			n->done++;
 			post_recv(n, 0);
@@ -1011,21 +941,21 @@ run_pingpong(struct node *n)
 		if (n->bad)
 			break;
 		if (t - last > 10000000000ull) {
-			fprintf(stderr, "ethereal-node: ping-pong: nothing from the peer for 10 s "
-					"(round %" PRIu64 ")\n", got);
+			et_cli_error("ping-pong: nothing from the peer for 10 s "
+				     "(round %" PRIu64 ")", got);
 			n->bad++;
 			break;
 		}
 	}
-	n->t1 = now_ns();
+	n->t1 = et_tsc_ns();
 	if (n->oob.fd >= 0 && o->oob == OOB_ETHEREAL) {
 		finish(n);
 		return;
 	}
 	/* A tool's peer has no last word: our last ACK may be lost or its last
 	 * SEND resent; answer until it has been quiet for 300 ms (at most 3 s). */
-	for (uint64_t quiet = now_ns(), end = quiet + 3000000000ull, t = quiet;
-	     t < end && t - quiet < 300000000ull; t = now_ns())
+	for (uint64_t quiet = et_tsc_ns(), end = quiet + 3000000000ull, t = quiet;
+	     t < end && t - quiet < 300000000ull; t = et_tsc_ns())
 		if (et_nic_poll(&n->nic, t))
 			quiet = t;
 }
@@ -1041,7 +971,6 @@ report(struct node *n)
 	uint64_t p50 = 0, p99 = 0, p999 = 0, retx = 0, tmo = 0;
 	struct rte_eth_stats es;
 	double gbps;
-	FILE *j;
 
 	for (uint32_t i = 0; i < o->qps; i++) {
 		retx += n->qp[i]->st.retransmits;
@@ -1079,16 +1008,24 @@ report(struct node *n)
 		printf("port: rx %" PRIu64 " (missed %" PRIu64 ", errors %" PRIu64 ", no mbuf %" PRIu64
 		       "), tx %" PRIu64 " (errors %" PRIu64 ")\n",
 		       es.ipackets, es.imissed, es.ierrors, es.rx_nombuf, es.opackets, es.oerrors);
-	if (o->json && (j = fopen(o->json, "w")) != NULL) {
-		fprintf(j, "{\"mode\": \"%s\", \"role\": \"%s\", \"size\": %u, \"qps\": %u, "
-			   "\"messages\": %" PRIu64 ", \"seconds\": %.6f, \"gbps\": %.3f, "
-			   "\"mpps\": %.4f, \"lat_p50_ns\": %" PRIu64 ", \"lat_p99_ns\": %" PRIu64
-			   ", \"lat_p999_ns\": %" PRIu64 ", \"retransmits\": %" PRIu64
-			   ", \"timeouts\": %" PRIu64 ", \"verified\": %s}\n",
-			mode_names[o->mode], o->server ? "server" : "client", o->size, o->qps, n->done, s,
-			gbps, pkts / s / 1e6, p50, p99, p999, retx, tmo,
-			!o->verify ? "null" : n->bad ? "false" : "true");
-		fclose(j);
+	if (o->json) {
+		json_t *j = json_object();
+
+		json_object_set_new(j, "mode", json_string(mode_names[o->mode]));
+		json_object_set_new(j, "role", json_string(o->server ? "server" : "client"));
+		et_json_set_u64(j, "size", o->size);
+		et_json_set_u64(j, "qps", o->qps);
+		et_json_set_u64(j, "messages", n->done);
+		json_object_set_new(j, "seconds", et_json_fixed(s, 6));
+		json_object_set_new(j, "gbps", et_json_fixed(gbps, 3));
+		json_object_set_new(j, "mpps", et_json_fixed(pkts / s / 1e6, 4));
+		et_json_set_u64(j, "lat_p50_ns", p50);
+		et_json_set_u64(j, "lat_p99_ns", p99);
+		et_json_set_u64(j, "lat_p999_ns", p999);
+		et_json_set_u64(j, "retransmits", retx);
+		et_json_set_u64(j, "timeouts", tmo);
+		json_object_set_new(j, "verified", et_json_verdict(o->verify, !n->bad));
+		et_json_write(o->json, j);
 	}
 }
 
@@ -1103,7 +1040,7 @@ save_buffer(const struct node *n)
 	if (f != NULL && fclose(f) != 0)
 		ok = false;
 	if (!ok)
-		fprintf(stderr, "ethereal-node: --save: cannot write %s: %s\n", n->o.save, strerror(errno));
+		et_cli_error("--save: cannot write %s: %s", n->o.save, strerror(errno));
 	return ok ? 0 : -1;
 }
 
@@ -1116,8 +1053,7 @@ node_open(struct node *n)
 	char ip[INET_ADDRSTRLEN];
 	int r;
 
-	n->mp = rte_pktmbuf_pool_create("node", 16383, 256, 0, RTE_PKTMBUF_HEADROOM + 4096 + 256,
-					(int)rte_socket_id());
+	n->mp = et_app_pool("node", 16383, ET_APP_MBUF_4K_FRAME);
 	/* ping-pong: what we send, then what we receive */
 	n->buf_len = (uint64_t)o->size * (o->mode == MODE_PINGPONG ? 2 : o->qps);
 	/* perftest's small writes walk its cycle buffer (a page, 64 KiB at most) */
@@ -1125,15 +1061,11 @@ node_open(struct node *n)
 		n->buf_len = 65536;
 	n->buf = calloc(1, n->buf_len);
 	if (!n->mp || !n->buf || et_mr_table_init(&n->mrs, 4) || et_cq_init(&n->scq, 4096) ||
-	    et_cq_init(&n->rcq, 4096)) {
-		fprintf(stderr, "ethereal-node: out of memory\n");
-		return -1;
-	}
+	    et_cq_init(&n->rcq, 4096))
+		return et_cli_error("out of memory");
 	r = et_port_ethdev(&n->port, o->port, n->mp, 1024);
-	if (r) {
-		fprintf(stderr, "ethereal-node: --port: cannot start '%s': %s\n", o->port, strerror(-r));
-		return -1;
-	}
+	if (r)
+		return et_cli_error("--port: cannot start '%s': %s", o->port, strerror(-r));
 	n->port_open = true;
 	/* on a kernel tap the port's MAC is also the kernel interface's, which
 	 * a bridge keeps for itself: --mac gives the host one of its own */
@@ -1145,10 +1077,8 @@ node_open(struct node *n)
 
 	lm.rate_bps = o->rate_bps;
 
-	if (et_nic_init(&n->nic, &n->port, &lm, n->mp, &mac, o->ip, 0x100, o->qps)) {
-		fprintf(stderr, "ethereal-node: cannot set up the NIC model\n");
-		return -1;
-	}
+	if (et_nic_init(&n->nic, &n->port, &lm, n->mp, &mac, o->ip, 0x100, o->qps))
+		return et_cli_error("cannot set up the NIC model");
 	n->nic_open = true;
 	n->nic.rx_loss_ppm = o->rx_loss_ppm;
 	/* ARP on the control path, so kernel hosts on the segment can reach us;
@@ -1176,10 +1106,8 @@ node_open(struct node *n)
 
 		if (rte_eth_link_get_nowait(n->port.eth_port, &link) == 0 && link.link_status)
 			return 0;
-		if (k == 500 || stop) {
-			fprintf(stderr, "ethereal-node: --port %s: the link is not up after 5 s\n", o->port);
-			return -1;
-		}
+		if (k == 500 || stop)
+			return et_cli_error("--port %s: the link is not up after 5 s", o->port);
 		usleep(10000);
 	}
 }
@@ -1236,11 +1164,10 @@ main(int argc, char **argv)
 	static struct node n;
 	int r;
 
-	r = rte_eal_init(argc, argv);
-	if (r < 0) {
-		fprintf(stderr, "ethereal-node: cannot initialise DPDK (EAL arguments?)\n");
+	et_cli_program("ethereal-node");
+	r = et_app_eal_init(NULL, argc, argv); /* no defaults: the line is DPDK's up to "--" */
+	if (r < 0)
 		return 1;
-	}
 	if (parse_opts(argc - r, argv + r, &n.o)) {
 		rte_eal_cleanup();
 		return 2;
@@ -1257,7 +1184,7 @@ main(int argc, char **argv)
 		if (n.o.mode == MODE_WRITE_LAT || n.o.mode == MODE_PINGPONG)
 			n.lat = calloc(n.o.iters, sizeof(*n.lat));
 		n.bad = 0;
-		n.t0 = now_ns();
+		n.t0 = et_tsc_ns();
 		if (n.o.mode == MODE_PINGPONG)
 			run_pingpong(&n);
 		else if (n.o.server)
