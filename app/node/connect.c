@@ -2,6 +2,7 @@
  * ethereal-node's connection: the peer's parameters (by hand, in our TCP
  * exchange or in an RDMA tool's), its MAC (ARP), our QPs.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -103,19 +104,67 @@ create_qps(struct node *n)
 	return 0;
 }
 
-/* One of perftest's address messages (all alike, each re-read). */
+/* Our parameters, as --peer takes them. */
+static void
+print_local(const struct node *n)
+{
+	const struct opts *o = &n->o;
+	const uint8_t *m = n->me.mac.addr_bytes;
+	char ip[INET_ADDRSTRLEN];
+
+	printf("ethereal-node: %s on %s, %s, local: mac=%02x:%02x:%02x:%02x:%02x:%02x,"
+	       "ip=%s,qpn=0x%x,psn=0x%x,rkey=0x%x,addr=0x%" PRIx64 "\n",
+	       o->server ? "server" : "client", o->port, mode_names[o->mode], m[0], m[1], m[2],
+	       m[3], m[4], m[5], ipv4_str(n->me.ip, ip), n->me.qpn_base, n->me.psn, n->me.rkey,
+	       n->me.addr);
+	fflush(stdout);
+}
+
+/* Ready to receive: our QPs in RTS with their receives posted, on a started
+ * port; only then do we say who we are, for a peer that has our parameters
+ * may send at once. */
+static int
+get_ready(struct node *n)
+{
+	if (create_qps(n))
+		return -1;
+	print_local(n);
+	return 0;
+}
+
+/* The peer's MAC (resolve_peer()); our QPs, made before it was known,
+ * send to it from now on. */
+static int
+learn_peer_mac(struct node *n, bool ask)
+{
+	if (resolve_peer(&n->nic, &n->arp, &n->them, ask))
+		return -1;
+	for (uint32_t i = 0; ask && i < n->o.qps; i++)
+		n->qp[i]->a.dest_mac = n->them.mac;
+	return 0;
+}
+
+static int
+exchange_failed(void)
+{
+	if (!node_stop)
+		et_cli_error("out-of-band exchange with the peer failed");
+	return -1;
+}
+
+/* One of perftest's address messages (all alike, each re-read): the
+ * client's first, then the server's.  ready, when given, runs between the
+ * peer's and ours. */
 int
-perftest_key(struct node *n)
+perftest_key(struct node *n, int (*ready)(struct node *n))
 {
 	char mine[ET_PERFTEST_MSG_LEN], theirs[ET_PERFTEST_MSG_LEN];
 	struct peer them;
 
 	oob_tool_format(OOB_PERFTEST, &n->me, mine);
-	if (oob_xchg(&n->oob, n->o.server, mine, theirs, sizeof(theirs))) {
-		if (!node_stop)
-			et_cli_error("out-of-band exchange with the peer failed");
-		return -1;
-	}
+	if ((!n->o.server && oob_write(&n->oob, mine, sizeof(mine))) ||
+	    oob_read(&n->oob, theirs, sizeof(theirs)))
+		return exchange_failed();
 	if (oob_tool_parse(OOB_PERFTEST, theirs, sizeof(theirs), &n->me, &them))
 		return -1;
 	/* the MAC is ours to learn (ARP), not the message's: after the first
@@ -123,81 +172,117 @@ perftest_key(struct node *n)
 	if (n->them.ip != 0)
 		them.mac = n->them.mac;
 	n->them = them;
+	if (ready && ready(n))
+		return -1;
+	if (n->o.server && oob_write(&n->oob, mine, sizeof(mine)))
+		return exchange_failed();
+	return 0;
+}
+
+/* --peer: the peer's parameters by hand; ours printed once the QPs exist,
+ * so a peer started on them finds us ready.  ARP holds back only what we
+ * send: our QPs take the peer's packets while we ask. */
+static int
+connect_by_hand(struct node *n)
+{
+	const struct opts *o = &n->o;
+
+	if (parse_peer(o->peer, &n->me, &n->them) || get_ready(n) || wait_link_up(n))
+		return -1;
+	return learn_peer_mac(n, !peer_has_mac(o->peer));
+}
+
+/* Ours: the client's line, then the server's once the server is ready.
+ * (The client cannot be ready before it has the server's QPNs and PSN;
+ * it need not be: the server sends only answers.) */
+static int
+connect_ethereal(struct node *n)
+{
+	const struct opts *o = &n->o;
+
+	if ((!o->server && oob_ethereal_send(&n->oob, &n->me)) ||
+	    oob_ethereal_recv(&n->oob, &n->them))
+		return exchange_failed();
+	if (n->them.nqp != o->qps || n->them.size != o->size || n->them.mtu != o->mtu) {
+		if (o->server) /* the client says so too */
+			(void)oob_ethereal_send(&n->oob, &n->me);
+		return et_cli_error("the peer runs --qps %u --size %u --mtu %u; give both the same",
+				    n->them.nqp, n->them.size, n->them.mtu);
+	}
+	if (get_ready(n) || learn_peer_mac(n, false))
+		return -1;
+	if (o->server && oob_ethereal_send(&n->oob, &n->me))
+		return exchange_failed();
+	return 0;
+}
+
+/* ibv_rc_pingpong's: the client's message, the server's once it is ready
+ * and knows the client's MAC, then the client's "done": it may start. */
+static int
+connect_pingpong(struct node *n)
+{
+	const struct opts *o = &n->o;
+	char msg[ET_PINGPONG_MSG_LEN], done[ET_PINGPONG_DONE_LEN] = "done";
+
+	if (!o->server) {
+		oob_tool_format(OOB_PINGPONG, &n->me, msg);
+		if (oob_write(&n->oob, msg, sizeof(msg)))
+			return exchange_failed();
+	}
+	if (oob_read(&n->oob, msg, sizeof(msg)))
+		return exchange_failed();
+	if (oob_tool_parse(OOB_PINGPONG, msg, sizeof(msg), &n->me, &n->them) || get_ready(n) ||
+	    learn_peer_mac(n, true))
+		return -1;
+	if (o->server) {
+		oob_tool_format(OOB_PINGPONG, &n->me, msg);
+		if (oob_write(&n->oob, msg, sizeof(msg)))
+			return exchange_failed();
+	}
+	if (o->server ? oob_read(&n->oob, done, sizeof(done)) : oob_write(&n->oob, done, sizeof(done)))
+		return exchange_failed();
+	return 0;
+}
+
+/* perftest's: the MTU (the smaller), then identical address messages, the
+ * first of which connects; two more before the test, send_bw a third (the
+ * server's receives are posted). */
+static int
+connect_perftest(struct node *n)
+{
+	const struct opts *o = &n->o;
+
+	if (oob_perftest_hello(&n->oob, o->server, &n->o.mtu))
+		return exchange_failed();
+	n->them.mtu = n->me.mtu = o->mtu;
+	if (perftest_key(n, get_ready) || learn_peer_mac(n, true))
+		return -1;
+	for (int k = o->mode == MODE_SEND_BW ? 3 : 2; k > 0; k--)
+		if (perftest_key(n, NULL))
+			return -1;
 	return 0;
 }
 
 /* The peer's parameters, its MAC, our QPs: by hand (--peer), in our
- * dialect, or in a tool's.  The tools' servers connect their QP before they
- * answer and the clients send as soon as they have the answer, so our QPs
- * exist before the message that lets the peer send. */
+ * dialect, or in a tool's.  Each side is ready to receive before the peer
+ * can have the parameters that let it send; ARP holds back only sending. */
 int
 connect_peer(struct node *n)
 {
 	const struct opts *o = &n->o;
-	char msg[ET_PINGPONG_MSG_LEN]; /* perftest's go through perftest_key() */
-	bool ask_arp = true;
 
 	n->oob = (struct oob){.fd = -1, .idle = poll_port, .ctx = n, .stop = &node_stop,
 			      .timeout_ms = 60000};
-	if (o->peer) {
-		if (parse_peer(o->peer, &n->me, &n->them))
-			return -1;
-		ask_arp = !peer_has_mac(o->peer);
-	} else {
-		if (oob_open(&n->oob, o->server, o->client, o->oob_port))
-			return -1;
-		if (o->oob == OOB_ETHEREAL) {
-			if (oob_ethereal_exchange(&n->oob, &n->me, &n->them))
-				goto failed;
-			if (n->them.nqp != o->qps || n->them.size != o->size ||
-			    n->them.mtu != o->mtu)
-				return et_cli_error("the peer runs --qps %u --size %u --mtu %u; "
-						    "give both the same", n->them.nqp, n->them.size,
-						    n->them.mtu);
-			ask_arp = false;
-		} else if (o->oob == OOB_PINGPONG) {
-			if (!o->server)
-				oob_tool_format(OOB_PINGPONG, &n->me, msg);
-			if ((!o->server && oob_write(&n->oob, msg, sizeof(msg))) ||
-			    oob_read(&n->oob, msg, sizeof(msg)))
-				goto failed;
-			if (oob_tool_parse(OOB_PINGPONG, msg, sizeof(msg), &n->me, &n->them))
-				return -1;
-		} else {
-			/* perftest: the MTU is negotiated (the smaller), then
-			 * the first of identical address messages connects */
-			if (oob_perftest_hello(&n->oob, o->server, &n->o.mtu))
-				goto failed;
-			n->them.mtu = n->me.mtu = o->mtu;
-			if (perftest_key(n))
-				return -1;
-		}
-	}
-	if (resolve_peer(&n->nic, &n->arp, &n->them, ask_arp) || create_qps(n))
+	if (o->peer)
+		return connect_by_hand(n);
+	/* listen first (a harness starts the client once the server says it
+	 * waits), then wait for the link: a memif server's comes up with its
+	 * client */
+	if (oob_open(&n->oob, o->server, o->client, o->oob_port) || wait_link_up(n))
 		return -1;
-	if (o->oob == OOB_ETHEREAL || o->peer)
-		return 0;
-	if (o->oob == OOB_PERFTEST) {
-		/* two more before the test; send_bw a third: the server's
-		 * receives are posted */
-		for (int k = o->mode == MODE_SEND_BW ? 3 : 2; k > 0; k--)
-			if (perftest_key(n))
-				return -1;
-		return 0;
+	switch (o->oob) {
+	case OOB_ETHEREAL: return connect_ethereal(n);
+	case OOB_PINGPONG: return connect_pingpong(n);
+	default: return connect_perftest(n);
 	}
-	if (o->server) {
-		oob_tool_format(OOB_PINGPONG, &n->me, msg);
-		if (oob_write(&n->oob, msg, sizeof(msg)))
-			goto failed;
-	}
-	/* the client's "done": it may start */
-	char done[ET_PINGPONG_DONE_LEN] = "done";
-
-	if (o->server ? oob_read(&n->oob, done, sizeof(done)) : oob_write(&n->oob, done, sizeof(done)))
-		goto failed;
-	return 0;
-failed:
-	if (!node_stop)
-		et_cli_error("out-of-band exchange with the peer failed");
-	return -1;
 }

@@ -20,7 +20,7 @@ perftest_finish(struct node *n)
 	mine.bw_avg = mine.bw_peak = s > 0 ? (double)n->done * n->o.size / s / 1048576.0 : 0;
 	mine.msg_rate = s > 0 ? (double)n->done / s / 1e6 : 0;
 	if (n->o.mode == MODE_WRITE_BW) {
-		if (perftest_key(n) || oob_perftest_report(&n->oob, n->o.server, &mine, &theirs)) {
+		if (perftest_key(n, NULL) || oob_perftest_report(&n->oob, n->o.server, &mine, &theirs)) {
 			n->bad++;
 			return;
 		}
@@ -29,7 +29,7 @@ perftest_finish(struct node *n)
 			       "average %.2f MiB/s, %.6f Mpps\n", theirs.size, theirs.iters,
 			       theirs.bw_peak, theirs.bw_avg, theirs.msg_rate);
 	}
-	if (perftest_key(n)) {
+	if (perftest_key(n, NULL)) {
 		n->bad++;
 		return;
 	}

@@ -101,12 +101,13 @@ bool peer_has_mac(const char *spec);
 
 /* port.c */
 int node_open(struct node *n);
+int wait_link_up(struct node *n);
 void node_close(struct node *n);
 
 /* connect.c */
 int connect_peer(struct node *n);
 void post_recv(struct node *n, uint32_t i);
-int perftest_key(struct node *n);
+int perftest_key(struct node *n, int (*ready)(struct node *n));
 
 /* run.c */
 void run_server(struct node *n);

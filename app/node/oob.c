@@ -184,7 +184,7 @@ oob_read_line(struct oob *o, char *buf, size_t cap)
 }
 
 int
-oob_ethereal_exchange(struct oob *o, const struct peer *me, struct peer *them)
+oob_ethereal_send(struct oob *o, const struct peer *me)
 {
 	char line[256];
 	int n = snprintf(line, sizeof(line),
@@ -192,9 +192,17 @@ oob_ethereal_exchange(struct oob *o, const struct peer *me, struct peer *them)
 			 me->mac.addr_bytes[0], me->mac.addr_bytes[1], me->mac.addr_bytes[2],
 			 me->mac.addr_bytes[3], me->mac.addr_bytes[4], me->mac.addr_bytes[5],
 			 me->ip, me->qpn_base, me->nqp, me->psn, me->rkey, me->size, me->mtu, me->addr);
+
+	return oob_write(o, line, (size_t)n);
+}
+
+int
+oob_ethereal_recv(struct oob *o, struct peer *them)
+{
+	char line[256];
 	unsigned int m[6];
 
-	if (oob_write(o, line, (size_t)n) || oob_read_line(o, line, sizeof(line)))
+	if (oob_read_line(o, line, sizeof(line)))
 		return -1;
 	if (sscanf(line, "ETHEREAL1 %x:%x:%x:%x:%x:%x %u %u %u %u %u %u %u %" SCNu64, &m[0], &m[1],
 		   &m[2], &m[3], &m[4], &m[5], &them->ip, &them->qpn_base, &them->nqp, &them->psn,

@@ -15,13 +15,14 @@
 #include "et_cli.h"
 #include "node.h"
 
-/* Port, NIC, ARP, memory; the link up (ARP must run during the exchange). */
+/* Port, NIC, ARP, memory.  The port is started (what arrives once the link
+ * is up waits in its queue) and polled from here on, also while we wait on
+ * TCP: ARP is answered during the exchange. */
 int
 node_open(struct node *n)
 {
 	const struct opts *o = &n->o;
 	struct rte_ether_addr mac;
-	char ip[INET_ADDRSTRLEN];
 	int r;
 
 	n->mp = et_app_pool("node", 16383, ET_APP_MBUF_4K_FRAME);
@@ -63,22 +64,22 @@ node_open(struct node *n)
 	n->me = (struct peer){.mac = mac, .ip = o->ip, .qpn_base = 0x100, .nqp = o->qps,
 			      .psn = 0x1000, .rkey = n->mr->key, .size = o->size, .mtu = o->mtu,
 			      .addr = (uintptr_t)n->buf};
-	printf("ethereal-node: %s on %s, %s, local: mac=%02x:%02x:%02x:%02x:%02x:%02x,"
-	       "ip=%s,qpn=0x%x,psn=0x%x,rkey=0x%x,addr=0x%" PRIx64 "\n",
-	       o->server ? "server" : "client", o->port, mode_names[o->mode], mac.addr_bytes[0],
-	       mac.addr_bytes[1], mac.addr_bytes[2], mac.addr_bytes[3], mac.addr_bytes[4],
-	       mac.addr_bytes[5], ipv4_str(o->ip, ip), n->me.qpn_base, n->me.psn, n->me.rkey,
-	       n->me.addr);
-	fflush(stdout);
 	telemetry_show_nic(&n->nic);
-	/* memif and tap come up a little after start: frames sent before are lost */
+	return 0;
+}
+
+/* memif and tap come up a little after start: frames sent before are lost.
+ * Waits at most 5 s. */
+int
+wait_link_up(struct node *n)
+{
 	for (int k = 0;; k++) {
 		struct rte_eth_link link;
 
 		if (rte_eth_link_get_nowait(n->port.eth_port, &link) == 0 && link.link_status)
 			return 0;
 		if (k == 500 || node_stop)
-			return et_cli_error("--port %s: the link is not up after 5 s", o->port);
+			return et_cli_error("--port %s: the link is not up after 5 s", n->o.port);
 		usleep(10000);
 	}
 }
