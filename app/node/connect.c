@@ -34,9 +34,10 @@ post_recv(struct node *n, uint32_t i)
 
 /* The peer's MAC: a known one (--peer mac=, or the TCP exchange) becomes a
  * static ARP entry; otherwise ask by ARP for up to 3 s, polling the NIC
- * (which also answers the peer's own requests), and fall back to
- * broadcast when nobody answers. */
-static int
+ * (which also answers the peer's own requests and takes its packets), and
+ * fall back to broadcast when nobody answers.  SIGINT stops the asking,
+ * not the node: what came in meanwhile is reported. */
+static void
 resolve_peer(struct et_nic *nic, struct et_arp *arp, struct peer *them, bool ask)
 {
 	uint64_t until = et_tsc_ns() + 3000000000ull, next = 0;
@@ -46,7 +47,7 @@ resolve_peer(struct et_nic *nic, struct et_arp *arp, struct peer *them, bool ask
 	if (!ask) {
 		if (et_arp_set_static(arp, them->ip, them->mac.addr_bytes))
 			et_cli_error("ARP: no room for a static entry");
-		return 0;
+		return;
 	}
 	while (!node_stop && et_tsc_ns() < until) {
 		uint64_t t = et_tsc_ns();
@@ -62,15 +63,14 @@ resolve_peer(struct et_nic *nic, struct et_arp *arp, struct peer *them, bool ask
 			printf("ethereal-node: ARP: %s is at %02x:%02x:%02x:%02x:%02x:%02x\n",
 			       ipv4_str(them->ip, ip), m[0], m[1], m[2], m[3], m[4], m[5]);
 			fflush(stdout);
-			return 0;
+			return;
 		}
 	}
 	if (node_stop)
-		return -1;
+		return;
 	printf("ethereal-node: ARP: no answer from %s in 3 s, sending to broadcast\n",
 	       ipv4_str(them->ip, ip));
 	fflush(stdout);
-	return 0;
 }
 
 static int
@@ -134,14 +134,12 @@ get_ready(struct node *n)
 
 /* The peer's MAC (resolve_peer()); our QPs, made before it was known,
  * send to it from now on. */
-static int
+static void
 learn_peer_mac(struct node *n, bool ask)
 {
-	if (resolve_peer(&n->nic, &n->arp, &n->them, ask))
-		return -1;
+	resolve_peer(&n->nic, &n->arp, &n->them, ask);
 	for (uint32_t i = 0; ask && i < n->o.qps; i++)
 		n->qp[i]->a.dest_mac = n->them.mac;
-	return 0;
 }
 
 static int
@@ -189,7 +187,8 @@ connect_by_hand(struct node *n)
 
 	if (parse_peer(o->peer, &n->me, &n->them) || get_ready(n) || wait_link_up(n))
 		return -1;
-	return learn_peer_mac(n, !peer_has_mac(o->peer));
+	learn_peer_mac(n, !peer_has_mac(o->peer));
+	return 0;
 }
 
 /* Ours: the client's line, then the server's once the server is ready.
@@ -209,8 +208,9 @@ connect_ethereal(struct node *n)
 		return et_cli_error("the peer runs --qps %u --size %u --mtu %u; give both the same",
 				    n->them.nqp, n->them.size, n->them.mtu);
 	}
-	if (get_ready(n) || learn_peer_mac(n, false))
+	if (get_ready(n))
 		return -1;
+	learn_peer_mac(n, false);
 	if (o->server && oob_ethereal_send(&n->oob, &n->me))
 		return exchange_failed();
 	return 0;
@@ -231,9 +231,9 @@ connect_pingpong(struct node *n)
 	}
 	if (oob_read(&n->oob, msg, sizeof(msg)))
 		return exchange_failed();
-	if (oob_tool_parse(OOB_PINGPONG, msg, sizeof(msg), &n->me, &n->them) || get_ready(n) ||
-	    learn_peer_mac(n, true))
+	if (oob_tool_parse(OOB_PINGPONG, msg, sizeof(msg), &n->me, &n->them) || get_ready(n))
 		return -1;
+	learn_peer_mac(n, true);
 	if (o->server) {
 		oob_tool_format(OOB_PINGPONG, &n->me, msg);
 		if (oob_write(&n->oob, msg, sizeof(msg)))
@@ -255,8 +255,9 @@ connect_perftest(struct node *n)
 	if (oob_perftest_hello(&n->oob, o->server, &n->o.mtu))
 		return exchange_failed();
 	n->them.mtu = n->me.mtu = o->mtu;
-	if (perftest_key(n, get_ready) || learn_peer_mac(n, true))
+	if (perftest_key(n, get_ready))
 		return -1;
+	learn_peer_mac(n, true);
 	for (int k = o->mode == MODE_SEND_BW ? 3 : 2; k > 0; k--)
 		if (perftest_key(n, NULL))
 			return -1;
