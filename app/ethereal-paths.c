@@ -2,7 +2,6 @@
  * ethereal-paths: print the paths between two hosts of a fabric described
  * in a conf file, with the path ID each link sees and the ACK's way back.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -12,6 +11,7 @@
 #include "base/et_conf.h"
 #include "topo/et_path.h"
 #include "topo/et_topo.h"
+#include "et_cli.h"
 
 static void
 usage(FILE *f, const char *prog)
@@ -26,16 +26,10 @@ usage(FILE *f, const char *prog)
 static int
 parse_host(const char *opt, const char *v, uint32_t *out)
 {
-	char *end;
-	unsigned long x;
+	uint64_t x;
 
-	errno = 0;
-	x = strtoul(v, &end, 10);
-	if (v[0] == '\0' || v[0] == '-' || *end != '\0' || errno || x > UINT32_MAX) {
-		fprintf(stderr, "ethereal-paths: %s: expected a host number, got '%s'\n",
-			opt, v);
-		return -1;
-	}
+	if (et_parse_u64(v, &x) || x > UINT32_MAX)
+		return et_cli_bad(opt, "a host number", v);
 	*out = (uint32_t)x;
 	return 0;
 }
@@ -71,6 +65,7 @@ main(int argc, char **argv)
 	struct et_topo t;
 	uint16_t *ids;
 
+	et_cli_program("ethereal-paths");
 	while ((opt = getopt_long(argc, argv, "c:s:d:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
@@ -94,13 +89,12 @@ main(int argc, char **argv)
 		}
 	}
 	if (file == NULL || optind != argc) {
-		fprintf(stderr, "ethereal-paths: %s\n",
-			file ? "unexpected argument" : "--config FILE is required");
+		et_cli_error("%s", file ? "unexpected argument" : "--config FILE is required");
 		usage(stderr, argv[0]);
 		return 2;
 	}
 	if (et_conf_open(&c, file) || et_topo_load(&c, &t)) {
-		fprintf(stderr, "ethereal-paths: %s\n", c.err);
+		et_cli_error("%s", c.err);
 		et_conf_close(&c);
 		return 1;
 	}
@@ -110,9 +104,7 @@ main(int argc, char **argv)
 	if (!have_dst)
 		dst = hosts - 1;
 	if (src >= hosts || dst >= hosts || src == dst) {
-		fprintf(stderr,
-			"ethereal-paths: --src/--dst: expected two different hosts in 0..%u\n",
-			hosts - 1);
+		et_cli_error("--src/--dst: expected two different hosts in 0..%u", hosts - 1);
 		return 2;
 	}
 	if (t.kind == ET_TOPO_LEAF_SPINE)

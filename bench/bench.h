@@ -4,15 +4,14 @@
 #ifndef ET_BENCH_H
 #define ET_BENCH_H
 
-#include <stdbool.h>
-
+struct json_t;
 struct rte_mempool;
 
 struct bench_out {
-	bool first;
+	struct json_t *obj;
 };
 
-/* One "key": value pair of the output object. */
+/* One "key": value pair of the output object (3 decimal places). */
 void bench_num(struct bench_out *o, const char *key, double v);
 
 int bench_switch(struct bench_out *o, struct rte_mempool *mp);

@@ -21,6 +21,9 @@
 #include <rte_mbuf.h>
 
 #include "bench.h"
+#include "et_app_eal.h"
+#include "et_cli.h"
+#include "et_json.h"
 #include "wire/et_wire.h"
 
 #define POOL_SIZE 8191
@@ -29,15 +32,7 @@
 void
 bench_num(struct bench_out *o, const char *key, double v)
 {
-	printf("%s\n  \"%s\": %.3f", o->first ? "" : ",", key, v);
-	o->first = false;
-}
-
-static void
-out_raw(struct bench_out *o, const char *key, const char *v)
-{
-	printf("%s\n  \"%s\": %s", o->first ? "" : ",", key, v);
-	o->first = false;
+	json_object_set_new(o->obj, key, et_json_fixed(v, 3));
 }
 
 static double
@@ -171,87 +166,39 @@ static const struct {
 
 #define N_BENCHES (sizeof(benches) / sizeof(benches[0]))
 
-static bool
-have_free_hugepages(void)
-{
-	FILE *f = fopen("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages", "r");
-	long n = 0;
-
-	if (f == NULL)
-		return false;
-	if (fscanf(f, "%ld", &n) != 1)
-		n = 0;
-	fclose(f);
-	return n >= 128;
-}
-
-/* EAL arguments: the user's (before "--"), or defaults for this machine. */
-static int
-eal_init(int argc, char **argv, int *consumed)
-{
-	/* two lcores where there are two cores: the endpoint bench's receiver */
-	static char cores[8] = "0";
-	static char *huge[] = {"ethereal-bench", "--in-memory", "--no-pci",
-			       "-l", cores, "--log-level=error", NULL};
-	static char *nohuge[] = {"ethereal-bench", "--no-huge", "--no-shconf",
-				 "--no-pci", "-m", "1024", "-l", cores,
-				 "--log-level=error", NULL};
-	int i, ret;
-
-	for (i = 1; i < argc; i++)
-		if (strcmp(argv[i], "--") == 0)
-			break;
-	if (i < argc) {
-		ret = rte_eal_init(i, argv);
-		*consumed = i + 1;
-		return ret < 0 ? ret : 0;
-	}
-	*consumed = 1;
-	if (sysconf(_SC_NPROCESSORS_ONLN) >= 2)
-		strcpy(cores, "0-1");
-	if (have_free_hugepages()) {
-		ret = rte_eal_init(RTE_DIM(huge) - 1, huge);
-		if (ret >= 0)
-			return 0;
-	}
-	ret = rte_eal_init(RTE_DIM(nohuge) - 1, nohuge);
-	return ret < 0 ? ret : 0;
-}
-
 int
 main(int argc, char **argv)
 {
-	struct bench_out o = {.first = true};
+	/* without EAL arguments: hugepages when 256 MB of them are free, else
+	 * 1 GB of ordinary memory; two lcores where there are two cores (the
+	 * endpoint bench's receiver) */
+	struct et_app_eal eal = {.lcores = sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? "0-1" : "0",
+				 .mem_mb = 1024, .huge_mb = 256, .telemetry = true};
+	const char *names[N_BENCHES + 1] = {NULL};
+	struct bench_out o;
 	int consumed, i, rc = 0;
 	size_t b;
 
-	if (eal_init(argc, argv, &consumed) < 0) {
-		fprintf(stderr, "ethereal-bench: cannot initialise DPDK EAL\n");
+	et_cli_program("ethereal-bench");
+	consumed = et_app_eal_init(&eal, argc, argv);
+	if (consumed < 0)
 		return 1;
-	}
-	for (i = consumed; i < argc; i++) {
-		for (b = 0; b < N_BENCHES; b++)
-			if (strcmp(argv[i], benches[b].name) == 0)
-				break;
-		if (b == N_BENCHES) {
-			fprintf(stderr, "ethereal-bench: unknown benchmark '%s' (have:", argv[i]);
-			for (b = 0; b < N_BENCHES; b++)
-				fprintf(stderr, " %s", benches[b].name);
-			fprintf(stderr, ")\n");
+	consumed++; /* past the program's name */
+	for (b = 0; b < N_BENCHES; b++)
+		names[b] = benches[b].name;
+	for (i = consumed; i < argc; i++)
+		if (et_cli_choice("benchmark", names, argv[i]) < 0) {
 			rte_eal_cleanup();
 			return 2;
 		}
-	}
-	pool = rte_pktmbuf_pool_create("bench", POOL_SIZE, 256, 0,
-				       RTE_MBUF_DEFAULT_DATAROOM + 4096,
-				       rte_socket_id());
+	pool = et_app_pool("bench", POOL_SIZE, RTE_MBUF_DEFAULT_DATAROOM + 4096);
 	if (pool == NULL) {
-		fprintf(stderr, "ethereal-bench: cannot create mbuf pool\n");
+		et_cli_error("cannot create mbuf pool");
 		rte_eal_cleanup();
 		return 1;
 	}
-	printf("{");
-	out_raw(&o, "hugepages", rte_eal_has_hugepages() ? "true" : "false");
+	o.obj = json_object();
+	json_object_set_new(o.obj, "hugepages", json_boolean(rte_eal_has_hugepages()));
 	bench_num(&o, "tsc_ghz", rte_get_tsc_hz() / 1e9);
 	for (b = 0; b < N_BENCHES; b++) {
 		bool wanted = consumed == argc;
@@ -259,11 +206,11 @@ main(int argc, char **argv)
 		for (i = consumed; i < argc; i++)
 			wanted |= strcmp(argv[i], benches[b].name) == 0;
 		if (wanted && benches[b].fn(&o, pool) != 0) {
-			fprintf(stderr, "ethereal-bench: %s failed\n", benches[b].name);
+			et_cli_error("%s failed", benches[b].name);
 			rc = 1;
 		}
 	}
-	printf("\n}\n");
+	et_json_print(stdout, o.obj, 2);
 	rte_mempool_free(pool);
 	rte_eal_cleanup();
 	return rc;

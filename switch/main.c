@@ -17,16 +17,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_telemetry.h>
 
-#include "link/et_capture.h"
 #include "base/et_conf.h"
-#include "et_switch.h"
+#include "host/et_worker.h"
+#include "link/et_capture.h"
 #include "link/et_link_conf.h"
+#include "et_app_eal.h"
+#include "et_cli.h"
+#include "et_switch.h"
 #include "et_switch_conf.h"
 
 #define MAX_ROUTES 64
@@ -222,7 +224,7 @@ load(const char *file, struct rte_mempool *mp)
 	rc = 0;
 out:
 	if (rc)
-		fprintf(stderr, "ethereal-switch: %s\n", c.err);
+		et_cli_error("%s", c.err);
 	et_conf_close(&c);
 	return rc;
 }
@@ -334,19 +336,16 @@ main(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	const char *file = NULL, *pcap_dir = NULL;
-	double duration = 0, ns_per_tsc;
 	struct et_capture *cap[ET_SW_MAX_PORTS] = {0};
 	struct rte_mempool *mp;
 	uint64_t start, now, end = UINT64_MAX;
 	int n, opt, rc = 0, yield = 0;
 	uint16_t i;
-	char *endp;
 
-	n = rte_eal_init(argc, argv);
-	if (n < 0) {
-		fprintf(stderr, "ethereal-switch: cannot initialise DPDK (EAL arguments?)\n");
+	et_cli_program("ethereal-switch");
+	n = et_app_eal_init(NULL, argc, argv); /* no defaults: the line is DPDK's up to "--" */
+	if (n < 0)
 		return 1;
-	}
 	argc -= n;
 	argv += n;
 	while ((opt = getopt_long(argc, argv, "c:d:p:h", opts, NULL)) != -1) {
@@ -355,10 +354,8 @@ main(int argc, char **argv)
 			file = optarg;
 			break;
 		case 'd':
-			duration = strtod(optarg, &endp);
-			if (*endp != '\0' || !(duration > 0)) {
-				fprintf(stderr, "ethereal-switch: --duration: expected seconds > 0, got '%s'\n",
-					optarg);
+			if (et_cli_time_ns("--duration", optarg, 1000000000,
+					   "seconds > 0 (or a time like 500ms)", &end)) {
 				rc = 2;
 				goto done;
 			}
@@ -379,18 +376,15 @@ main(int argc, char **argv)
 		}
 	}
 	if (file == NULL || optind != argc) {
-		fprintf(stderr, "ethereal-switch: %s\n",
-			file ? "unexpected argument" : "--config FILE is required");
+		et_cli_error("%s", file ? "unexpected argument" : "--config FILE is required");
 		usage(stderr);
 		rc = 2;
 		goto done;
 	}
-	mp = rte_pktmbuf_pool_create("switch", 32767, 256, 0,
-				     RTE_PKTMBUF_HEADROOM + 4096 + 256, /* a 4 KB-MTU frame */
-				     (int)rte_socket_id());
+	mp = et_app_pool("switch", 32767, ET_APP_MBUF_4K_FRAME);
 	if (mp == NULL || load(file, mp)) {
 		if (mp == NULL)
-			fprintf(stderr, "ethereal-switch: cannot create the mbuf pool\n");
+			et_cli_error("cannot create the mbuf pool");
 		rc = 1;
 		goto done;
 	}
@@ -401,7 +395,7 @@ main(int argc, char **argv)
 			snprintf(path, sizeof(path), "%s/%s-p%u.pcapng", pcap_dir, sw.name, i);
 			cap[i] = et_capture_open(path, sw.ports[i].port.name);
 			if (cap[i] == NULL) {
-				fprintf(stderr, "ethereal-switch: --pcap: cannot write %s\n", path);
+				et_cli_error("--pcap: cannot write %s", path);
 				rc = 1;
 				goto done;
 			}
@@ -417,10 +411,7 @@ main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 
-	ns_per_tsc = 1e9 / (double)rte_get_tsc_hz();
-	start = rte_rdtsc();
-	if (duration > 0)
-		end = (uint64_t)(duration * 1e9);
+	start = et_tsc_ns();
 	printf("ethereal-switch: %s: %u ports, %u uplinks, %s mode%s\n", sw.name, sw.n_ports,
 	       sw.n_uplinks, sw.p.mode == ET_SW_ECMP ? "ECMP" : "source-route",
 	       sw.p.pfc ? ", PFC on" : "");
@@ -428,7 +419,7 @@ main(int argc, char **argv)
 	while (!stop) {
 		int req;
 
-		now = (uint64_t)((double)(rte_rdtsc() - start) * ns_per_tsc) + 1;
+		now = et_tsc_ns() - start + 1;
 		if (now >= end)
 			break;
 		req = atomic_exchange(&fail_request, -1);

@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stddef.h>
@@ -14,10 +13,12 @@
 #include <time.h>
 
 #include <rte_eal.h>
-#include <rte_errno.h>
 #include <rte_lcore.h>
 
 #include "base/et_conf.h"
+#include "et_app_eal.h"
+#include "et_cli.h"
+#include "et_json.h"
 #include "link/et_link_conf.h"
 #include "et_switch_conf.h"
 #include "sim/et_fabric.h"
@@ -96,36 +97,6 @@ origin(const struct cli *o, const char *flag)
 	return flag;
 }
 
-static int
-bad_arg(const char *opt, const char *what, const char *got)
-{
-	fprintf(stderr, "ethereal-fabric: %s: expected %s, got '%s'\n", opt, what, got);
-	return -1;
-}
-
-static int
-parse_time_ns(const char *s, uint64_t *out)
-{
-	char *end;
-	double v = strtod(s, &end);
-	double mul = 1;
-
-	if (end == s || v < 0 || !isfinite(v))
-		return -1;
-	if (*end == 0 || strcmp(end, "ns") == 0)
-		mul = 1;
-	else if (strcmp(end, "us") == 0)
-		mul = 1e3;
-	else if (strcmp(end, "ms") == 0)
-		mul = 1e6;
-	else if (strcmp(end, "s") == 0)
-		mul = 1e9;
-	else
-		return -1;
-	*out = (uint64_t)(v * mul);
-	return 0;
-}
-
 /* [tor:|agg:]SW.UPLINK[@TIME], comma separated */
 static int
 parse_fails(const char *spec, const char *what, struct et_fabric_params *p)
@@ -139,11 +110,11 @@ parse_fails(const char *spec, const char *what, struct et_fabric_params *p)
 		unsigned long a, b;
 
 		if (p->n_fails == ET_FABRIC_MAX_FAILS)
-			return bad_arg(what, "at most 16 links", spec);
+			return et_cli_bad(what, "at most 16 links", spec);
 		if (at) {
 			*at++ = 0;
-			if (parse_time_ns(at, &x.at_ns))
-				return bad_arg(what, "a time like 0, 500us or 2ms after '@'", at);
+			if (et_parse_time_ns(at, 1, &x.at_ns))
+				return et_cli_bad(what, "a time like 0, 500us or 2ms after '@'", at);
 		}
 		if (strncmp(s, "tor:", 4) == 0)
 			s += 4;
@@ -151,11 +122,11 @@ parse_fails(const char *spec, const char *what, struct et_fabric_params *p)
 			s += 4, x.tier = ET_TIER_AGG;
 		a = strtoul(s, &end, 10);
 		if (end == s || *end != '.')
-			return bad_arg(what, "[tor:|agg:]SWITCH.UPLINK[@TIME]", tok);
+			return et_cli_bad(what, "[tor:|agg:]SWITCH.UPLINK[@TIME]", tok);
 		s = end + 1;
 		b = strtoul(s, &end, 10);
 		if (end == s || *end)
-			return bad_arg(what, "[tor:|agg:]SWITCH.UPLINK[@TIME]", tok);
+			return et_cli_bad(what, "[tor:|agg:]SWITCH.UPLINK[@TIME]", tok);
 		x.sw = (uint32_t)a;
 		x.uplink = (uint32_t)b;
 		p->fails[p->n_fails++] = x;
@@ -292,7 +263,7 @@ parse_cli(int argc, char **argv, struct cli *o)
 		case 'S':
 			o->seed = strtoull(optarg, &end, 0);
 			if (*end || end == optarg || *optarg == '-')
-				return bad_arg("--seed", "a number", optarg);
+				return et_cli_bad("--seed", "a number", optarg);
 			o->seed_set = true;
 			break;
 		case 'v': o->verify = true; break;
@@ -313,7 +284,7 @@ parse_cli(int argc, char **argv, struct cli *o)
 		}
 	}
 	if (optind < argc)
-		return bad_arg("arguments", "options only", argv[optind]);
+		return et_cli_bad("arguments", "options only", argv[optind]);
 	if (!o->config) {
 		fprintf(stderr, "ethereal-fabric: --config FILE is required\n");
 		return -1;
@@ -344,14 +315,14 @@ finish_params(struct cli *o, struct et_fabric_params *p)
 		return -1;
 	}
 	if (o->collective && et_coll_parse_kind(o->collective, &p->kind))
-		return bad_arg(origin(o, "--collective"),
-			       "allreduce, allgather, reducescatter or alltoall", o->collective);
+		return et_cli_bad(origin(o, "--collective"),
+				  "allreduce, allgather, reducescatter or alltoall", o->collective);
 	if (o->algo && et_coll_parse_algo(o->algo, &p->algo))
-		return bad_arg(origin(o, "--algo"), "a2a, rd, ring or dbt", o->algo);
-	if (o->size && (et_parse_bytes(o->size, &p->size) || p->size == 0))
-		return bad_arg(origin(o, "--size"), "a byte count like 4096, 64K, 16M", o->size);
+		return et_cli_bad(origin(o, "--algo"), "a2a, rd, ring or dbt", o->algo);
+	if (o->size && et_cli_bytes(origin(o, "--size"), o->size, 1, UINT64_MAX, &p->size))
+		return -1;
 	if (o->clock && strcmp(o->clock, "virtual") && strcmp(o->clock, "real"))
-		return bad_arg(origin(o, "--clock"), "virtual or real", o->clock);
+		return et_cli_bad(origin(o, "--clock"), "virtual or real", o->clock);
 	p->real_clock = o->clock && strcmp(o->clock, "real") == 0;
 	if (o->seed_set)
 		p->seed = o->seed;
@@ -368,43 +339,6 @@ finish_params(struct cli *o, struct et_fabric_params *p)
 	p->verify = o->verify;
 	p->pcap_dir = o->pcap;
 	return 0;
-}
-
-/* EAL arguments before "--" (sep), or defaults that need nothing of the
- * machine: hugepages when enough are free, else need_mb of ordinary memory. */
-static int
-eal_init(char **argv, int sep, uint64_t need_mb)
-{
-	char *dflt[16], mem[32];
-	int n = 0;
-	FILE *fp;
-	unsigned long free_huge = 0;
-
-	if (sep)
-		return rte_eal_init(sep, argv) < 0 ? -1 : 0;
-	fp = fopen("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages", "r");
-	if (fp) {
-		if (fscanf(fp, "%lu", &free_huge) != 1)
-			free_huge = 0;
-		fclose(fp);
-	}
-	snprintf(mem, sizeof(mem), "%" PRIu64, need_mb);
-	dflt[n++] = argv[0];
-	dflt[n++] = "-l";
-	dflt[n++] = "0";
-	dflt[n++] = "--no-pci";
-	dflt[n++] = "--no-telemetry";
-	dflt[n++] = "--log-level=error";
-	if (free_huge * 2 >= need_mb) {
-		dflt[n++] = "--in-memory";
-	} else {
-		dflt[n++] = "--no-huge";
-		dflt[n++] = "--no-shconf";
-		dflt[n++] = "-m";
-		dflt[n++] = mem;
-	}
-	dflt[n] = NULL;
-	return rte_eal_init(n, dflt) < 0 ? -1 : 0;
 }
 
 /* What one run, or a workload's runs summed, gives. */
@@ -541,7 +475,6 @@ report(const struct et_fabric_params *p, const struct cli *o, const struct outco
 	char lb[32], topo[64];
 	const char *verified = !p->verify ? "null" : r->bad || r->error[0] ? "false" : "true";
 	const char *coll = o->workload ? "workload" : et_coll_kind_name(p->kind);
-	FILE *j;
 
 	et_lb_name(&p->lb, lb, sizeof(lb));
 	if (p->t.kind == ET_TOPO_LEAF_SPINE)
@@ -568,40 +501,29 @@ report(const struct et_fabric_params *p, const struct cli *o, const struct outco
 		       rte_eal_has_hugepages() ? "hugepages" : "no hugepages",
 		       s->packet_hops, r->wall_s, s->packet_hops / (r->wall_s > 0 ? r->wall_s : 1) / 1e6);
 	}
-	if (o->json && (j = fopen(o->json, "w")) != NULL) {
-		fprintf(j, "{\"topology\": \"%s\", \"hosts\": %u, \"link_gbps\": %.3f, "
-			   "\"lb\": \"%s\", \"collective\": \"%s\", \"algo\": \"%s\", "
-			   "\"size_bytes\": %" PRIu64 ", \"workload\": \"%s\", \"collectives\": %u, "
-			   "\"clock\": \"%s\", \"seed\": %" PRIu64
-			   ", \"cct_ns\": %" PRIu64 ", \"lower_bound_ns\": %" PRIu64
-			   ", \"verified\": %s, \"max_qps_per_host\": %" PRIu64 ", \"qps_per_host_hist\": [",
-			topo, r->n_hosts, p->host_link.rate_bps / 1e9, lb, coll,
-			et_coll_algo_name(p->algo), o->workload ? 0 : p->size,
-			o->workload ? o->workload : "", r->runs, p->real_clock ? "real" : "virtual",
-			o->seed_set ? o->seed : p->seed, r->cct_ns, r->lower_bound_ns, verified,
-			s->max_qps_per_host);
-		for (int k = 0; k < 8; k++)
-			fprintf(j, "%s%" PRIu64, k ? ", " : "", s->qps_per_host_hist[k]);
-		fprintf(j, "], \"qps_created\": %" PRIu64 ", \"retransmits\": %" PRIu64
-			   ", \"timeouts\": %" PRIu64 ", \"naks\": %" PRIu64 ", \"cnps\": %" PRIu64
-			   ", \"drops\": %" PRIu64 ", \"ecn_marks\": %" PRIu64
-			   ", \"pause_frames\": %" PRIu64 ", \"packet_hops\": %" PRIu64
-			   ", \"paths_marked_bad\": %" PRIu64 ", \"alloc_fail\": %" PRIu64
-			   ", \"reps_frozen\": %" PRIu64 ", \"reps_explored\": %" PRIu64
-			   ", \"reps_recycled\": %" PRIu64 ", \"corrupted\": %" PRIu64
-			   ", \"duplicated\": %" PRIu64 ", \"fault_drops\": %" PRIu64
-			   ", \"rx_bad\": %" PRIu64
-			   ", \"frames_made\": %" PRIu64 ", \"frames_accounted\": %" PRIu64
-			   ", \"mbufs_in_use\": %" PRIu64 ", \"bytes_verified\": %" PRIu64
-			   ", \"failed_links\": %u"
-			   ", \"error\": \"%s\", \"wall_s\": %.3f}\n",
-			s->qps_created, s->retransmits, s->timeouts, s->naks, s->cnps, s->drops,
-			s->ecn_marks, s->pause_frames, s->packet_hops, s->paths_marked_bad,
-			s->alloc_fail, s->reps_frozen, s->reps_explored, s->reps_recycled, s->corrupted,
-			s->duplicated, s->fault_drops, s->rx_bad, s->frames_made, s->frames_accounted,
-			s->mbufs_in_use, r->bytes_verified, p->n_fails,
-			r->error, r->wall_s);
-		fclose(j);
+	if (o->json) {
+		json_t *j = json_object();
+
+		json_object_set_new(j, "topology", json_string(topo));
+		et_json_set_u64(j, "hosts", r->n_hosts);
+		json_object_set_new(j, "link_gbps", et_json_fixed(p->host_link.rate_bps / 1e9, 3));
+		json_object_set_new(j, "lb", json_string(lb));
+		json_object_set_new(j, "collective", json_string(coll));
+		json_object_set_new(j, "algo", json_string(et_coll_algo_name(p->algo)));
+		et_json_set_u64(j, "size_bytes", o->workload ? 0 : p->size);
+		json_object_set_new(j, "workload", json_string(o->workload ? o->workload : ""));
+		et_json_set_u64(j, "collectives", r->runs);
+		json_object_set_new(j, "clock", json_string(p->real_clock ? "real" : "virtual"));
+		et_json_set_u64(j, "seed", o->seed_set ? o->seed : p->seed);
+		et_json_set_u64(j, "cct_ns", r->cct_ns);
+		et_json_set_u64(j, "lower_bound_ns", r->lower_bound_ns);
+		json_object_set_new(j, "verified", et_json_verdict(p->verify, verified[0] == 't'));
+		et_json_set_counters(j, &et_fabric_ctrs, s);
+		et_json_set_u64(j, "bytes_verified", r->bytes_verified);
+		et_json_set_u64(j, "failed_links", p->n_fails);
+		json_object_set_new(j, "error", json_string(r->error));
+		json_object_set_new(j, "wall_s", et_json_fixed(r->wall_s, 3));
+		et_json_write(o->json, j);
 	}
 }
 
@@ -612,6 +534,7 @@ main(int argc, char **argv)
 	struct et_fabric_params p;
 	struct outcome r = {0};
 	struct workload w = {0};
+	struct et_app_eal eal = {.lcores = "0"};
 	int sep, rc;
 
 	for (int i = 1; i < argc; i++)
@@ -619,22 +542,19 @@ main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		}
-	for (sep = 1; sep < argc && strcmp(argv[sep], "--"); sep++)
-		;
-	if (sep == argc) {
-		sep = 0;
-	} else {
-		argv[sep] = argv[0]; /* the program's own arguments start here */
-	}
+	et_cli_program("ethereal-fabric");
+	sep = et_app_args_start(argc, argv); /* the conf sizes the EAL's memory */
 	et_fabric_params_default(&p);
 	if (parse_cli(argc - sep, argv + sep, &o) || load_conf(o.config, &p, &o) ||
 	    finish_params(&o, &p) || (o.workload && load_workload(o.workload, &w))) {
 		cli_free(&o);
 		return 2;
 	}
-	if (eal_init(argv, sep, (et_fabric_pool_bytes(&p) >> 20) + 512)) {
-		fprintf(stderr, "ethereal-fabric: cannot initialise DPDK: %s\n",
-			rte_strerror(rte_errno));
+	/* without EAL arguments: one lcore, the frame pool and 512 MB more */
+	eal.mem_mb = eal.huge_mb = (et_fabric_pool_bytes(&p) >> 20) + 512;
+	if (et_app_eal_init(&eal, argc, argv) < 0) {
+		free(w.step);
+		cli_free(&o);
 		return 1;
 	}
 	rc = o.workload ? run_workload(&w, &p, &r) : run_one(&p, &r);

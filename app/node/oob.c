@@ -18,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "et_cli.h"
+
 static uint64_t
 mono_ms(void)
 {
@@ -58,7 +60,7 @@ open_server(struct oob *o, uint16_t port)
 		return -1;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 1)) {
-		fprintf(stderr, "ethereal-node: cannot listen on TCP %u: %s\n", port, strerror(errno));
+		et_cli_error("cannot listen on TCP %u: %s", port, strerror(errno));
 		close(fd);
 		return -1;
 	}
@@ -69,8 +71,8 @@ open_server(struct oob *o, uint16_t port)
 			c = accept(fd, NULL, NULL);
 		} while (c < 0 && errno == EINTR);
 	else if (!*o->stop)
-		fprintf(stderr, "ethereal-node: no peer connected to TCP %u within %" PRIu64 " s\n",
-			port, o->timeout_ms / 1000);
+		et_cli_error("no peer connected to TCP %u within %" PRIu64 " s", port,
+			     o->timeout_ms / 1000);
 	close(fd);
 	return c;
 }
@@ -82,8 +84,7 @@ open_client(struct oob *o, const char *host, uint16_t port)
 	uint64_t until = mono_ms() + o->timeout_ms;
 
 	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
-		fprintf(stderr, "ethereal-node: --client: expected an IPv4 address, got '%s'\n", host);
-		return -1;
+		return et_cli_bad("--client", "an IPv4 address", host);
 	}
 	/* the server may not listen yet; a refused connect leaves the socket
 	 * unusable, so each try starts afresh */
@@ -105,7 +106,7 @@ open_client(struct oob *o, const char *host, uint16_t port)
 				o->idle(o->ctx);
 		}
 	}
-	fprintf(stderr, "ethereal-node: cannot reach %s TCP %u\n", host, port);
+	et_cli_error("cannot reach %s TCP %u", host, port);
 	return -1;
 }
 
@@ -183,7 +184,7 @@ oob_read_line(struct oob *o, char *buf, size_t cap)
 }
 
 int
-oob_ethereal_exchange(struct oob *o, const struct peer *me, struct peer *them)
+oob_ethereal_send(struct oob *o, const struct peer *me)
 {
 	char line[256];
 	int n = snprintf(line, sizeof(line),
@@ -191,15 +192,23 @@ oob_ethereal_exchange(struct oob *o, const struct peer *me, struct peer *them)
 			 me->mac.addr_bytes[0], me->mac.addr_bytes[1], me->mac.addr_bytes[2],
 			 me->mac.addr_bytes[3], me->mac.addr_bytes[4], me->mac.addr_bytes[5],
 			 me->ip, me->qpn_base, me->nqp, me->psn, me->rkey, me->size, me->mtu, me->addr);
+
+	return oob_write(o, line, (size_t)n);
+}
+
+int
+oob_ethereal_recv(struct oob *o, struct peer *them)
+{
+	char line[256];
 	unsigned int m[6];
 
-	if (oob_write(o, line, (size_t)n) || oob_read_line(o, line, sizeof(line)))
+	if (oob_read_line(o, line, sizeof(line)))
 		return -1;
 	if (sscanf(line, "ETHEREAL1 %x:%x:%x:%x:%x:%x %u %u %u %u %u %u %u %" SCNu64, &m[0], &m[1],
 		   &m[2], &m[3], &m[4], &m[5], &them->ip, &them->qpn_base, &them->nqp, &them->psn,
 		   &them->rkey, &them->size, &them->mtu, &them->addr) != 14) {
-		fprintf(stderr, "ethereal-node: the peer does not speak our exchange: '%.60s' "
-				"(an RDMA tool? give --oob pingpong or --oob perftest)\n", line);
+		et_cli_error("the peer does not speak our exchange: '%.60s' "
+			     "(an RDMA tool? give --oob pingpong or --oob perftest)", line);
 		return -1;
 	}
 	for (int i = 0; i < 6; i++)
@@ -230,14 +239,14 @@ oob_tool_parse(enum oob_dialect d, const char *msg, size_t len, const struct pee
 				  : et_perftest_parse(msg, len, &x, err, sizeof(err));
 
 	if (r) {
-		fprintf(stderr, "ethereal-node: %s\n", err);
+		et_cli_error("%s", err);
 		return -1;
 	}
 	*them = *me;
 	memset(&them->mac, 0xff, sizeof(them->mac));
 	if (et_gid_to_ipv4(x.gid, &them->ip)) {
-		fprintf(stderr, "ethereal-node: the peer's GID is not IPv4-mapped (::ffff:a.b.c.d): "
-				"give its RoCEv2 IPv4 GID index (-g / -x, 1 on rxe)\n");
+		et_cli_error("the peer's GID is not IPv4-mapped (::ffff:a.b.c.d): "
+			     "give its RoCEv2 IPv4 GID index (-g / -x, 1 on rxe)");
 		return -1;
 	}
 	them->qpn_base = x.qpn;
@@ -280,21 +289,21 @@ oob_perftest_hello(struct oob *o, bool server, uint32_t *mtu)
 	if (oob_xchg(o, server, ver, rver, 16))
 		return -1;
 	if (atof(rver) < 5.70) {
-		fprintf(stderr, "ethereal-node: the peer speaks perftest version '%.16s'; "
-				"we speak 6.06 and need 5.70 or later\n", rver);
+		et_cli_error("the peer speaks perftest version '%.16s'; "
+			     "we speak 6.06 and need 5.70 or later", rver);
 		return -1;
 	}
 	if (oob_xchg(o, server, &page, &rpage, 4) || oob_xchg(o, server, &line, &rline, 4) ||
 	    oob_xchg(o, server, m, rm, 2))
 		return -1;
 	if (ntohl(rpage) > 65536) {
-		fprintf(stderr, "ethereal-node: the peer's cycle buffer (%u bytes) is larger than ours "
-				"(64 KiB)\n", ntohl(rpage));
+		et_cli_error("the peer's cycle buffer (%u bytes) is larger than ours "
+			     "(64 KiB)", ntohl(rpage));
 		return -1;
 	}
 	if (rm[0] < '1' || rm[0] > '5' || rm[1] != '\0') {
-		fprintf(stderr, "ethereal-node: the peer's MTU message is not an MTU (%02x %02x)\n",
-			(uint8_t)rm[0], (uint8_t)rm[1]);
+		et_cli_error("the peer's MTU message is not an MTU (%02x %02x)", (uint8_t)rm[0],
+			     (uint8_t)rm[1]);
 		return -1;
 	}
 	if (rm[0] < m[0])

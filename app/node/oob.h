@@ -49,8 +49,10 @@ int oob_read(struct oob *o, void *buf, size_t n);
 /* One '\n'-terminated line, without the '\n'. */
 int oob_read_line(struct oob *o, char *buf, size_t cap);
 
-/* Our dialect: one line each way, both sides write first. */
-int oob_ethereal_exchange(struct oob *o, const struct peer *me, struct peer *them);
+/* Our dialect: one line each way, the client's first (the server answers
+ * once it is ready for what the client may then send). */
+int oob_ethereal_send(struct oob *o, const struct peer *me);
+int oob_ethereal_recv(struct oob *o, struct peer *them);
 
 /* A tool's message into them: IP from the GID, QPN, PSN (rkey and address
  * for perftest); size, MTU and QP count stay ours (the tools do not say). */

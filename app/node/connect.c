@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * ethereal-node's connection: the peer's parameters (by hand, in our TCP
+ * exchange or in an RDMA tool's), its MAC (ARP), our QPs.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "host/et_worker.h"
+#include "topo/et_path.h"
+#include "et_cli.h"
+#include "node.h"
+
+static void
+poll_port(void *ctx)
+{
+	struct node *n = ctx;
+
+	et_nic_poll(&n->nic, et_tsc_ns());
+}
+
+/* A SEND lands in the receive buffer of its QP; in ping-pong, the second
+ * half of the buffer (the first is what we send). */
+void
+post_recv(struct node *n, uint32_t i)
+{
+	uint64_t off = n->o.mode == MODE_PINGPONG ? (n->o.server ? 0 : n->o.size)
+						   : (uint64_t)i * n->o.size;
+	struct et_recv_wr rw = {.wr_id = i, .addr = n->buf + off, .length = n->o.size,
+				.lkey = n->mr->key};
+
+	et_qp_post_recv(n->qp[i], &rw);
+}
+
+/* The peer's MAC: a known one (--peer mac=, or the TCP exchange) becomes a
+ * static ARP entry; otherwise ask by ARP for up to 3 s, polling the NIC
+ * (which also answers the peer's own requests and takes its packets), and
+ * fall back to broadcast when nobody answers.  SIGINT stops the asking,
+ * not the node: what came in meanwhile is reported. */
+static void
+resolve_peer(struct et_nic *nic, struct et_arp *arp, struct peer *them, bool ask)
+{
+	uint64_t until = et_tsc_ns() + 3000000000ull, next = 0;
+	char ip[INET_ADDRSTRLEN];
+	const uint8_t *m;
+
+	if (!ask) {
+		if (et_arp_set_static(arp, them->ip, them->mac.addr_bytes))
+			et_cli_error("ARP: no room for a static entry");
+		return;
+	}
+	while (!node_stop && et_tsc_ns() < until) {
+		uint64_t t = et_tsc_ns();
+
+		if (t >= next) {
+			et_nic_arp_request(nic, them->ip, t);
+			next = t + 200000000ull;
+		}
+		et_nic_poll(nic, t);
+		m = et_arp_lookup(arp, them->ip);
+		if (m) {
+			memcpy(them->mac.addr_bytes, m, 6);
+			printf("ethereal-node: ARP: %s is at %02x:%02x:%02x:%02x:%02x:%02x\n",
+			       ipv4_str(them->ip, ip), m[0], m[1], m[2], m[3], m[4], m[5]);
+			fflush(stdout);
+			return;
+		}
+	}
+	if (node_stop)
+		return;
+	printf("ethereal-node: ARP: no answer from %s in 3 s, sending to broadcast\n",
+	       ipv4_str(them->ip, ip));
+	fflush(stdout);
+}
+
+static int
+create_qps(struct node *n)
+{
+	const struct opts *o = &n->o;
+
+	for (uint32_t i = 0; i < o->qps; i++) {
+		struct et_qp_attr a;
+
+		et_qp_attr_default(&a);
+		a.dest_qpn = n->them.qpn_base + i;
+		a.dest_mac = n->them.mac;
+		a.dest_ip = n->them.ip;
+		a.mtu = o->mtu;
+		a.sq_psn = n->me.psn;
+		a.rq_psn = n->them.psn;
+		a.max_send_wr = 64;
+		a.max_recv_wr = 64;
+		a.retry_cnt = 6; /* a test tool must end: 7 would retry forever */
+		a.path_id = et_path_make((uint8_t)(i % o->paths), 0);
+		a.rto_ns = (uint64_t)o->rto_ms * 1000000;
+		n->qp[i] = et_nic_qp_create(&n->nic, &a, &n->mrs, &n->scq, &n->rcq);
+		if (!n->qp[i] || et_qp_ready(n->qp[i]))
+			return et_cli_error("cannot create QP %u", i);
+		if (o->mode == MODE_SEND_BW || o->mode == MODE_PINGPONG)
+			for (int k = 0; k < DEPTH; k++)
+				post_recv(n, i);
+	}
+	telemetry_show_qps(n->qp, o->qps);
+	return 0;
+}
+
+/* Our parameters, as --peer takes them. */
+static void
+print_local(const struct node *n)
+{
+	const struct opts *o = &n->o;
+	const uint8_t *m = n->me.mac.addr_bytes;
+	char ip[INET_ADDRSTRLEN];
+
+	printf("ethereal-node: %s on %s, %s, local: mac=%02x:%02x:%02x:%02x:%02x:%02x,"
+	       "ip=%s,qpn=0x%x,psn=0x%x,rkey=0x%x,addr=0x%" PRIx64 "\n",
+	       o->server ? "server" : "client", o->port, mode_names[o->mode], m[0], m[1], m[2],
+	       m[3], m[4], m[5], ipv4_str(n->me.ip, ip), n->me.qpn_base, n->me.psn, n->me.rkey,
+	       n->me.addr);
+	fflush(stdout);
+}
+
+/* Ready to receive: our QPs in RTS with their receives posted, on a started
+ * port; only then do we say who we are, for a peer that has our parameters
+ * may send at once. */
+static int
+get_ready(struct node *n)
+{
+	if (create_qps(n))
+		return -1;
+	print_local(n);
+	return 0;
+}
+
+/* The peer's MAC (resolve_peer()); our QPs, made before it was known,
+ * send to it from now on. */
+static void
+learn_peer_mac(struct node *n, bool ask)
+{
+	resolve_peer(&n->nic, &n->arp, &n->them, ask);
+	for (uint32_t i = 0; ask && i < n->o.qps; i++)
+		n->qp[i]->a.dest_mac = n->them.mac;
+}
+
+static int
+exchange_failed(void)
+{
+	if (!node_stop)
+		et_cli_error("out-of-band exchange with the peer failed");
+	return -1;
+}
+
+/* One of perftest's address messages (all alike, each re-read): the
+ * client's first, then the server's.  ready, when given, runs between the
+ * peer's and ours. */
+int
+perftest_key(struct node *n, int (*ready)(struct node *n))
+{
+	char mine[ET_PERFTEST_MSG_LEN], theirs[ET_PERFTEST_MSG_LEN];
+	struct peer them;
+
+	oob_tool_format(OOB_PERFTEST, &n->me, mine);
+	if ((!n->o.server && oob_write(&n->oob, mine, sizeof(mine))) ||
+	    oob_read(&n->oob, theirs, sizeof(theirs)))
+		return exchange_failed();
+	if (oob_tool_parse(OOB_PERFTEST, theirs, sizeof(theirs), &n->me, &them))
+		return -1;
+	/* the MAC is ours to learn (ARP), not the message's: after the first
+	 * message, keep what ARP found */
+	if (n->them.ip != 0)
+		them.mac = n->them.mac;
+	n->them = them;
+	if (ready && ready(n))
+		return -1;
+	if (n->o.server && oob_write(&n->oob, mine, sizeof(mine)))
+		return exchange_failed();
+	return 0;
+}
+
+/* --peer: the peer's parameters by hand; ours printed once the QPs exist,
+ * so a peer started on them finds us ready.  ARP holds back only what we
+ * send: our QPs take the peer's packets while we ask. */
+static int
+connect_by_hand(struct node *n)
+{
+	const struct opts *o = &n->o;
+
+	if (parse_peer(o->peer, &n->me, &n->them) || get_ready(n) || wait_link_up(n))
+		return -1;
+	learn_peer_mac(n, !peer_has_mac(o->peer));
+	return 0;
+}
+
+/* Ours: the client's line, then the server's once the server is ready.
+ * (The client cannot be ready before it has the server's QPNs and PSN;
+ * it need not be: the server sends only answers.) */
+static int
+connect_ethereal(struct node *n)
+{
+	const struct opts *o = &n->o;
+
+	if ((!o->server && oob_ethereal_send(&n->oob, &n->me)) ||
+	    oob_ethereal_recv(&n->oob, &n->them))
+		return exchange_failed();
+	if (n->them.nqp != o->qps || n->them.size != o->size || n->them.mtu != o->mtu) {
+		if (o->server) /* the client says so too */
+			(void)oob_ethereal_send(&n->oob, &n->me);
+		return et_cli_error("the peer runs --qps %u --size %u --mtu %u; give both the same",
+				    n->them.nqp, n->them.size, n->them.mtu);
+	}
+	if (get_ready(n))
+		return -1;
+	learn_peer_mac(n, false);
+	if (o->server && oob_ethereal_send(&n->oob, &n->me))
+		return exchange_failed();
+	return 0;
+}
+
+/* ibv_rc_pingpong's: the client's message, the server's once it is ready
+ * and knows the client's MAC, then the client's "done": it may start. */
+static int
+connect_pingpong(struct node *n)
+{
+	const struct opts *o = &n->o;
+	char msg[ET_PINGPONG_MSG_LEN], done[ET_PINGPONG_DONE_LEN] = "done";
+
+	if (!o->server) {
+		oob_tool_format(OOB_PINGPONG, &n->me, msg);
+		if (oob_write(&n->oob, msg, sizeof(msg)))
+			return exchange_failed();
+	}
+	if (oob_read(&n->oob, msg, sizeof(msg)))
+		return exchange_failed();
+	if (oob_tool_parse(OOB_PINGPONG, msg, sizeof(msg), &n->me, &n->them) || get_ready(n))
+		return -1;
+	learn_peer_mac(n, true);
+	if (o->server) {
+		oob_tool_format(OOB_PINGPONG, &n->me, msg);
+		if (oob_write(&n->oob, msg, sizeof(msg)))
+			return exchange_failed();
+	}
+	if (o->server ? oob_read(&n->oob, done, sizeof(done)) : oob_write(&n->oob, done, sizeof(done)))
+		return exchange_failed();
+	return 0;
+}
+
+/* perftest's: the MTU (the smaller), then identical address messages, the
+ * first of which connects; two more before the test, send_bw a third (the
+ * server's receives are posted). */
+static int
+connect_perftest(struct node *n)
+{
+	const struct opts *o = &n->o;
+
+	if (oob_perftest_hello(&n->oob, o->server, &n->o.mtu))
+		return exchange_failed();
+	n->them.mtu = n->me.mtu = o->mtu;
+	if (perftest_key(n, get_ready))
+		return -1;
+	learn_peer_mac(n, true);
+	for (int k = o->mode == MODE_SEND_BW ? 3 : 2; k > 0; k--)
+		if (perftest_key(n, NULL))
+			return -1;
+	return 0;
+}
+
+/* The peer's parameters, its MAC, our QPs: by hand (--peer), in our
+ * dialect, or in a tool's.  Each side is ready to receive before the peer
+ * can have the parameters that let it send; ARP holds back only sending. */
+int
+connect_peer(struct node *n)
+{
+	const struct opts *o = &n->o;
+
+	n->oob = (struct oob){.fd = -1, .idle = poll_port, .ctx = n, .stop = &node_stop,
+			      .timeout_ms = 60000};
+	if (o->peer)
+		return connect_by_hand(n);
+	/* listen first (a harness starts the client once the server says it
+	 * waits), then wait for the link: a memif server's comes up with its
+	 * client */
+	if (oob_open(&n->oob, o->server, o->client, o->oob_port) || wait_link_up(n))
+		return -1;
+	switch (o->oob) {
+	case OOB_ETHEREAL: return connect_ethereal(n);
+	case OOB_PINGPONG: return connect_pingpong(n);
+	default: return connect_perftest(n);
+	}
+}

@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * ethereal-node's command line: the options, their checks, a tool's
+ * defaults, and a peer's parameters given by hand (--peer).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "et_cli.h"
+#include "node.h"
+
+const char *const mode_names[] = {"write_bw", "send_bw", "write_lat", "pingpong", NULL};
+static const char *const oob_names[] = {"ethereal", "pingpong", "perftest", NULL};
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ethereal-node [EAL args --] --port DEV --ip ADDR (--server | --client HOST)\n"
+		"         [--mode write_bw|send_bw|write_lat] [--size BYTES] [--iters N | --duration S]\n"
+		"         [--qps N] [--mtu 256..4096] [--paths N] [--rate GBPS] [--oob-port N] [--verify]\n"
+		"         [--json FILE] [--yield] [--rto-ms N] [--peer SPEC] [--mac MAC]\n"
+		"         [--oob ethereal|pingpong|perftest] [--mode pingpong]\n"
+		"         [--fault KEY=VAL,...] [--rx-loss-ppm N] [--seed N]\n"
+		"  --port DEV     a DPDK device: net_memif0,role=server,socket=/run/x.sock, net_tap0,iface=t0, a PCI address\n"
+		"  --ip ADDR      this host's RoCE IPv4 address\n"
+		"  --client HOST  the server's management address (TCP --oob-port, default 19875)\n"
+		"  --paths N      QP i takes path ID (i mod N, 0): uplink i mod N at the first switch up\n"
+		"  --rate GBPS    pace the NIC with a link model (default: the wire decides)\n"
+		"  --yield        give the core away when idle (processes sharing cores)\n"
+		"  --rto-ms N     retransmit timeout (default 1 ms)\n"
+		"  --mac MAC      this host's MAC (default: the port's; on a bridged tap give one)\n"
+		"  --peer SPEC    the peer's parameters instead of the TCP exchange, as the peer\n"
+		"                 prints them: mac=..,ip=..,qpn=..,psn=..,rkey=..,addr=..\n"
+		"  --oob DIALECT  the TCP exchange: ethereal (ours, default), pingpong (ibv_rc_pingpong:\n"
+		"                 mode pingpong, TCP 18515, size 4096, MTU 1024 as the tool), perftest\n"
+		"                 (ib_write_bw / ib_send_bw: mode write_bw or send_bw, TCP 18515)\n"
+		"  --mode pingpong  one SEND each way per iteration, the client first; the server\n"
+		"                 echoes, the client times round trips and checks the echo (--verify)\n"
+		"  --fault SPEC   lose, corrupt or duplicate what we send, to test a peer's recovery:\n"
+		"                 loss-ppm=, ge-enter-ppm=, ge-exit-ppm=, ge-loss-ppm=, corrupt-ppm=,\n"
+		"                 dup-ppm=, flap-period-us=, flap-down-us= (jitter-ns needs --rate)\n"
+		"  --rx-loss-ppm N  drop this share of the RoCEv2 frames we receive (data and ACKs)\n"
+		"  --seed N       seeds --fault and --rx-loss-ppm (default 1)\n"
+		"  --save FILE    at the end, write our buffer (what the peer wrote or sent last) to FILE\n");
+}
+
+/* "mac=02:00:00:00:00:02,ip=10.0.0.2,qpn=0x100,psn=0x1000,rkey=0x102,
+ * addr=0x7f..": the peer's parameters given by hand.  Size, MTU and QP count
+ * are ours; a missing MAC is asked for by ARP (broadcast if nobody answers,
+ * fine on memif and behind a switch); a given one is a static ARP entry. */
+int
+parse_peer(const char *spec, const struct peer *me, struct peer *p)
+{
+	char buf[256], *save = NULL, *kv;
+	struct in_addr a;
+
+	*p = *me;
+	memset(&p->mac, 0xff, sizeof(p->mac));
+	p->ip = 0;
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+		char *v = strchr(kv, '='), *end;
+		unsigned long long x;
+
+		if (v == NULL)
+			goto bad;
+		*v++ = '\0';
+		if (strcmp(kv, "mac") == 0) {
+			if (rte_ether_unformat_addr(v, &p->mac))
+				goto bad;
+			continue;
+		}
+		if (strcmp(kv, "ip") == 0) {
+			if (inet_pton(AF_INET, v, &a) != 1)
+				goto bad;
+			p->ip = ntohl(a.s_addr);
+			continue;
+		}
+		errno = 0;
+		x = strtoull(v, &end, 0);
+		if (*end || errno)
+			goto bad;
+		if (strcmp(kv, "qpn") == 0 && x <= ET_QPN_MASK)
+			p->qpn_base = (uint32_t)x;
+		else if (strcmp(kv, "psn") == 0 && x <= ET_PSN_MASK)
+			p->psn = (uint32_t)x;
+		else if (strcmp(kv, "rkey") == 0 && x <= UINT32_MAX)
+			p->rkey = (uint32_t)x;
+		else if (strcmp(kv, "addr") == 0)
+			p->addr = x;
+		else
+			goto bad;
+	}
+	if (p->ip == 0)
+		return et_cli_error("--peer: ip=A.B.C.D is required");
+	return 0;
+bad:
+	return et_cli_bad("--peer", "mac=,ip=,qpn=,psn=,rkey=,addr= (comma separated)", spec);
+}
+
+bool
+peer_has_mac(const char *spec)
+{
+	return strncmp(spec, "mac=", 4) == 0 || strstr(spec, ",mac=") != NULL;
+}
+
+/* A tool's dialect brings the tool's defaults and its one kind of test. */
+static int
+tool_defaults(struct opts *o)
+{
+	if (o->oob == OOB_PINGPONG) {
+		if (o->mode_set && o->mode != MODE_PINGPONG)
+			return et_cli_error("--oob pingpong runs --mode pingpong only");
+		o->mode = MODE_PINGPONG;
+		o->size = o->size_set ? o->size : 4096;
+		o->mtu = o->mtu_set ? o->mtu : 1024;
+	} else if (o->oob == OOB_PERFTEST && o->mode != MODE_WRITE_BW && o->mode != MODE_SEND_BW)
+		return et_cli_error("--oob perftest runs --mode write_bw or send_bw");
+	if (o->oob != OOB_ETHEREAL && !o->port_set)
+		o->oob_port = 18515;
+	if (o->oob != OOB_ETHEREAL && o->peer)
+		return et_cli_error("--peer replaces the exchange: give it or --oob, not both");
+	if (o->oob == OOB_PERFTEST && o->qps != 1)
+		return et_cli_error("--oob perftest runs one QP (--qps 1), like perftest's default");
+	if (o->oob == OOB_PERFTEST && o->mode == MODE_SEND_BW && o->duration_ns)
+		return et_cli_error("--oob perftest --mode send_bw counts messages: "
+				    "give --iters, not --duration (the peer expects exactly that many)");
+	if (o->mode == MODE_PINGPONG && o->qps != 1)
+		return et_cli_error("--mode pingpong runs one QP (--qps 1)");
+	return 0;
+}
+
+int
+parse_options(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{"port", required_argument, NULL, 'p'}, {"ip", required_argument, NULL, 'i'},
+		{"server", no_argument, NULL, 's'}, {"client", required_argument, NULL, 'c'},
+		{"mode", required_argument, NULL, 'm'}, {"size", required_argument, NULL, 'z'},
+		{"iters", required_argument, NULL, 'n'}, {"duration", required_argument, NULL, 'D'},
+		{"qps", required_argument, NULL, 'q'}, {"mtu", required_argument, NULL, 'M'},
+		{"rate", required_argument, NULL, 'r'}, {"oob-port", required_argument, NULL, 'o'},
+		{"verify", no_argument, NULL, 'v'}, {"json", required_argument, NULL, 'j'},
+		{"paths", required_argument, NULL, 'P'}, {"yield", no_argument, NULL, 'y'},
+		{"rto-ms", required_argument, NULL, 'R'}, {"peer", required_argument, NULL, 'e'},
+		{"mac", required_argument, NULL, 'A'}, {"oob", required_argument, NULL, 'O'},
+		{"fault", required_argument, NULL, 'F'}, {"rx-loss-ppm", required_argument, NULL, 'L'},
+		{"seed", required_argument, NULL, 'S'}, {"save", required_argument, NULL, 'W'},
+		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+	};
+	struct in_addr a;
+	int c, k;
+
+	memset(o, 0, sizeof(*o));
+	o->size = 65536;
+	o->qps = 1;
+	o->mtu = 4096;
+	o->iters = 1000;
+	o->oob_port = 19875;
+	o->paths = 1;
+	o->rto_ms = 1;
+	o->faults.seed = 1;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		uint64_t v;
+
+		switch (c) {
+		case 'p': o->port = optarg; break;
+		case 'i':
+			if (inet_pton(AF_INET, optarg, &a) != 1)
+				return et_cli_bad("--ip", "an IPv4 address", optarg);
+			o->ip = ntohl(a.s_addr);
+			break;
+		case 's': o->server = 1; break;
+		case 'c': o->client = optarg; break;
+		case 'm':
+			if ((k = et_cli_choice("--mode", mode_names, optarg)) < 0)
+				return -1;
+			o->mode = (enum mode)k;
+			o->mode_set = true;
+			break;
+		case 'O':
+			if ((k = et_cli_choice("--oob", oob_names, optarg)) < 0)
+				return -1;
+			o->oob = (enum oob_dialect)k;
+			break;
+		case 'z':
+			if (et_cli_bytes("--size", optarg, 1, 1u << 30, &v))
+				return -1;
+			o->size = (uint32_t)v;
+			o->size_set = true;
+			break;
+		case 'n':
+			if (et_cli_u64("--iters", optarg, 0, UINT64_MAX, &o->iters))
+				return -1;
+			break;
+		case 'D':
+			if (et_cli_time_ns("--duration", optarg, 1000000000,
+					   "seconds > 0 (or a time like 500ms)", &o->duration_ns))
+				return -1;
+			break;
+		case 'q':
+			if (et_cli_u64("--qps", optarg, 1, MAX_QPS, &v))
+				return -1;
+			o->qps = (uint32_t)v;
+			break;
+		case 'M':
+			if (et_parse_u64(optarg, &v) || v < 256 || v > 4096 || (v & (v - 1)))
+				return et_cli_bad("--mtu", "256, 512, 1024, 2048 or 4096", optarg);
+			o->mtu = (uint32_t)v;
+			o->mtu_set = true;
+			break;
+		case 'r': {
+			char *end;
+
+			o->rate_bps = (uint64_t)(strtod(optarg, &end) * 1e9);
+			if (*end || o->rate_bps == 0)
+				return et_cli_bad("--rate", "Gbit/s > 0", optarg);
+			break;
+		}
+		case 'o':
+			if (et_cli_u64("--oob-port", optarg, 1, 65535, &v))
+				return -1;
+			o->oob_port = (uint16_t)v;
+			o->port_set = true;
+			break;
+		case 'P':
+			if (et_cli_u64("--paths", optarg, 1, 256, &v))
+				return -1;
+			o->paths = (uint32_t)v;
+			break;
+		case 'v': o->verify = 1; break;
+		case 'y': o->yield = 1; break;
+		case 'e': o->peer = optarg; break;
+		case 'A': {
+			struct rte_ether_addr m;
+
+			if (rte_ether_unformat_addr(optarg, &m))
+				return et_cli_bad("--mac", "a MAC like 02:00:00:00:00:01", optarg);
+			o->mac = optarg;
+			break;
+		}
+		case 'R':
+			if (et_cli_u64("--rto-ms", optarg, 1, 60000, &v))
+				return -1;
+			o->rto_ms = (uint32_t)v;
+			break;
+		case 'j': o->json = optarg; break;
+		case 'W': o->save = optarg; break;
+		case 'F': {
+			char err[160];
+
+			if (et_link_faults_parse(optarg, &o->faults, err, sizeof(err)))
+				return et_cli_error("--fault: %s", err);
+			break;
+		}
+		case 'L':
+			if (et_cli_u64("--rx-loss-ppm", optarg, 0, 1000000, &v))
+				return -1;
+			o->rx_loss_ppm = (uint32_t)v;
+			break;
+		case 'S':
+			if (et_cli_u64("--seed", optarg, 0, UINT64_MAX, &o->faults.seed))
+				return -1;
+			break;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); return -1;
+		}
+	}
+	/* a client needs the server: over TCP (--client) or by hand (--peer) */
+	if (optind != argc || !o->port || !o->ip || (o->server && o->client) ||
+	    (!o->server && !o->client && !o->peer)) {
+		et_cli_error("%s", optind != argc ? "unexpected argument"
+			     : !o->port ? "--port DEV is required" : !o->ip ? "--ip ADDR is required"
+			     : "give exactly one of --server and --client HOST (or --peer)");
+		usage(stderr);
+		return -1;
+	}
+	if (tool_defaults(o))
+		return -1;
+	if (o->faults.jitter_ns && !o->rate_bps)
+		return et_cli_error("--fault: jitter-ns needs an emulated rate (--rate)");
+	if (o->peer) {
+		struct peer none = {0}, check;
+
+		if (parse_peer(o->peer, &none, &check))
+			return -1;
+	}
+	return 0;
+}

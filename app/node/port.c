@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * ethereal-node's port and memory: the DPDK port, the NIC model on it,
+ * ARP, the buffer and its region; and closing them in an order DPDK
+ * 22.11's memif survives.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_ethdev.h>
+
+#include "et_app_eal.h"
+#include "et_cli.h"
+#include "node.h"
+
+/* Port, NIC, ARP, memory.  The port is started (what arrives once the link
+ * is up waits in its queue) and polled from here on, also while we wait on
+ * TCP: ARP is answered during the exchange. */
+int
+node_open(struct node *n)
+{
+	const struct opts *o = &n->o;
+	struct rte_ether_addr mac;
+	int r;
+
+	n->mp = et_app_pool("node", 16383, ET_APP_MBUF_4K_FRAME);
+	/* ping-pong: what we send, then what we receive */
+	n->buf_len = (uint64_t)o->size * (o->mode == MODE_PINGPONG ? 2 : o->qps);
+	/* perftest's small writes walk its cycle buffer (a page, 64 KiB at most) */
+	if (o->oob == OOB_PERFTEST && n->buf_len < 65536)
+		n->buf_len = 65536;
+	n->buf = calloc(1, n->buf_len);
+	if (!n->mp || !n->buf || et_mr_table_init(&n->mrs, 4) || et_cq_init(&n->scq, 4096) ||
+	    et_cq_init(&n->rcq, 4096))
+		return et_cli_error("out of memory");
+	r = et_port_ethdev(&n->port, o->port, n->mp, 1024);
+	if (r)
+		return et_cli_error("--port: cannot start '%s': %s", o->port, strerror(-r));
+	n->port_open = true;
+	/* on a kernel tap the port's MAC is also the kernel interface's, which
+	 * a bridge keeps for itself: --mac gives the host one of its own */
+	if (o->mac)
+		rte_ether_unformat_addr(o->mac, &mac);
+	else
+		rte_eth_macaddr_get(n->port.eth_port, &mac);
+	struct et_link_model lm = o->faults;
+
+	lm.rate_bps = o->rate_bps;
+
+	if (et_nic_init(&n->nic, &n->port, &lm, n->mp, &mac, o->ip, 0x100, o->qps))
+		return et_cli_error("cannot set up the NIC model");
+	n->nic_open = true;
+	n->nic.rx_loss_ppm = o->rx_loss_ppm;
+	/* ARP on the control path, so kernel hosts on the segment can reach us;
+	 * at most 100 frames/s out, bursts of 8 */
+	et_arp_init(&n->arp, mac.addr_bytes, o->ip, 10000000, 8);
+	n->nic.arp = &n->arp;
+	if (!o->server && o->mode != MODE_PINGPONG)
+		for (uint64_t k = 0; k < n->buf_len; k++)
+			n->buf[k] = test_pattern(k);
+	n->mr = et_mr_reg(&n->mrs, n->buf, n->buf_len, ET_ACCESS_LOCAL_WRITE | ET_ACCESS_REMOTE_WRITE);
+	n->me = (struct peer){.mac = mac, .ip = o->ip, .qpn_base = 0x100, .nqp = o->qps,
+			      .psn = 0x1000, .rkey = n->mr->key, .size = o->size, .mtu = o->mtu,
+			      .addr = (uintptr_t)n->buf};
+	telemetry_show_nic(&n->nic);
+	return 0;
+}
+
+/* memif and tap come up a little after start: frames sent before are lost.
+ * Waits at most 5 s. */
+int
+wait_link_up(struct node *n)
+{
+	for (int k = 0;; k++) {
+		struct rte_eth_link link;
+
+		if (rte_eth_link_get_nowait(n->port.eth_port, &link) == 0 && link.link_status)
+			return 0;
+		if (k == 500 || node_stop)
+			return et_cli_error("--port %s: the link is not up after 5 s", n->o.port);
+		usleep(10000);
+	}
+}
+
+/* DPDK 22.11's memif tears a link down from its control thread when the
+ * peer leaves; stopping the port at the same moment crashes in the EAL
+ * (seen under load).  So the client stops its port first, then closes the
+ * TCP connection; the server waits for that, then until its own side has
+ * seen the link go down (at most 2 s: behind a switch it stays up), and
+ * only then stops. */
+static void
+await_client_gone(struct node *n)
+{
+	static volatile sig_atomic_t never;
+	char c;
+
+	n->oob.idle = NULL;
+	n->oob.stop = &never;
+	n->oob.timeout_ms = 10000;
+	if (oob_read(&n->oob, &c, 1) == 0)
+		return; /* not a close: the client is confused, nothing to wait for */
+	for (int k = 0; k < 200; k++) {
+		struct rte_eth_link link;
+
+		if (rte_eth_link_get_nowait(n->port.eth_port, &link) == 0 && !link.link_status)
+			break;
+		usleep(10000);
+	}
+	usleep(100000); /* the control thread finishes what it began */
+}
+
+void
+node_close(struct node *n)
+{
+	telemetry_show_nic(NULL);
+	telemetry_show_qps(NULL, 0);
+	if (n->port_open && n->oob.fd >= 0 && n->o.oob == OOB_ETHEREAL && n->o.server)
+		await_client_gone(n);
+	if (n->nic_open)
+		et_nic_free(&n->nic);
+	if (n->port_open)
+		et_port_close(&n->port);
+	oob_close(&n->oob); /* after the port: our server waits for this */
+	et_cq_free(&n->scq);
+	et_cq_free(&n->rcq);
+	et_mr_table_free(&n->mrs);
+	free(n->lat);
+	free(n->buf);
+}
