@@ -59,7 +59,7 @@ const char *et_sw_drop_name(int d);
 #define ET_SW_PORT_COUNTERS(X, A) \
 	X(rx_pkts, INFO, "frames taken off the link") \
 	X(rx_bytes, INFO, "bytes taken off the link") \
-	A(drops, DROP, ET_SW_DROP_COUNT, et_sw_drop_name, "frames dropped, by reason") \
+	A(drops, DROP, ET_SW_DROP_COUNT, et_sw_drop_name, "drop", "frames dropped, by reason") \
 	X(ecn_marks, INFO, "frames marked CE") \
 	X(pause_tx, MADE, "PAUSE frames sent") \
 	X(pause_rx, GONE, "PAUSE frames taken in") \

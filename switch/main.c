@@ -22,6 +22,7 @@
 #include <rte_mbuf.h>
 #include <rte_telemetry.h>
 
+#include "et_tel.h"
 #include "base/et_conf.h"
 #include "host/et_worker.h"
 #include "link/et_capture.h"
@@ -243,27 +244,13 @@ tel_ports(const char *cmd, const char *params, struct rte_tel_data *d)
 		const struct et_sw_port *p = &sw.ports[i];
 		struct rte_tel_data *c = rte_tel_data_alloc();
 		char name[16];
-		int k;
 
 		if (c == NULL)
 			return -ENOMEM;
 		rte_tel_data_start_dict(c);
-		rte_tel_data_add_dict_u64(c, "rx_pkts", p->st.rx_pkts);
-		rte_tel_data_add_dict_u64(c, "rx_bytes", p->st.rx_bytes);
-		rte_tel_data_add_dict_u64(c, "tx_pkts", p->eg.st.tx_pkts);
-		rte_tel_data_add_dict_u64(c, "tx_bytes", p->eg.st.tx_bytes);
-		rte_tel_data_add_dict_u64(c, "ecn_marks", p->st.ecn_marks);
-		rte_tel_data_add_dict_u64(c, "pause_tx", p->st.pause_tx);
-		rte_tel_data_add_dict_u64(c, "pause_rx", p->st.pause_rx);
-		rte_tel_data_add_dict_u64(c, "q_max_bytes", p->eg.st.q_max_bytes);
-		rte_tel_data_add_dict_u64(c, "fail_drops", p->eg.st.fail_drops);
+		et_tel_add_counters(c, &et_sw_port_ctrs, &p->st, "");
+		et_tel_add_counters(c, &et_egress_ctrs, &p->eg.st, "");
 		rte_tel_data_add_dict_u64(c, "failed", p->failed);
-		for (k = 0; k < ET_SW_DROP_COUNT; k++) {
-			char key[40];
-
-			snprintf(key, sizeof(key), "drop_%s", et_sw_drop_name(k));
-			rte_tel_data_add_dict_u64(c, key, p->st.drops[k]);
-		}
 		snprintf(name, sizeof(name), "port%u", i);
 		rte_tel_data_add_dict_container(d, name, c, 0);
 	}

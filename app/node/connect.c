@@ -139,7 +139,7 @@ learn_peer_mac(struct node *n, bool ask)
 {
 	resolve_peer(&n->nic, &n->arp, &n->them, ask);
 	for (uint32_t i = 0; ask && i < n->o.qps; i++)
-		n->qp[i]->a.dest_mac = n->them.mac;
+		et_qp_set_dest_mac(n->qp[i], &n->them.mac);
 }
 
 static int

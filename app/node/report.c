@@ -35,8 +35,8 @@ report_results(struct node *n)
 	double gbps;
 
 	for (uint32_t i = 0; i < o->qps; i++) {
-		retx += n->qp[i]->st.retransmits;
-		tmo += n->qp[i]->st.timeouts;
+		retx += et_qp_stats(n->qp[i])->retransmits;
+		tmo += et_qp_stats(n->qp[i])->timeouts;
 	}
 	gbps = bytes * 8 / s / 1e9;
 	if (n->lat && n->done) {

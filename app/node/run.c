@@ -35,7 +35,7 @@ placed_bytes(const struct node *n)
 	uint64_t bytes = 0;
 
 	for (uint32_t i = 0; i < n->o.qps; i++)
-		bytes += n->qp[i]->st.rx_bytes;
+		bytes += et_qp_stats(n->qp[i])->rx_bytes;
 	return bytes;
 }
 
@@ -84,7 +84,7 @@ count_send_wc(struct node *n, const struct et_wc *wc)
 	if (wc->status == ET_WC_WR_FLUSH_ERR) {
 		n->flushed++;
 	} else if (wc->status != ET_WC_SUCCESS) {
-		et_cli_error("QP %u: %s", n->qp[wc->wr_id]->a.qpn, et_wc_status_str(wc->status));
+		et_cli_error("QP %u: %s", et_qp_qpn(n->qp[wc->wr_id]), et_wc_status_str(wc->status));
 		node_stop = 1;
 		n->bad++;
 	}

@@ -8,6 +8,7 @@
 
 #include <rte_telemetry.h>
 
+#include "et_tel.h"
 #include "node.h"
 
 static struct et_nic *tel_nic;
@@ -28,28 +29,10 @@ tel_port(const char *cmd, const char *params, struct rte_tel_data *d)
 	for (int e = 0; e < ET_WIRE_E_COUNT; e++)
 		bad += st->rx_bad[e];
 	rte_tel_data_start_dict(d);
-	rte_tel_data_add_dict_u64(d, "rx_pkts", st->rx_pkts);
-	rte_tel_data_add_dict_u64(d, "rx_bytes", st->rx_bytes);
+	et_tel_add_counters(d, &et_nic_ctrs, st, "");
 	rte_tel_data_add_dict_u64(d, "rx_bad", bad);
-	rte_tel_data_add_dict_u64(d, "rx_bad_icrc", st->rx_bad[ET_WIRE_E_ICRC]);
-	rte_tel_data_add_dict_u64(d, "rx_not_ours", st->rx_not_ours);
-	rte_tel_data_add_dict_u64(d, "rx_unknown_qpn", st->rx_unknown_qpn);
-	rte_tel_data_add_dict_u64(d, "pause_rx", st->pause_rx);
-	rte_tel_data_add_dict_u64(d, "tx_pkts", st->tx_pkts);
-	rte_tel_data_add_dict_u64(d, "timer_fires", st->timer_fires);
-	rte_tel_data_add_dict_u64(d, "rx_arp", st->rx_arp);
-	rte_tel_data_add_dict_u64(d, "ctrl_tx_drop", st->ctrl_tx_drop);
-	rte_tel_data_add_dict_u64(d, "rx_fault_drops", st->rx_fault_drops);
-	if (tel_nic->arp) {
-		const struct et_arp_stats *as = &tel_nic->arp->st;
-
-		rte_tel_data_add_dict_u64(d, "arp_rx_request", as->rx_request);
-		rte_tel_data_add_dict_u64(d, "arp_rx_reply", as->rx_reply);
-		rte_tel_data_add_dict_u64(d, "arp_rx_bad", as->rx_bad);
-		rte_tel_data_add_dict_u64(d, "arp_tx_reply", as->tx_reply);
-		rte_tel_data_add_dict_u64(d, "arp_tx_request", as->tx_request);
-		rte_tel_data_add_dict_u64(d, "arp_tx_rate_limited", as->tx_rate_limited);
-	}
+	if (tel_nic->arp)
+		et_tel_add_counters(d, &et_arp_ctrs, &tel_nic->arp->st, "arp_");
 	rte_tel_data_add_dict_u64(d, "qps", tel_nqp);
 	return 0;
 }
@@ -68,22 +51,13 @@ tel_qps_cb(const char *cmd, const char *params, struct rte_tel_data *d)
 		if (c == NULL)
 			return -ENOMEM;
 		rte_tel_data_start_dict(c);
-		rte_tel_data_add_dict_u64(c, "tx_pkts", q->st.tx_pkts);
-		rte_tel_data_add_dict_u64(c, "tx_bytes", q->st.tx_bytes);
-		rte_tel_data_add_dict_u64(c, "rx_pkts", q->st.rx_pkts);
-		rte_tel_data_add_dict_u64(c, "rx_bytes", q->st.rx_bytes);
-		rte_tel_data_add_dict_u64(c, "retransmits", q->st.retransmits);
-		rte_tel_data_add_dict_u64(c, "timeouts", q->st.timeouts);
-		rte_tel_data_add_dict_u64(c, "naks_rx", q->st.naks_rx);
-		rte_tel_data_add_dict_u64(c, "naks_tx", q->st.naks_tx);
-		rte_tel_data_add_dict_u64(c, "cnps_rx", q->st.cnps_rx);
-		rte_tel_data_add_dict_u64(c, "cnps_tx", q->st.cnps_tx);
-		rte_tel_data_add_dict_u64(c, "cwnd", et_dctcp_cwnd(&q->cc));
-		snprintf(alpha, sizeof(alpha), "%.4f", q->cc.alpha);
+		et_tel_add_counters(c, &et_qp_ctrs, et_qp_stats(q), "");
+		rte_tel_data_add_dict_u64(c, "cwnd", et_dctcp_cwnd(et_qp_dctcp(q)));
+		snprintf(alpha, sizeof(alpha), "%.4f", et_qp_dctcp(q)->alpha);
 		rte_tel_data_add_dict_string(c, "alpha", alpha);
-		rte_tel_data_add_dict_u64(c, "path_id", q->path_id);
+		rte_tel_data_add_dict_u64(c, "path_id", et_qp_path_id(q));
 		rte_tel_data_add_dict_u64(c, "outstanding", et_qp_sq_outstanding(q));
-		snprintf(name, sizeof(name), "qp%u", q->a.qpn);
+		snprintf(name, sizeof(name), "qp%u", et_qp_qpn(q));
 		rte_tel_data_add_dict_container(d, name, c, 0);
 	}
 	return 0;

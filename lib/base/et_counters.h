@@ -3,10 +3,10 @@
  *
  *   #define ET_FOO_COUNTERS(X, A) \
  *           X(rx_pkts, GONE, "frames taken off the link") \
- *           A(rx_bad, GONE, ET_WIRE_E_COUNT, et_wire_err_name, "bad frames") \
+ *           A(rx_bad, GONE, ET_WIRE_E_COUNT, et_wire_err_name, "rx_bad", "bad frames") \
  *           X(tx_pkts, MADE, "frames made")
  *
- * (A: an array indexed by an enum, its elements named by a function) from
+ * (A: an array indexed by an enum, its elements named KEY_ELEMENT) from
  * which come both the struct (ET_CTR_FIELD, ET_CTR_ARRAY_FIELD) and a
  * descriptor table (ET_CTR_ENTRY, ET_CTR_ARRAY_ENTRY) that telemetry, the
  * exit tables, the JSON and the frame accounting walk.  A counter added to the list appears everywhere,
@@ -36,6 +36,7 @@ struct et_ctr_desc {
 	enum et_ctr_role role;
 	uint32_t n;               /* 0: one counter; else an array of n */
 	const char *(*elem)(int); /* an array element's name */
+	const char *key;          /* an array element is key_elem */
 	const char *help;
 };
 
@@ -46,13 +47,13 @@ struct et_ctr_table {
 
 /* In a struct definition. */
 #define ET_CTR_FIELD(name, role, help) uint64_t name;
-#define ET_CTR_ARRAY_FIELD(name, role, n, elem, help) uint64_t name[n];
+#define ET_CTR_ARRAY_FIELD(name, role, n, elem, key, help) uint64_t name[n];
 /* In the descriptor table of struct type T (define a two-argument wrapper
  * naming T, as the modules do). */
 #define ET_CTR_ENTRY(T, name, role, help) \
-	{#name, offsetof(T, name), ET_CTR_##role, 0, NULL, help},
-#define ET_CTR_ARRAY_ENTRY(T, name, role, n, elem, help) \
-	{#name, offsetof(T, name), ET_CTR_##role, n, elem, help},
+	{#name, offsetof(T, name), ET_CTR_##role, 0, NULL, NULL, help},
+#define ET_CTR_ARRAY_ENTRY(T, name, role, n, elem, key, help) \
+	{#name, offsetof(T, name), ET_CTR_##role, n, elem, key, help},
 #define ET_CTR_TABLE(desc) {desc, sizeof(desc) / sizeof(desc[0])}
 
 static inline const uint64_t *
@@ -101,7 +102,7 @@ et_ctr_add(const struct et_ctr_table *t, void *a, const void *b)
 	}
 }
 
-/* Visit every counter by name: arrays as name_elem per element.  fn gets
+/* Visit every counter by name: arrays as key_elem per element.  fn gets
  * its context, the name and the value. */
 static inline void
 et_ctr_each(const struct et_ctr_table *t, const void *stats, const char *prefix,
@@ -119,7 +120,7 @@ et_ctr_each(const struct et_ctr_table *t, const void *stats, const char *prefix,
 			continue;
 		}
 		for (uint32_t k = 0; k < d->n; k++) {
-			snprintf(name, sizeof(name), "%s%s_%s", prefix, d->name, d->elem((int)k));
+			snprintf(name, sizeof(name), "%s%s_%s", prefix, d->key, d->elem((int)k));
 			fn(ctx, name, v[k]);
 		}
 	}

@@ -16,24 +16,30 @@
 #define ET_ARP_H
 
 #include <stdbool.h>
+
+#include "base/et_counters.h"
 #include <stddef.h>
 #include <stdint.h>
 
 #define ET_ARP_FRAME_LEN 60  /* 14 + 28, padded to the Ethernet minimum */
 #define ET_ARP_CACHE 16
 
+#define ET_ARP_COUNTERS(X, A) \
+	X(rx_request, INFO, "requests for our address") \
+	X(rx_reply, INFO, "replies addressed to us") \
+	X(rx_other, INFO, "valid ARP not for us (ignored)") \
+	X(rx_bad, INFO, "truncated, not Ethernet/IPv4, bad opcode") \
+	X(tx_reply, INFO, "replies sent") \
+	X(tx_request, INFO, "requests sent") \
+	X(tx_rate_limited, INFO, "a reply or request the bucket refused") \
+	X(learned, INFO, "cache entries added or changed") \
+	X(cache_full, INFO, "a new entry evicted the oldest learned one") \
+	X(static_conflict, INFO, "the wire said otherwise about a static entry")
+
 struct et_arp_stats {
-	uint64_t rx_request;       /* requests for our address */
-	uint64_t rx_reply;         /* replies addressed to us */
-	uint64_t rx_other;         /* valid ARP not for us (ignored) */
-	uint64_t rx_bad;           /* truncated, not Ethernet/IPv4, bad opcode */
-	uint64_t tx_reply;
-	uint64_t tx_request;
-	uint64_t tx_rate_limited;  /* a reply or request the bucket refused */
-	uint64_t learned;          /* cache entries added or changed */
-	uint64_t cache_full;       /* a new entry evicted the oldest learned one */
-	uint64_t static_conflict;  /* the wire said otherwise about a static entry */
+	ET_ARP_COUNTERS(ET_CTR_FIELD, ET_CTR_ARRAY_FIELD)
 };
+extern const struct et_ctr_table et_arp_ctrs;
 
 struct et_arp_entry {
 	uint32_t ip;          /* host order; 0: free slot */

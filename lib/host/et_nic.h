@@ -28,7 +28,7 @@
 #define ET_NIC_COUNTERS(X, A) \
 	X(rx_pkts, GONE, "frames handed to a QP") \
 	X(rx_bytes, INFO, "bytes handed to a QP") \
-	A(rx_bad, GONE, ET_WIRE_E_COUNT, et_wire_err_name, "frames refused, by parse error") \
+	A(rx_bad, GONE, ET_WIRE_E_COUNT, et_wire_err_name, "rx_bad", "frames refused, by parse error") \
 	X(rx_not_ours, GONE, "IPv4 destination is not ours") \
 	X(rx_unknown_qpn, GONE, "no QP with the frame's destination QPN") \
 	X(pause_rx, GONE, "PAUSE frames taken in") \

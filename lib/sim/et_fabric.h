@@ -72,7 +72,7 @@ struct et_fabric_host {
  * QP and policy of the fabric; declared once. */
 #define ET_FABRIC_COUNTERS(X, A) \
 	X(max_qps_per_host, MAX, "most QPs a host had open at once") \
-	A(qps_per_host_hist, INFO, 8, et_fabric_qps_bucket, \
+	A(qps_per_host_hist, INFO, 8, et_fabric_qps_bucket, "qps_per_host", \
 	  "hosts by their most QPs at once: <=1, 2, 4, .., 64, more") \
 	X(qps_created, INFO, "QP pairs made") \
 	X(retransmits, INFO, "packets sent again") \

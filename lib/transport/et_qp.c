@@ -187,6 +187,19 @@ et_qp_destroy(struct et_qp *qp)
 	free(qp);
 }
 
+#define E(...) ET_CTR_ENTRY(struct et_qp_stats, __VA_ARGS__)
+#define A(...) ET_CTR_ARRAY_ENTRY(struct et_qp_stats, __VA_ARGS__)
+static const struct et_ctr_desc qp_ctrs[] = {ET_QP_COUNTERS(E, A)};
+#undef E
+#undef A
+const struct et_ctr_table et_qp_ctrs = ET_CTR_TABLE(qp_ctrs);
+
+void
+et_qp_set_dest_mac(struct et_qp *qp, const struct rte_ether_addr *mac)
+{
+	qp->a.dest_mac = *mac;
+}
+
 int
 et_qp_connect(struct et_qp *qp, uint32_t dest_qpn)
 {

@@ -25,6 +25,7 @@
 
 #include <rte_ether.h>
 
+#include "base/et_counters.h"
 #include "transport/et_dctcp.h"
 #include "transport/et_mr.h"
 #include "wire/et_wire.h"
@@ -175,27 +176,37 @@ struct et_qp_attr {
 
 void et_qp_attr_default(struct et_qp_attr *a);
 
+#define ET_QP_COUNTERS(X, A) \
+	X(tx_pkts, INFO, "data packets sent") \
+	X(tx_bytes, INFO, "payload bytes sent") \
+	X(retransmits, INFO, "data packets sent again") \
+	X(timeouts, INFO, "retransmission timer expiries") \
+	X(acks_tx, INFO, "ACKs sent") \
+	X(acks_rx, INFO, "ACKs received") \
+	X(naks_tx, INFO, "PSN sequence error NAKs sent") \
+	X(naks_rx, INFO, "PSN sequence error NAKs received") \
+	X(rnr_naks_tx, INFO, "RNR NAKs sent") \
+	X(rnr_naks_rx, INFO, "RNR NAKs received") \
+	X(err_naks_tx, INFO, "access / invalid / operational error NAKs sent") \
+	X(err_naks_rx, INFO, "access / invalid / operational error NAKs received") \
+	X(cnps_tx, INFO, "CNPs sent") \
+	X(cnps_rx, INFO, "CNPs received") \
+	X(rx_pkts, INFO, "data packets placed") \
+	X(rx_bytes, INFO, "bytes placed") \
+	X(rx_dup, INFO, "data packets behind the expected PSN") \
+	X(rx_out_of_order, INFO, "data packets ahead of the expected PSN") \
+	X(rx_ce, INFO, "CE-marked data packets seen") \
+	X(rx_bad_ack, INFO, "ACKs for PSNs never sent") \
+	X(rx_dropped, INFO, "packets ignored: wrong state, bad opcode") \
+	X(path_changes, INFO, "times the path hook moved the QP") \
+	X(alloc_fail, INFO, "frames not built: the pool was empty") \
+	X(rx_beyond_window, INFO, "multipath: dropped, PSN >= expected + window") \
+	X(acks_unsent, INFO, "multipath: ACK queue full, a selective ACK lost")
+
 struct et_qp_stats {
-	uint64_t tx_pkts, tx_bytes;       /* data packets and payload bytes */
-	uint64_t retransmits;             /* data packets sent again */
-	uint64_t timeouts;
-	uint64_t acks_tx, acks_rx;
-	uint64_t naks_tx, naks_rx;        /* PSN sequence error NAKs */
-	uint64_t rnr_naks_tx, rnr_naks_rx;
-	uint64_t err_naks_tx, err_naks_rx; /* access / invalid / operational */
-	uint64_t cnps_tx, cnps_rx;
-	uint64_t rx_pkts, rx_bytes;       /* data packets placed, bytes placed */
-	uint64_t rx_dup;                  /* behind the expected PSN */
-	uint64_t rx_out_of_order;         /* ahead of the expected PSN */
-	uint64_t rx_ce;                   /* CE-marked data packets seen */
-	uint64_t rx_bad_ack;              /* ACKs for PSNs never sent */
-	uint64_t rx_dropped;              /* ignored: wrong state, bad opcode */
-	uint64_t path_changes;
-	uint64_t alloc_fail;
-	/* multipath mode */
-	uint64_t rx_beyond_window;        /* dropped: PSN >= expected + window */
-	uint64_t acks_unsent;             /* ACK queue full: a selective ACK lost */
+	ET_QP_COUNTERS(ET_CTR_FIELD, ET_CTR_ARRAY_FIELD)
 };
+extern const struct et_ctr_table et_qp_ctrs;
 
 /* Create in RESET.  mrs, the CQs and the pool belong to the host and
  * outlive the QP.  NULL on bad attributes or no memory. */
@@ -213,6 +224,10 @@ void et_qp_flush(struct et_qp *qp);
 
 /* The peer's QPN, when it was not known at create (it is often given out
  * by the peer's NIC at its own create).  In RESET only.  0 or -EINVAL. */
+/* Frames go to mac from now on (the next hop was learnt after create,
+ * e.g. by ARP). */
+void et_qp_set_dest_mac(struct et_qp *qp, const struct rte_ether_addr *mac);
+
 int et_qp_connect(struct et_qp *qp, uint32_t dest_qpn);
 
 /* RESET -> RTS.  0 or -EINVAL. */

@@ -1,0 +1,380 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <stddef.h>
+#include <string.h>
+
+
+#include "base/et_conf.h"
+#include "et_cli.h"
+#include "link/et_link_conf.h"
+#include "et_switch_conf.h"
+#include "options.h"
+
+void
+usage(FILE *o)
+{
+	fprintf(o,
+		"usage: ethereal-fabric [EAL args --] --config FILE [options]\n"
+		"  --config FILE        fabric conf: [topology] [link] [switch] [transport] [lb] [run]\n"
+		"  --lb POLICY          ethereal | ecmp | mprdma:X | spray | reps\n"
+		"  --collective KIND    allreduce | allgather | reducescatter | alltoall\n"
+		"  --algo ALGO          a2a | rd | ring | dbt\n"
+		"  --size N[K|M|G]      bytes per rank\n"
+		"  --workload FILE      a sequence of collectives instead of one (see conf/gpt2.workload)\n"
+		"  --clock CLOCK        virtual (default) | real\n"
+		"  --seed N             seeds every random choice (default 1)\n"
+		"  --verify             real data: reduce it and check every rank byte for byte\n"
+		"  --fail SPEC          fail links: [tor:|agg:]SWITCH.UPLINK[@TIME][,...],\n"
+		"                       TIME like 0, 500us, 2ms after the collective starts\n"
+		"  --json FILE          results as one JSON object\n"
+		"  --pcap DIR           every port's traffic as pcapng files in DIR\n"
+		"  --fault K=V[,K=V]    link faults on every link, as the [link] keys: loss-ppm,\n"
+		"                       ge-enter-ppm, ge-exit-ppm, ge-loss-ppm (Gilbert-Elliott),\n"
+		"                       corrupt-ppm, dup-ppm, jitter-ns, flap-period-us, flap-down-us\n"
+		"  --quiet              no table\n"
+		"  --help\n"
+		"Without EAL arguments: hugepages when the machine has free ones, else\n"
+		"--no-huge --no-shconf --no-pci -m 2048.\n");
+}
+
+/* Options a conf can give too ([lb] policy, [run] ...): an error names
+ * where the bad value came from, the command line or the file's key. */
+static const struct {
+	const char *flag, *section, *key;
+	size_t off;
+} conf_opts[] = {
+	{"--lb", "lb", "policy", offsetof(struct cli, lb)},
+	{"--collective", "run", "collective", offsetof(struct cli, collective)},
+	{"--algo", "run", "algo", offsetof(struct cli, algo)},
+	{"--size", "run", "size", offsetof(struct cli, size)},
+	{"--clock", "run", "clock", offsetof(struct cli, clock)},
+	{"--fail", "run", "fail", offsetof(struct cli, fail)},
+};
+
+void
+cli_free(struct cli *o)
+{
+	for (size_t i = 0; i < RTE_DIM(conf_opts); i++)
+		if (o->from_conf & 1u << i)
+			free(*(char **)((char *)o + conf_opts[i].off));
+	o->from_conf = 0;
+}
+
+/* "--lb" or "FILE: [lb] policy", whichever gave the value of flag */
+static const char *
+origin(const struct cli *o, const char *flag)
+{
+	static char buf[600];
+
+	for (size_t i = 0; i < RTE_DIM(conf_opts); i++)
+		if (strcmp(conf_opts[i].flag, flag) == 0 && (o->from_conf & 1u << i)) {
+			snprintf(buf, sizeof(buf), "%s: [%s] %s", o->config, conf_opts[i].section,
+				 conf_opts[i].key);
+			return buf;
+		}
+	return flag;
+}
+
+/* [tor:|agg:]SW.UPLINK[@TIME], comma separated */
+static int
+parse_fails(const char *spec, const char *what, struct et_fabric_params *p)
+{
+	char buf[512], *save = NULL, *tok;
+
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		struct et_fabric_fail x = {.tier = ET_TIER_TOR};
+		char *at = strchr(tok, '@'), *s = tok, *end;
+		unsigned long a, b;
+
+		if (p->n_fails == ET_FABRIC_MAX_FAILS)
+			return et_cli_bad(what, "at most 16 links", spec);
+		if (at) {
+			*at++ = 0;
+			if (et_parse_time_ns(at, 1, &x.at_ns))
+				return et_cli_bad(what, "a time like 0, 500us or 2ms after '@'", at);
+		}
+		if (strncmp(s, "tor:", 4) == 0)
+			s += 4;
+		else if (strncmp(s, "agg:", 4) == 0)
+			s += 4, x.tier = ET_TIER_AGG;
+		a = strtoul(s, &end, 10);
+		if (end == s || *end != '.')
+			return et_cli_bad(what, "[tor:|agg:]SWITCH.UPLINK[@TIME]", tok);
+		s = end + 1;
+		b = strtoul(s, &end, 10);
+		if (end == s || *end)
+			return et_cli_bad(what, "[tor:|agg:]SWITCH.UPLINK[@TIME]", tok);
+		x.sw = (uint32_t)a;
+		x.uplink = (uint32_t)b;
+		p->fails[p->n_fails++] = x;
+	}
+	return 0;
+}
+
+int
+load_conf(const char *file, struct et_fabric_params *p, struct cli *o)
+{
+	static const char *const link_keys[] = {"rate-gbps", "uplink-rate-gbps", "latency-ns",
+						"mtu", ET_LINK_FAULT_KEYS, NULL};
+	static const char *const sw_keys[] = {"buffer", "dt-alpha", "ecn-k", "pfc", "pfc-alpha",
+					      "detect-delay-ms", "max-frame", NULL};
+	static const char *const tr_keys[] = {"rto-us", "retry-cnt", "ack-every", "dctcp",
+					      "dctcp-g", "init-cwnd", "max-cwnd", NULL};
+	static const char *const lb_keys[] = {"policy", "batch-ns", "jitter-ns",
+					      "failed-path-timeout-ms", "reps-buffer",
+					      "reps-freeze-us", "reps-explore-pkts", NULL};
+	static const char *const run_keys[] = {"collective", "algo", "size", "chunk", "seed",
+					       "clock", "fail", "time-limit-ms", "mbufs", NULL};
+	static const char *const sections[] = {"topology", "link", "switch", "transport", "lb",
+					       "run", NULL};
+	static const char *const onoff[] = {"off", "on", NULL};
+	static const char *const mtus[] = {"256", "512", "1024", "2048", "4096", NULL};
+	struct et_conf c;
+	double rate, uprate, g;
+	uint32_t lat, rto, retry, acks, bns, jns, fpt, seed, limit, freeze_us;
+	uint64_t icw, mcw, chunk;
+	int mtu, dctcp, rc = -1;
+	const char *s;
+
+	if (et_conf_open(&c, file))
+		goto out;
+	if (et_conf_check_sections(&c, sections, NULL) < 0 || et_topo_load(&c, &p->t) ||
+	    et_conf_check_keys(&c, "link", link_keys) ||
+	    et_conf_check_keys(&c, "switch", sw_keys) ||
+	    et_conf_check_keys(&c, "transport", tr_keys) ||
+	    et_conf_check_keys(&c, "lb", lb_keys) || et_conf_check_keys(&c, "run", run_keys) ||
+	    et_conf_double(&c, "link", "rate-gbps", 0.001, 100000, false, 400, &rate) ||
+	    et_conf_double(&c, "link", "uplink-rate-gbps", 0, 100000, false, 0, &uprate) ||
+	    et_conf_u32(&c, "link", "latency-ns", 0, 1000000000, false, 500, &lat) ||
+	    et_conf_enum(&c, "link", "mtu", mtus, false, 4, &mtu) ||
+	    et_link_faults_load(&c, "link", &p->net.link) ||
+	    et_sw_params_load(&c, "switch", &p->net.sw) ||
+	    et_conf_u32(&c, "transport", "rto-us", 1, 10000000, false, 1000, &rto) ||
+	    et_conf_u32(&c, "transport", "retry-cnt", 0, 7, false, 7, &retry) ||
+	    et_conf_u32(&c, "transport", "ack-every", 1, 1024, false, 1, &acks) ||
+	    et_conf_enum(&c, "transport", "dctcp", onoff, false, p->qp.dctcp.enabled, &dctcp) ||
+	    et_conf_double(&c, "transport", "dctcp-g", 1.0 / 65536, 1, false, p->qp.dctcp.g, &g) ||
+	    et_conf_bytes(&c, "transport", "init-cwnd", 0, 1ull << 31, false, 0, &icw) ||
+	    et_conf_bytes(&c, "transport", "max-cwnd", 4096, 1ull << 31, false,
+			  p->qp.dctcp.max_cwnd, &mcw) ||
+	    et_conf_u32(&c, "lb", "batch-ns", 0, 1000000000, false, 100, &bns) ||
+	    et_conf_u32(&c, "lb", "jitter-ns", 0, 1000000000, false, 50, &jns) ||
+	    et_conf_u32(&c, "lb", "failed-path-timeout-ms", 0, 3600000, false, 100, &fpt) ||
+	    et_conf_u32(&c, "lb", "reps-buffer", 1, ET_REPS_MAX_BUF, false, p->lb.reps.buffer_size,
+			&p->lb.reps.buffer_size) ||
+	    et_conf_u32(&c, "lb", "reps-freeze-us", 0, 100000000, false,
+			(uint32_t)(p->lb.reps.freeze_ns / 1000), &freeze_us) ||
+	    et_conf_u32(&c, "lb", "reps-explore-pkts", 0, 1000000, false, 0,
+			&p->lb.reps.explore_pkts) ||
+	    et_conf_bytes(&c, "run", "chunk", 0, 1ull << 32, false, 0, &chunk) ||
+	    et_conf_u32(&c, "run", "seed", 0, UINT32_MAX, false, 1, &seed) ||
+	    et_conf_u32(&c, "run", "time-limit-ms", 1, 86400000, false, 10000, &limit) ||
+	    et_conf_u32(&c, "run", "mbufs", 0, 1u << 26, false, 0, &p->mbufs))
+		goto out;
+	p->net.link.rate_bps = (uint64_t)(rate * 1e9);
+	p->net.link.latency_ns = lat;
+
+	p->net.uplink = p->net.link;
+	p->net.uplink.rate_bps = (uint64_t)(uprate * 1e9);
+	p->host_link = p->net.link;
+	p->qp.mtu = 256u << mtu;
+	p->qp.rto_ns = (uint64_t)rto * 1000;
+	p->qp.retry_cnt = (uint8_t)retry;
+	p->qp.ack_every = acks;
+	p->qp.dctcp.enabled = dctcp;
+	p->qp.dctcp.g = g;
+	p->qp.dctcp.init_cwnd = (uint32_t)icw;
+	p->qp.dctcp.max_cwnd = (uint32_t)mcw;
+	p->lb.batch_ns = bns;
+	p->lb.jitter_ns = jns;
+	p->lb.failed_path_timeout_ns = (uint64_t)fpt * 1000000;
+	p->lb.reps.freeze_ns = (uint64_t)freeze_us * 1000;
+	p->chunk = chunk;
+	p->seed = seed;
+	p->time_limit_ns = (uint64_t)limit * 1000000;
+	/* [run] and [lb] policy give defaults the command line overrides */
+	for (size_t i = 0; i < RTE_DIM(conf_opts); i++) {
+		const char **v = (const char **)((char *)o + conf_opts[i].off);
+
+		if (!*v && (s = et_conf_str(&c, conf_opts[i].section, conf_opts[i].key, NULL))) {
+			*v = strdup(s);
+			o->from_conf |= 1u << i;
+		}
+	}
+	rc = 0;
+out:
+	if (rc)
+		fprintf(stderr, "ethereal-fabric: %s\n", c.err);
+	et_conf_close(&c);
+	return rc;
+}
+
+int
+parse_cli(int argc, char **argv, struct cli *o)
+{
+	static const struct option lo[] = {
+		{"config", required_argument, NULL, 'c'}, {"lb", required_argument, NULL, 'l'},
+		{"collective", required_argument, NULL, 'C'}, {"algo", required_argument, NULL, 'a'},
+		{"size", required_argument, NULL, 's'}, {"workload", required_argument, NULL, 'w'},
+		{"clock", required_argument, NULL, 'k'}, {"seed", required_argument, NULL, 'S'},
+		{"verify", no_argument, NULL, 'v'}, {"fail", required_argument, NULL, 'f'},
+		{"json", required_argument, NULL, 'j'}, {"pcap", required_argument, NULL, 'p'},
+		{"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'},
+		{"fault", required_argument, NULL, 'F'},
+		{NULL, 0, NULL, 0}};
+	int c;
+
+	optind = 1;
+	opterr = 0; /* our own one-line messages */
+	while ((c = getopt_long(argc, argv, ":", lo, NULL)) != -1) {
+		char *end;
+
+		switch (c) {
+		case 'c': o->config = optarg; break;
+		case 'l': o->lb = optarg; break;
+		case 'C': o->collective = optarg; break;
+		case 'a': o->algo = optarg; break;
+		case 's': o->size = optarg; break;
+		case 'w': o->workload = optarg; break;
+		case 'k': o->clock = optarg; break;
+		case 'S':
+			o->seed = strtoull(optarg, &end, 0);
+			if (*end || end == optarg || *optarg == '-')
+				return et_cli_bad("--seed", "a number", optarg);
+			o->seed_set = true;
+			break;
+		case 'v': o->verify = true; break;
+		case 'f': o->fail = optarg; break;
+		case 'j': o->json = optarg; break;
+		case 'p': o->pcap = optarg; break;
+		case 'q': o->quiet = true; break;
+		case 'F': o->faults = optarg; break;
+		case 'h': usage(stdout); exit(0);
+		case ':':
+			fprintf(stderr, "ethereal-fabric: %s: expected a value (see --help)\n",
+				argv[optind - 1]);
+			return -1;
+		default:
+			fprintf(stderr, "ethereal-fabric: %s: unknown option (see --help)\n",
+				argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (optind < argc)
+		return et_cli_bad("arguments", "options only", argv[optind]);
+	if (!o->config) {
+		fprintf(stderr, "ethereal-fabric: --config FILE is required\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* The faults and the seed apply to every link: switch to switch (at its own
+ * rate) and host to ToR alike. */
+static void
+uplink_faults(struct et_fabric_params *p)
+{
+	uint64_t up = p->net.uplink.rate_bps, host = p->host_link.rate_bps;
+
+	p->net.uplink = p->net.link;
+	p->net.uplink.rate_bps = up;
+	p->host_link = p->net.link;
+	p->host_link.rate_bps = host;
+}
+
+int
+finish_params(struct cli *o, struct et_fabric_params *p)
+{
+	char err[256];
+
+	if (o->lb && et_lb_parse(o->lb, &p->lb, err, sizeof(err))) {
+		fprintf(stderr, "ethereal-fabric: %s: %s\n", origin(o, "--lb"), err);
+		return -1;
+	}
+	if (o->collective && et_coll_parse_kind(o->collective, &p->kind))
+		return et_cli_bad(origin(o, "--collective"),
+				  "allreduce, allgather, reducescatter or alltoall", o->collective);
+	if (o->algo && et_coll_parse_algo(o->algo, &p->algo))
+		return et_cli_bad(origin(o, "--algo"), "a2a, rd, ring or dbt", o->algo);
+	if (o->size && et_cli_bytes(origin(o, "--size"), o->size, 1, UINT64_MAX, &p->size))
+		return -1;
+	if (o->clock && strcmp(o->clock, "virtual") && strcmp(o->clock, "real"))
+		return et_cli_bad(origin(o, "--clock"), "virtual or real", o->clock);
+	p->real_clock = o->clock && strcmp(o->clock, "real") == 0;
+	if (o->seed_set)
+		p->seed = o->seed;
+	if (o->fail && parse_fails(o->fail, origin(o, "--fail"), p))
+		return -1;
+	snprintf(p->fails_from, sizeof(p->fails_from), "%s", origin(o, "--fail"));
+	if (o->faults && et_link_faults_parse(o->faults, &p->net.link, err, sizeof(err))) {
+		fprintf(stderr, "ethereal-fabric: --fault: %s\n", err);
+		return -1;
+	}
+	/* every link of the fabric draws its faults from the run's seed */
+	p->net.link.seed = p->seed;
+	uplink_faults(p);
+	p->verify = o->verify;
+	p->pcap_dir = o->pcap;
+	return 0;
+}
+
+int
+load_workload(const char *file, struct workload *w)
+{
+	FILE *fp = fopen(file, "r");
+	char line[256];
+	unsigned int ln = 0;
+
+	memset(w, 0, sizeof(*w));
+	if (fp == NULL) {
+		fprintf(stderr, "ethereal-fabric: --workload %s: %s\n", file, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), fp)) {
+		char kind[32], size[32], extra[8];
+		char *hash = strchr(line, '#');
+		enum et_coll_kind k;
+		uint64_t bytes;
+		void *grown;
+		int n;
+
+		ln++;
+		if (hash)
+			*hash = 0;
+		n = sscanf(line, "%31s %31s %7s", kind, size, extra);
+		if (n <= 0)
+			continue;
+		if (n != 2 || et_coll_parse_kind(kind, &k) || et_parse_bytes(size, &bytes) ||
+		    bytes == 0) {
+			fprintf(stderr, "ethereal-fabric: %s:%u: expected 'KIND SIZE' "
+				"(allreduce|allgather|reducescatter|alltoall, bytes like 16M), got '%s'\n",
+				file, ln, strtok(line, "\n"));
+			goto fail;
+		}
+		grown = realloc(w->step, (w->n + 1) * sizeof(*w->step));
+		if (grown == NULL) {
+			fprintf(stderr, "ethereal-fabric: --workload %s: out of memory\n", file);
+			goto fail;
+		}
+		w->step = grown;
+		w->step[w->n].kind = k;
+		w->step[w->n++].size = bytes;
+	}
+	fclose(fp);
+	if (w->n == 0) {
+		fprintf(stderr, "ethereal-fabric: --workload %s: no collectives\n", file);
+		return -1;
+	}
+	return 0;
+fail:
+	fclose(fp);
+	free(w->step);
+	w->step = NULL;
+	return -1;
+}
+

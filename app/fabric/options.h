@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * ethereal-fabric's inputs: the command line, the conf it names, and a
+ * workload file, turned into the parameters of a fabric (sim/et_fabric).
+ */
+#ifndef FABRIC_OPTIONS_H
+#define FABRIC_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sim/et_fabric.h"
+
+struct cli {
+	const char *config, *lb, *collective, *algo, *size, *workload, *clock, *fail;
+	const char *json, *pcap, *faults;
+	uint64_t seed;
+	bool seed_set, verify, quiet;
+	uint32_t from_conf; /* bit per conf_opts[] entry: the value came from the conf */
+};
+
+/* A workload: one collective per line, "KIND SIZE" ('#' starts a comment),
+ * run one after the other with --algo; the result is their sum.  The whole
+ * file is read and checked before anything runs. */
+struct workload {
+	uint32_t n;
+	struct {
+		enum et_coll_kind kind;
+		uint64_t size;
+	} *step;
+};
+
+void usage(FILE *o);
+/* Each 0, or -1 after a one-line message. */
+int parse_cli(int argc, char **argv, struct cli *o);
+int load_conf(const char *file, struct et_fabric_params *p, struct cli *o);
+int finish_params(struct cli *o, struct et_fabric_params *p);
+int load_workload(const char *file, struct workload *w);
+/* The values the conf gave were copied. */
+void cli_free(struct cli *o);
+
+#endif /* FABRIC_OPTIONS_H */
