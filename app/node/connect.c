@@ -27,7 +27,7 @@ post_recv(struct node *n, uint32_t i)
 	uint64_t off = n->o.mode == MODE_PINGPONG ? (n->o.server ? 0 : n->o.size)
 						   : (uint64_t)i * n->o.size;
 	struct et_recv_wr rw = {.wr_id = i, .addr = n->buf + off, .length = n->o.size,
-				.lkey = n->mr->key};
+				.lkey = n->key};
 
 	et_qp_post_recv(n->qp[i], &rw);
 }
@@ -78,12 +78,12 @@ create_qps(struct node *n)
 {
 	const struct opts *o = &n->o;
 
+	n->host.gw_mac = n->them.mac;
 	for (uint32_t i = 0; i < o->qps; i++) {
 		struct et_qp_attr a;
 
 		et_qp_attr_default(&a);
 		a.dest_qpn = n->them.qpn_base + i;
-		a.dest_mac = n->them.mac;
 		a.dest_ip = n->them.ip;
 		a.mtu = o->mtu;
 		a.sq_psn = n->me.psn;
@@ -93,7 +93,7 @@ create_qps(struct node *n)
 		a.retry_cnt = 6; /* a test tool must end: 7 would retry forever */
 		a.path_id = et_path_make((uint8_t)(i % o->paths), 0);
 		a.rto_ns = (uint64_t)o->rto_ms * 1000000;
-		n->qp[i] = et_nic_qp_create(&n->nic, &a, &n->mrs, &n->scq, &n->rcq);
+		n->qp[i] = et_host_qp_create(&n->host, &a);
 		if (!n->qp[i] || et_qp_ready(n->qp[i]))
 			return et_cli_error("cannot create QP %u", i);
 		if (o->mode == MODE_SEND_BW || o->mode == MODE_PINGPONG)
@@ -138,6 +138,8 @@ static void
 learn_peer_mac(struct node *n, bool ask)
 {
 	resolve_peer(&n->nic, &n->arp, &n->them, ask);
+	if (ask)
+		n->host.gw_mac = n->them.mac;
 	for (uint32_t i = 0; ask && i < n->o.qps; i++)
 		et_qp_set_dest_mac(n->qp[i], &n->them.mac);
 }

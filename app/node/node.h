@@ -22,6 +22,7 @@
 #include <stdio.h>
 
 #include "host/et_arp.h"
+#include "host/et_host.h"
 #include "host/et_nic.h"
 #include "link/et_link_conf.h"
 #include "oob.h"
@@ -62,10 +63,9 @@ struct node {
 	bool port_open, nic_open;
 	struct et_nic nic;
 	struct et_arp arp;
-	struct et_mr_table mrs;
-	struct et_cq scq, rcq;
+	struct et_host host;  /* NIC, memory region, CQs, next hop */
 	struct et_qp *qp[MAX_QPS];
-	const struct et_mr *mr;
+	uint32_t key;         /* of buf, local and remote */
 	uint8_t *buf;
 	uint64_t buf_len;
 	struct peer me, them;

@@ -32,8 +32,9 @@ node_open(struct node *n)
 	if (o->oob == OOB_PERFTEST && n->buf_len < 65536)
 		n->buf_len = 65536;
 	n->buf = calloc(1, n->buf_len);
-	if (!n->mp || !n->buf || et_mr_table_init(&n->mrs, 4) || et_cq_init(&n->scq, 4096) ||
-	    et_cq_init(&n->rcq, 4096))
+	/* frames go to broadcast until the peer's MAC is known */
+	memset(&mac, 0xff, sizeof(mac));
+	if (!n->mp || !n->buf || et_host_init(&n->host, &n->nic, &mac, 4096))
 		return et_cli_error("out of memory");
 	r = et_port_ethdev(&n->port, o->port, n->mp, 1024);
 	if (r)
@@ -60,9 +61,12 @@ node_open(struct node *n)
 	if (!o->server && o->mode != MODE_PINGPONG)
 		for (uint64_t k = 0; k < n->buf_len; k++)
 			n->buf[k] = test_pattern(k);
-	n->mr = et_mr_reg(&n->mrs, n->buf, n->buf_len, ET_ACCESS_LOCAL_WRITE | ET_ACCESS_REMOTE_WRITE);
+	n->key = et_host_reg(&n->host, n->buf, n->buf_len,
+			     ET_ACCESS_LOCAL_WRITE | ET_ACCESS_REMOTE_WRITE);
+	if (n->key == 0)
+		return et_cli_error("cannot register %" PRIu64 " bytes", n->buf_len);
 	n->me = (struct peer){.mac = mac, .ip = o->ip, .qpn_base = 0x100, .nqp = o->qps,
-			      .psn = 0x1000, .rkey = n->mr->key, .size = o->size, .mtu = o->mtu,
+			      .psn = 0x1000, .rkey = n->key, .size = o->size, .mtu = o->mtu,
 			      .addr = (uintptr_t)n->buf};
 	telemetry_show_nic(&n->nic);
 	return 0;
@@ -123,9 +127,7 @@ node_close(struct node *n)
 	if (n->port_open)
 		et_port_close(&n->port);
 	oob_close(&n->oob); /* after the port: our server waits for this */
-	et_cq_free(&n->scq);
-	et_cq_free(&n->rcq);
-	et_mr_table_free(&n->mrs);
+	et_host_free(&n->host);
 	free(n->lat);
 	free(n->buf);
 }

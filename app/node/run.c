@@ -54,7 +54,7 @@ run_server(struct node *n)
 				sched_yield();
 			/* a failed QP completes a receive posted to it at once,
 			 * flushed: post again only what came in */
-			while (et_cq_poll(&n->rcq, &wc, 1))
+			while (et_cq_poll(&n->host.rcq, &wc, 1))
 				if (wc.status == ET_WC_SUCCESS) {
 					n->done++;
 					post_recv(n, (uint32_t)wc.wr_id);
@@ -122,7 +122,7 @@ run_client(struct node *n)
 					.wr_id = i,
 					.opcode = o->mode == MODE_SEND_BW ? ET_WR_SEND : ET_WR_RDMA_WRITE,
 					.local_addr = n->buf + (uint64_t)i * o->size, .length = o->size,
-					.lkey = n->mr->key,
+					.lkey = n->key,
 					.remote_addr = n->them.addr + (uint64_t)i * o->size,
 					.rkey = n->them.rkey};
 
@@ -134,7 +134,7 @@ run_client(struct node *n)
 		}
 		if (et_nic_poll(&n->nic, et_tsc_ns()) == 0 && o->yield)
 			sched_yield();
-		k = et_cq_poll(&n->scq, wc, 32);
+		k = et_cq_poll(&n->host.scq, wc, 32);
 		for (uint32_t j = 0; j < k; j++) {
 			count_send_wc(n, &wc[j]);
 			if (n->lat && n->done < o->iters)
@@ -180,7 +180,7 @@ run_pingpong(struct node *n)
 				for (uint32_t k = 0; k < o->size; k++)
 					sbuf[k] = test_pattern(sent * o->size + k);
 			struct et_send_wr wr = {.wr_id = 0, .opcode = ET_WR_SEND, .local_addr = sbuf,
-						.length = o->size, .lkey = n->mr->key};
+						.length = o->size, .lkey = n->key};
 
 			if (et_nic_post_send(&n->nic, n->qp[0], &wr)) {
 				et_cli_error("cannot post a SEND");
@@ -194,12 +194,12 @@ run_pingpong(struct node *n)
 		}
 		if (et_nic_poll(&n->nic, t) == 0 && o->yield)
 			sched_yield();
-		while (et_cq_poll(&n->scq, &wc, 1)) {
+		while (et_cq_poll(&n->host.scq, &wc, 1)) {
 			count_send_wc(n, &wc);
 			waiting_send = false;
 			last = t;
 		}
-		while (et_cq_poll(&n->rcq, &wc, 1)) {
+		while (et_cq_poll(&n->host.rcq, &wc, 1)) {
 			if (wc.status != ET_WC_SUCCESS || wc.byte_len != o->size) {
 				et_cli_error("receive %" PRIu64 ": %s, %u bytes (expected %u)",
 					     got, et_wc_status_str(wc.status), wc.byte_len, o->size);
