@@ -26,12 +26,7 @@ et_sw_drop_name(int d)
 	return d >= 0 && d < ET_SW_DROP_COUNT ? drop_names[d] : "?";
 }
 
-#define E(...) ET_CTR_ENTRY(struct et_sw_port_stats, __VA_ARGS__)
-#define A(...) ET_CTR_ARRAY_ENTRY(struct et_sw_port_stats, __VA_ARGS__)
-static const struct et_ctr_desc port_ctrs[] = {ET_SW_PORT_COUNTERS(E, A)};
-#undef E
-#undef A
-const struct et_ctr_table et_sw_port_ctrs = ET_CTR_TABLE(port_ctrs);
+ET_CTR_DEFINE(et_sw_port_ctrs, struct et_sw_port_stats, ET_SW_PORT_COUNTERS);
 
 void
 et_sw_params_default(struct et_sw_params *p)

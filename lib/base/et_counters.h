@@ -48,13 +48,17 @@ struct et_ctr_table {
 /* In a struct definition. */
 #define ET_CTR_FIELD(name, role, help) uint64_t name;
 #define ET_CTR_ARRAY_FIELD(name, role, n, elem, key, help) uint64_t name[n];
-/* In the descriptor table of struct type T (define a two-argument wrapper
- * naming T, as the modules do). */
-#define ET_CTR_ENTRY(T, name, role, help) \
-	{#name, offsetof(T, name), ET_CTR_##role, 0, NULL, NULL, help},
-#define ET_CTR_ARRAY_ENTRY(T, name, role, n, elem, key, help) \
-	{#name, offsetof(T, name), ET_CTR_##role, n, elem, key, help},
-#define ET_CTR_TABLE(desc) {desc, sizeof(desc) / sizeof(desc[0])}
+/* The descriptor table `table` of struct T from its list, in the module's
+ * .c file (one table a file):
+ *   ET_CTR_DEFINE(et_nic_ctrs, struct et_nic_stats, ET_NIC_COUNTERS); */
+#define ET_CTR_ENTRY(name, role, help) \
+	{#name, offsetof(et_ctr_struct, name), ET_CTR_##role, 0, NULL, NULL, help},
+#define ET_CTR_ARRAY_ENTRY(name, role, n, elem, key, help) \
+	{#name, offsetof(et_ctr_struct, name), ET_CTR_##role, n, elem, key, help},
+#define ET_CTR_DEFINE(table, T, LIST) \
+	typedef T et_ctr_struct; \
+	static const struct et_ctr_desc table##_desc[] = {LIST(ET_CTR_ENTRY, ET_CTR_ARRAY_ENTRY)}; \
+	const struct et_ctr_table table = {table##_desc, sizeof(table##_desc) / sizeof(table##_desc[0])}
 
 static inline const uint64_t *
 et_ctr_ptr(const void *stats, const struct et_ctr_desc *d)

@@ -7,12 +7,7 @@
 
 #include "base/et_bytes.h"
 
-#define E(...) ET_CTR_ENTRY(struct et_arp_stats, __VA_ARGS__)
-#define A(...) ET_CTR_ARRAY_ENTRY(struct et_arp_stats, __VA_ARGS__)
-static const struct et_ctr_desc arp_ctrs[] = {ET_ARP_COUNTERS(E, A)};
-#undef E
-#undef A
-const struct et_ctr_table et_arp_ctrs = ET_CTR_TABLE(arp_ctrs);
+ET_CTR_DEFINE(et_arp_ctrs, struct et_arp_stats, ET_ARP_COUNTERS);
 
 #define ARP_HTYPE_ETHER 1
 #define ARP_PTYPE_IPV4 0x0800

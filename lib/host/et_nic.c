@@ -13,12 +13,7 @@
 #define BURST 32
 #define NONE UINT32_MAX
 
-#define E(...) ET_CTR_ENTRY(struct et_nic_stats, __VA_ARGS__)
-#define A(...) ET_CTR_ARRAY_ENTRY(struct et_nic_stats, __VA_ARGS__)
-static const struct et_ctr_desc nic_ctrs[] = {ET_NIC_COUNTERS(E, A)};
-#undef E
-#undef A
-const struct et_ctr_table et_nic_ctrs = ET_CTR_TABLE(nic_ctrs);
+ET_CTR_DEFINE(et_nic_ctrs, struct et_nic_stats, ET_NIC_COUNTERS);
 
 int
 et_nic_init(struct et_nic *n, const struct et_port *port, const struct et_link_model *lm,

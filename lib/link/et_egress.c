@@ -12,12 +12,7 @@
 
 #define BURST 32
 
-#define E(...) ET_CTR_ENTRY(struct et_egress_stats, __VA_ARGS__)
-#define A(...) ET_CTR_ARRAY_ENTRY(struct et_egress_stats, __VA_ARGS__)
-static const struct et_ctr_desc egress_ctrs[] = {ET_EGRESS_COUNTERS(E, A)};
-#undef E
-#undef A
-const struct et_ctr_table et_egress_ctrs = ET_CTR_TABLE(egress_ctrs);
+ET_CTR_DEFINE(et_egress_ctrs, struct et_egress_stats, ET_EGRESS_COUNTERS);
 
 int
 et_egress_init(struct et_egress *e, struct et_port *port,

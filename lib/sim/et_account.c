@@ -8,12 +8,7 @@
 
 #include "sim/et_sim_priv.h"
 
-#define E(...) ET_CTR_ENTRY(struct et_fabric_stats, __VA_ARGS__)
-#define A(...) ET_CTR_ARRAY_ENTRY(struct et_fabric_stats, __VA_ARGS__)
-static const struct et_ctr_desc fabric_ctrs[] = {ET_FABRIC_COUNTERS(E, A)};
-#undef E
-#undef A
-const struct et_ctr_table et_fabric_ctrs = ET_CTR_TABLE(fabric_ctrs);
+ET_CTR_DEFINE(et_fabric_ctrs, struct et_fabric_stats, ET_FABRIC_COUNTERS);
 
 const char *
 et_fabric_qps_bucket(int i)

@@ -187,12 +187,7 @@ et_qp_destroy(struct et_qp *qp)
 	free(qp);
 }
 
-#define E(...) ET_CTR_ENTRY(struct et_qp_stats, __VA_ARGS__)
-#define A(...) ET_CTR_ARRAY_ENTRY(struct et_qp_stats, __VA_ARGS__)
-static const struct et_ctr_desc qp_ctrs[] = {ET_QP_COUNTERS(E, A)};
-#undef E
-#undef A
-const struct et_ctr_table et_qp_ctrs = ET_CTR_TABLE(qp_ctrs);
+ET_CTR_DEFINE(et_qp_ctrs, struct et_qp_stats, ET_QP_COUNTERS);
 
 void
 et_qp_set_dest_mac(struct et_qp *qp, const struct rte_ether_addr *mac)
