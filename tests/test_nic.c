@@ -3,7 +3,10 @@
  * switch, in virtual time.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "et_test.h"
 
@@ -751,6 +754,97 @@ test_wire_link_faults(void **state)
 	check_duplication(&base, n, seq);
 }
 
+/* ---- the end of an RNR wait (issue 21) ---- */
+
+static sigjmp_buf poll_hung;
+
+static void
+poll_alarm(int sig)
+{
+	(void)sig;
+	siglongjmp(poll_hung, 1);
+}
+
+/* One et_nic_poll at now, which must return within 2 s (issue 21's NIC
+ * spun in one call for ever); the timers it fired. */
+static uint64_t
+poll_once(struct et_nic *nic, uint64_t now)
+{
+	struct sigaction sa = {.sa_handler = poll_alarm}, old;
+	uint64_t fires = nic->st.timer_fires;
+
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);
+	if (sigsetjmp(poll_hung, 1)) {
+		sigaction(SIGALRM, &old, NULL);
+		fail_msg("et_nic_poll at %" PRIu64 " ns did not return in 2 s: %" PRIu64
+			 " timer fires", now, nic->st.timer_fires - fires);
+	}
+	alarm(2);
+	et_nic_poll(nic, now);
+	alarm(0);
+	sigaction(SIGALRM, &old, NULL);
+	return nic->st.timer_fires - fires;
+}
+
+static bool
+rnr_naked(void)
+{
+	return QP[0][0]->st.rnr_naks_rx > 0;
+}
+
+/* Host 1 answers a SEND with an RNR NAK (no receive posted yet).  At the
+ * end of the wait one poll of host 0 returns, fires that QP's timer once,
+ * and sends the SEND again; another poll at the same now fires nothing.
+ * With a receive posted meanwhile the SEND completes. */
+static void
+test_rnr_wait_ends(void **state)
+{
+	struct et_link_model lm = {.rate_bps = 100000000000ull, .latency_ns = 1000};
+	struct et_send_wr wr;
+	struct et_recv_wr rw;
+	struct et_port a, b;
+	struct et_qp *q;
+	struct et_wc wc;
+	uint64_t now, end;
+
+	(void)state;
+	assert_int_equal(et_port_net_ring_pair(&a, &b, "rnr", 1024, 0, pool), 0);
+	host_init(&H[0], &a, RTE_IPV4(10, 0, 0, 1), 1, &lm);
+	host_init(&H[1], &b, RTE_IPV4(10, 0, 0, 2), 2, &lm);
+	connect_qps(1, &H[1].nic.mac, &H[0].nic.mac);
+	q = QP[0][0];
+	wr = (struct et_send_wr){.wr_id = 1, .opcode = ET_WR_SEND, .local_addr = H[0].mem,
+				 .length = 1000, .lkey = H[0].mr->key};
+	assert_int_equal(et_nic_post_send(&H[0].nic, q, &wr), 0);
+	now = run(NULL, 0, rnr_naked, 1000000000);
+	assert_int_equal(q->st.rnr_naks_rx, 1);
+	end = et_qp_deadline(q);
+	assert_int_equal(end - now, et_rnr_timer_ns(QP[1][0]->a.min_rnr_timer));
+	rw = (struct et_recv_wr){.wr_id = 2, .addr = H[1].mem, .length = 1000,
+				 .lkey = H[1].mr->key};
+	assert_int_equal(et_qp_post_recv(QP[1][0], &rw), 0);
+	/* the wait is not over: nothing fires, nothing goes */
+	assert_int_equal(poll_once(&H[0].nic, end - 1), 0);
+	assert_int_equal(q->st.tx_pkts, 1);
+	/* it is over: one fire, and the SEND goes again */
+	assert_int_equal(poll_once(&H[0].nic, end), 1);
+	assert_int_equal(q->st.tx_pkts, 2);
+	assert_int_equal(q->st.retransmits, 1);
+	assert_int_equal(poll_once(&H[0].nic, end), 0);
+	assert_int_equal(poll_once(&H[0].nic, end), 0);
+	assert_true(et_nic_next_event(&H[0].nic, end) > end);
+	expect_send = 1;
+	run(NULL, end, sends_done, end + 1000000000);
+	assert_int_equal(et_cq_poll(&H[0].scq, &wc, 1), 1);
+	assert_int_equal(wc.status, ET_WC_SUCCESS);
+	assert_int_equal(et_cq_poll(&H[1].rcq, &wc, 1), 1);
+	assert_int_equal(wc.status, ET_WC_SUCCESS);
+	assert_int_equal(wc.byte_len, 1000);
+	assert_memory_equal(H[1].mem, H[0].mem, 1000);
+	hosts_free(&a, &b);
+}
+
 int
 main(void)
 {
@@ -761,6 +855,7 @@ main(void)
 		cmocka_unit_test(test_bad_input_and_pause),
 		cmocka_unit_test(test_round_robin),
 		cmocka_unit_test(test_timer_heap),
+		cmocka_unit_test(test_rnr_wait_ends),
 		cmocka_unit_test(test_link_faults),
 		cmocka_unit_test(test_wire_link_faults),
 		cmocka_unit_test(test_hostile_frames),

@@ -110,19 +110,31 @@ heap_pop(struct et_nic *n)
 	return top;
 }
 
-/* Keep the heap holding the QP's earliest deadline.  A deadline that moved
- * later leaves an early entry behind: it fires, finds nothing due, and the
- * QP is scheduled again at its real deadline. */
+/* Keep the heap holding the QP's earliest deadline, not before not_before.
+ * A deadline that moved later leaves an early entry behind: it fires, finds
+ * nothing due, and the QP is scheduled again at its real deadline. */
 static void
-schedule(struct et_nic *n, uint32_t idx)
+schedule_from(struct et_nic *n, uint32_t idx, uint64_t not_before)
 {
 	struct et_nic_qp *e = &n->q[idx];
 	uint64_t d = et_qp_deadline(e->qp);
 
-	if (d == UINT64_MAX || (e->timer_at && e->timer_at <= d))
+	if (d == UINT64_MAX)
+		return;
+	if (d < not_before) {
+		n->st.timer_stalls++;
+		d = not_before;
+	}
+	if (e->timer_at && e->timer_at <= d)
 		return;
 	e->timer_at = d;
 	heap_push(n, d, idx);
+}
+
+static void
+schedule(struct et_nic *n, uint32_t idx)
+{
+	schedule_from(n, idx, 0);
 }
 
 /* ---- the active list ---- */
@@ -348,6 +360,9 @@ et_nic_poll(struct et_nic *n, uint64_t now)
 	}
 	work += k;
 
+	/* A QP whose timer ran at now is due again at now + 1 at the
+	 * earliest, even if its deadline says now: a timer fires at most once
+	 * per now, and this loop ends after the entries that were due */
 	while (n->heap_n && n->heap[0].at <= now) {
 		struct et_nic_timer t = heap_pop(n);
 		struct et_nic_qp *e = &n->q[t.idx];
@@ -358,7 +373,7 @@ et_nic_poll(struct et_nic *n, uint64_t now)
 		n->st.timer_fires++;
 		et_qp_timer(e->qp, now);
 		et_nic_activate(n, e->qp, -1);
-		schedule(n, t.idx);
+		schedule_from(n, t.idx, now + 1);
 		work++;
 	}
 

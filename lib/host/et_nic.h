@@ -38,7 +38,8 @@
 	X(tx_pkts, MADE, "frames the QPs produced") \
 	X(ctrl_tx, MADE, "control frames sent (ARP)") \
 	X(ctrl_tx_drop, INFO, "ARP answers with no mbuf or queue room") \
-	X(timer_fires, INFO, "QP timers fired")
+	X(timer_fires, INFO, "QP timers fired") \
+	X(timer_stalls, INFO, "QP timers still due once fired: put off to the next ns")
 
 struct et_nic_stats {
 	ET_NIC_COUNTERS(ET_CTR_FIELD, ET_CTR_ARRAY_FIELD)
@@ -109,7 +110,9 @@ void et_nic_activate(struct et_nic *n, struct et_qp *qp, int pos);
  * left, -1 when n->arp is NULL or the request was refused. */
 int et_nic_arp_request(struct et_nic *n, uint32_t ip, uint64_t now);
 
-/* RX, timers, TX and the link, at now; the work done (0: nothing now). */
+/* RX, timers, TX and the link, at now; the work done (0: nothing now).
+ * Bounded: one burst in, each QP timer due by now fires once, the egress
+ * filled up to its budget; the caller's loop gets control back. */
 uint32_t et_nic_poll(struct et_nic *n, uint64_t now);
 
 /* When the NIC next has work; UINT64_MAX if none. */
