@@ -3,6 +3,7 @@
  * driven by a fake clock.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 
 #include "et_test.h"
@@ -1303,6 +1304,169 @@ test_mp_remote_access(void **state)
 	}
 }
 
+/* ---- RNR NAKs (issue 21) ---- */
+
+/* Run until A has taken this many RNR NAKs (or a request completed). */
+static uint32_t rnr_want;
+/* The data frames A sent: PSN and time, in order. */
+static uint32_t rnr_psn[16];
+static uint64_t rnr_at[16];
+static uint32_t rnr_sent;
+
+static bool
+rnr_naks_in(struct qp_link *l)
+{
+	return P.qp[0]->st.rnr_naks_rx >= rnr_want || send_cq_has(l, 1);
+}
+
+static enum qp_verdict
+rnr_script(struct qp_link *l, int dir, const struct et_roce_pkt *p, uint64_t *delay)
+{
+	if (dir == 0 && p->h.opcode != ET_OP_ACK && p->h.opcode != ET_OP_CNP &&
+	    rnr_sent < RTE_DIM(rnr_psn)) {
+		rnr_psn[rnr_sent] = p->h.psn;
+		rnr_at[rnr_sent++] = l->now;
+	}
+	return script(l, dir, p, delay);
+}
+
+/* One SEND (in multipath mode a WRITE with immediate, which needs a
+ * receive too) of len bytes from A, none posted at B; B's RNR NAKs carry
+ * timer code b_code, A's own min_rnr_timer is another. */
+static void
+rnr_pair(bool multipath, uint32_t psn, uint8_t b_code, uint8_t rnr_retry, uint32_t len)
+{
+	struct et_qp_attr a, b;
+	struct et_send_wr wr;
+
+	if (multipath)
+		mp_attrs(&a, &b, 1024, psn);
+	else
+		attrs(&a, &b, 1024, psn);
+	a.min_rnr_timer = 1;
+	a.rnr_retry = rnr_retry;
+	b.min_rnr_timer = b_code;
+	pair_init_attr(&a, &b, ET_ACCESS_LOCAL_WRITE | ET_ACCESS_REMOTE_WRITE);
+	P.link.script = rnr_script;
+	rnr_sent = 0;
+	wr = write_wr(7, len);
+	wr.opcode = multipath ? ET_WR_RDMA_WRITE_IMM : ET_WR_SEND;
+	wr.imm = 0x5151;
+	assert_int_equal(et_qp_post_send(P.qp[0], &wr), 0);
+}
+
+/* A has just taken an RNR NAK carrying timer code `code`: it waits that
+ * long (the NAK's time, not its own min_rnr_timer), sends nothing before
+ * the end and may send at the end.  A NIC fires its timer at the end of
+ * the wait; after that the QP's deadline must be later than that now, or
+ * the NIC, polling at that now, fires it again and again (issue 21). */
+static void
+rnr_wait_out(uint8_t code)
+{
+	struct et_qp *q = P.qp[0];
+	uint64_t end = et_qp_deadline(q);
+
+	assert_int_equal(end - P.link.now, et_rnr_timer_ns(code));
+	assert_false(et_qp_tx_ready(q, end - 1));
+	P.link.now = end;
+	et_qp_timer(q, end);
+	if (et_qp_deadline(q) <= end)
+		fail_msg("its timer ran at %" PRIu64 " ns and the QP's deadline is still %" PRIu64
+			 " ns: a NIC would fire it again at the same now", end, et_qp_deadline(q));
+	assert_true(et_qp_tx_ready(q, end));
+}
+
+/* The peer answers the first message with an RNR NAK and then has a
+ * receive: the requester waits the NAK's time, sends again from the NAKed
+ * PSN, completes, and has its RNR retries back. */
+static void
+test_rnr_nak_once(void **state)
+{
+	struct et_recv_wr rw;
+	struct et_wc wc;
+
+	(void)state;
+	/* IBTA vol. 1 table 45: code 0 is the longest */
+	assert_int_equal(et_rnr_timer_ns(0), 655360000);
+	assert_int_equal(et_rnr_timer_ns(1), 10000);
+	assert_int_equal(et_rnr_timer_ns(14), 1280000);
+	assert_int_equal(et_rnr_timer_ns(31), 491520000);
+	for (int mp = 0; mp < 2; mp++) {
+		rnr_pair(mp, 0xfffffe, 14, 3, 1000);
+		rnr_want = 1;
+		assert_int_equal(qp_link_run(&P.link, rnr_naks_in, 1000000000), 0);
+		assert_int_equal(P.qp[0]->st.rnr_naks_rx, 1);
+		assert_int_equal(et_cq_count(&P.scq[0]), 0);
+		assert_int_equal(P.qp[0]->rnr_retries_left, 2);
+		rw = (struct et_recv_wr){.wr_id = 8, .addr = mp ? NULL : P.dst + GUARD,
+					 .length = mp ? 0 : 1000, .lkey = P.mdst->key};
+		assert_int_equal(et_qp_post_recv(P.qp[1], &rw), 0);
+		rnr_wait_out(14);
+		assert_int_equal(qp_link_run(&P.link, one_completion, P.link.now + 1000000000), 0);
+		/* sent twice: again from the NAKed PSN, at the end of the wait */
+		assert_int_equal(rnr_sent, 2);
+		assert_int_equal(rnr_psn[0], 0xfffffe);
+		assert_int_equal(rnr_psn[1], 0xfffffe);
+		assert_int_equal(rnr_at[1] - rnr_at[0], 2 * P.link.latency_ns + et_rnr_timer_ns(14));
+		assert_int_equal(P.qp[0]->st.retransmits, 1);
+		assert_int_equal(et_cq_poll(&P.scq[0], &wc, 1), 1);
+		assert_int_equal(wc.wr_id, 7);
+		assert_int_equal(wc.status, ET_WC_SUCCESS);
+		assert_int_equal(et_cq_poll(&P.rcq[1], &wc, 1), 1);
+		assert_int_equal(wc.wr_id, 8);
+		assert_int_equal(wc.status, ET_WC_SUCCESS);
+		assert_int_equal(wc.byte_len, 1000);
+		assert_memory_equal(P.dst + GUARD, P.src, 1000);
+		assert_int_equal(P.qp[0]->rnr_retries_left, 3);
+		assert_int_equal(et_qp_deadline(P.qp[0]), UINT64_MAX);
+		pair_free();
+	}
+}
+
+/* The peer never has a receive: rnr_retry 3 allows three more tries after
+ * the first RNR NAK; the fourth NAK fails the QP with RNR retry exceeded,
+ * and nothing is left to happen (no hang). */
+static void
+test_rnr_retry_exceeded(void **state)
+{
+	struct et_send_wr wr;
+	struct et_wc wc;
+
+	(void)state;
+	for (int mp = 0; mp < 2; mp++) {
+		rnr_pair(mp, 0x9200, 1, 3, 1000);
+		for (uint32_t n = 1; n <= 4; n++) {
+			rnr_want = n;
+			assert_int_equal(qp_link_run(&P.link, rnr_naks_in, P.link.now + 1000000000),
+					 0);
+			assert_int_equal(P.qp[0]->st.rnr_naks_rx, n);
+			if (n == 4)
+				break;
+			assert_int_equal(et_cq_count(&P.scq[0]), 0);
+			assert_int_equal(P.qp[0]->rnr_retries_left, 3 - n);
+			rnr_wait_out(1);
+		}
+		assert_int_equal(rnr_sent, 4);
+		for (uint32_t i = 0; i < 4; i++)
+			assert_int_equal(rnr_psn[i], 0x9200);
+		assert_int_equal(et_cq_poll(&P.scq[0], &wc, 1), 1);
+		assert_int_equal(wc.wr_id, 7);
+		assert_int_equal(wc.status, ET_WC_RNR_RETRY_EXC_ERR);
+		assert_string_equal(et_wc_status_str(wc.status), "RNR retry counter exceeded");
+		assert_int_equal(P.qp[0]->state, ET_QPS_ERR);
+		assert_int_equal(et_qp_deadline(P.qp[0]), UINT64_MAX);
+		/* nothing left to happen: the run ends by itself */
+		assert_int_equal(qp_link_run(&P.link, NULL, P.link.now + 1000000000), 0);
+		assert_int_equal(rnr_sent, 4);
+		/* later requests complete at once, flushed */
+		wr = write_wr(9, 100);
+		assert_int_equal(et_qp_post_send(P.qp[0], &wr), 0);
+		assert_int_equal(et_cq_poll(&P.scq[0], &wc, 1), 1);
+		assert_int_equal(wc.status, ET_WC_WR_FLUSH_ERR);
+		pair_free();
+	}
+}
+
 int
 main(void)
 {
@@ -1318,6 +1482,8 @@ main(void)
 		cmocka_unit_test(test_gap_gives_one_nak),
 		cmocka_unit_test(test_remote_access_violations),
 		cmocka_unit_test(test_rnr),
+		cmocka_unit_test(test_rnr_nak_once),
+		cmocka_unit_test(test_rnr_retry_exceeded),
 		cmocka_unit_test(test_dctcp_through_the_qp),
 		cmocka_unit_test(test_retry_exhaustion),
 		cmocka_unit_test(test_path_hook),

@@ -511,11 +511,23 @@ et_qp_rx(struct et_qp *qp, const struct et_roce_pkt *pkt, uint64_t now)
 		qp->ops->requester_rx(qp, pkt, now);
 }
 
+/* The RNR wait is over once now reaches its end: sending may resume, and
+ * the deadline is spent, so that et_qp_deadline() does not report it again
+ * (issue 21: a NIC firing the timer at that now, again and again). */
+static void
+rnr_wait_over(struct et_qp *qp, uint64_t now)
+{
+	if (qp->rnr_until && now >= qp->rnr_until)
+		qp->rnr_until = 0;
+}
+
 void
 et_qp_timer(struct et_qp *qp, uint64_t now)
 {
-	if (qp->state == ET_QPS_RTS)
-		qp->ops->timer(qp, now);
+	if (qp->state != ET_QPS_RTS)
+		return;
+	rnr_wait_over(qp, now);
+	qp->ops->timer(qp, now);
 }
 
 /* ---- transmit ---- */
@@ -581,8 +593,7 @@ et_qp_tx(struct et_qp *qp, uint64_t now, struct rte_mbuf **pkts, uint16_t n)
 	if (k < n && qp->resp_pending && (pkts[k] = build_response(qp)))
 		k++;
 	k += qp->ops->tx(qp, now, pkts + k, (uint16_t)(n - k));
-	if (qp->rnr_until && now >= qp->rnr_until)
-		qp->rnr_until = 0;
+	rnr_wait_over(qp, now);
 	return k;
 }
 

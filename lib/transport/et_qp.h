@@ -263,7 +263,8 @@ void et_qp_rx(struct et_qp *qp, const struct et_roce_pkt *pkt, uint64_t now_ns);
 void et_qp_timer(struct et_qp *qp, uint64_t now_ns);
 
 /* When the QP next needs et_qp_timer() or can send again after an RNR
- * pause; UINT64_MAX if never. */
+ * pause; UINT64_MAX if never.  Once et_qp_timer(now) has run, it is later
+ * than now: a timer never asks to fire twice at the same now. */
 uint64_t et_qp_deadline(const struct et_qp *qp);
 
 /* ---- what the QP shows (its state is private: et_qp_priv.h) ---- */
