@@ -214,6 +214,11 @@ main(int argc, char **argv)
 		cli_free(&o);
 		return ET_EXIT_USAGE;
 	}
+	if (o.check) { /* scripts/sweep checks every point before the first runs */
+		free(w.step);
+		cli_free(&o);
+		return ET_EXIT_OK;
+	}
 	/* without EAL arguments: one lcore, the frame pool and 512 MB more */
 	eal.mem_mb = eal.huge_mb = (et_fabric_pool_bytes(&p) >> 20) + 512;
 	if (et_app_eal_init(&eal, argc, argv) < 0) {

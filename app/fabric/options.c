@@ -37,6 +37,7 @@ usage(FILE *o)
 		"                       ge-enter-ppm, ge-exit-ppm, ge-loss-ppm (Gilbert-Elliott),\n"
 		"                       corrupt-ppm, dup-ppm, jitter-ns, flap-period-us, flap-down-us\n"
 		"  --quiet              no table\n"
+		"  --check              check the command line, conf and workload; run nothing\n"
 		"  --help             this (before or after --)\n"
 		"Without EAL arguments: hugepages when the machine has free ones, else\n"
 		"--no-huge --no-shconf --no-pci and the memory the fabric needs.\n"
@@ -251,7 +252,7 @@ parse_cli(int argc, char **argv, struct cli *o)
 		{"verify", no_argument, NULL, 'v'}, {"fail", required_argument, NULL, 'f'},
 		{"json", required_argument, NULL, 'j'}, {"pcap", required_argument, NULL, 'p'},
 		{"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'},
-		{"fault", required_argument, NULL, 'F'},
+		{"fault", required_argument, NULL, 'F'}, {"check", no_argument, NULL, 'K'},
 		{NULL, 0, NULL, 0}};
 	int c;
 
@@ -279,6 +280,7 @@ parse_cli(int argc, char **argv, struct cli *o)
 		case 'j': o->json = optarg; break;
 		case 'p': o->pcap = optarg; break;
 		case 'q': o->quiet = true; break;
+		case 'K': o->check = true; break;
 		case 'F': o->faults = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		case ':':
