@@ -349,7 +349,14 @@ BAD = [
      "jitter-ns needs an emulated rate"),
     (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--rx-loss-ppm", "2000000"],
      "--rx-loss-ppm: expected 0..1000000"),
+    (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--json", "/nonexistent/x.json"],
+     "--json: cannot write /nonexistent/x.json: No such file or directory"),
+    (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--pcap", "/nonexistent/x.pcapng"],
+     "--pcap: cannot write /nonexistent/x.pcapng"),
 ]
+# exit 2 for a bad command line, as README says; a port that cannot start is
+# the machine's refusal: 1
+EXIT_1 = ("net_nosuch0",)
 
 
 def main():
@@ -377,12 +384,20 @@ def main():
         r = subprocess.run([exe] + EAL + [f"--file-prefix=enb{os.getpid()}", "--"] + args,
                            capture_output=True, text=True, timeout=60,
                            env=os.environ)
-        good = r.returncode != 0 and want in r.stderr
+        code = 1 if any(a in EXIT_1 for a in args) else 2
+        good = r.returncode == code and want in r.stderr
         print(("ok  " if good else "FAIL") + f" {' '.join(args)}: exit {r.returncode}")
         if not good:
             print(r.stderr)
         fails += not good
-    total = 11 + len(BAD)
+    # our usage, not DPDK's, whether --help comes before or after "--"
+    for where, line in (("before --", [exe, "--help"]),
+                        ("after --", [exe] + EAL + [f"--file-prefix=enh{os.getpid()}", "--", "--help"])):
+        h = subprocess.run(line, capture_output=True, text=True, timeout=60)
+        good = h.returncode == 0 and h.stdout.startswith("usage: ethereal-node") and "Mmsg/s" in h.stdout
+        print(("ok  " if good else "FAIL") + f" --help {where}")
+        fails += not good
+    total = 13 + len(BAD)
     print(f"{total - fails} passed, {fails} failed")
     sys.exit(1 if fails else 0)
 

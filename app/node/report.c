@@ -38,7 +38,7 @@ qp_counters(const struct node *n)
 static const char *
 lat_us(const struct node *n, uint64_t ns, char *buf, size_t cap)
 {
-	if (n->lat == NULL)
+	if (n->lat == NULL || n->o.server) /* a server answers, it times nothing */
 		return "-";
 	snprintf(buf, cap, "%.2f", ns / 1e3);
 	return buf;
@@ -81,7 +81,7 @@ report_results(struct node *n)
 	       mode_names[o->mode], o->size, o->qps, n->done, s, gbps, n->done / s / 1e6,
 	       pkts / s / 1e6, lat_us(n, p50, l50, sizeof(l50)), lat_us(n, p99, l99, sizeof(l99)),
 	       lat_us(n, p999, l999, sizeof(l999)), !o->verify ? "off" : n->bad ? "FAILED" : "ok");
-	if (n->lat)
+	if (n->lat && !o->server)
 		printf("latency: from post to completion, a round trip (ib_write_lat prints half)\n");
 	printf("retransmits %" PRIu64 ", timeouts %" PRIu64 ", rx bad ICRC %" PRIu64
 	       ", rx unknown QPN %" PRIu64 ", rx for another IP %" PRIu64 ", rx not RoCE %" PRIu64
