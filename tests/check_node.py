@@ -64,8 +64,8 @@ def pair(exe, work, mode, extra, port, link="memif", quiet_fanout=False, both=()
         os.unlink(sock)
     common_link = []
     if link == "memif":
-        dev = [f"--vdev=net_memif0,role=server,socket={sock}"], \
-              [f"--vdev=net_memif0,role=client,socket={sock}"], "net_memif0", "net_memif0"
+        dev = [f"--vdev=net_memif0,role=server,bsize=8192,socket={sock}"], \
+              [f"--vdev=net_memif0,role=client,bsize=8192,socket={sock}"], "net_memif0", "net_memif0"
     else:  # a kernel veth pair: af_packet on each end (2 KB frames: MTU 1024)
         dev = [f"--vdev=net_af_packet0,iface={link}a"], [f"--vdev=net_af_packet1,iface={link}b"], \
               "net_af_packet0", "net_af_packet1"
@@ -223,13 +223,13 @@ def interrupted(exe, work, port):
     common = RTO + ["--mode", "write_bw", "--size", "65536", "--qps", "2", "--oob-port", str(port)]
     env = dict(os.environ)
     srv = Bg([exe] + EAL + [f"--file-prefix=eis{os.getpid()}", "-l", "0",
-                            f"--vdev=net_memif0,role=server,socket={sock}", "--",
+                            f"--vdev=net_memif0,role=server,bsize=8192,socket={sock}", "--",
                             "--port", "net_memif0", "--ip", "10.0.0.2", "--server"] + common,
              work, "int-server", env)
     srv.first_line()
     prefix = f"eic{os.getpid()}"
     eal = [a for a in EAL if a != "--no-telemetry"] + [f"--file-prefix={prefix}"]
-    cli = Bg([exe] + eal + ["-l", "1", f"--vdev=net_memif0,role=client,socket={sock}", "--",
+    cli = Bg([exe] + eal + ["-l", "1", f"--vdev=net_memif0,role=client,bsize=8192,socket={sock}", "--",
                             "--port", "net_memif0", "--ip", "10.0.0.1", "--client", "127.0.0.1",
                             "--duration", "60"] + common,
              work, "int-client", env)
