@@ -19,7 +19,8 @@ usage(FILE *f, const char *prog)
 	fprintf(f,
 		"usage: %s --config FILE [--src HOST] [--dst HOST]\n"
 		"  Print every path from HOST src (default 0) to HOST dst (default the\n"
-		"  last host), the path ID on each link, and the acknowledgement's path.\n",
+		"  last host), the path ID on each link, and the acknowledgement's path.\n"
+		"  Path IDs are in decimal, as Wireshark shows a UDP port.\n",
 		prog);
 }
 
@@ -42,7 +43,7 @@ print_hops(const struct et_topo *t, const char *what, const struct et_hop *h,
 
 	printf("    %s:", what);
 	for (i = 0; i < n; i++)
-		printf(" %s%" PRIu32 "->%s%" PRIu32 "%s[%04x]", et_tier_name(t, h[i].from.tier),
+		printf(" %s%" PRIu32 "->%s%" PRIu32 "%s[%u]", et_tier_name(t, h[i].from.tier),
 		       h[i].from.index, et_tier_name(t, h[i].to.tier), h[i].to.index,
 		       h[i].lane ? "~" : "", h[i].id);
 	printf("\n");
@@ -96,7 +97,7 @@ main(int argc, char **argv)
 	if (et_conf_open(&c, file) || et_topo_load(&c, &t)) {
 		et_cli_error("%s", c.err);
 		et_conf_close(&c);
-		return 1;
+		return ET_EXIT_USAGE;
 	}
 	et_conf_close(&c);
 
@@ -120,13 +121,14 @@ main(int argc, char **argv)
 	if (ids == NULL)
 		return 1;
 	et_path_enumerate(&t, src, dst, ids, n);
-	printf("host %u -> host %u: %u path(s); [id] is the UDP source port on each link, ~ a parallel lane\n",
+	printf("host %u -> host %u: %u path(s); [id] is the UDP source port on each link, as\n"
+	       "Wireshark shows it (in hex: the high byte picks the uplink), ~ a parallel lane\n",
 	       src, dst, n);
 	for (i = 0; i < n; i++) {
 		struct et_hop data[ET_PATH_MAX_HOPS], ack[ET_PATH_MAX_HOPS];
 		int nd = et_path_walk(&t, src, dst, ids[i], data), na;
 
-		printf("  path %04x\n", ids[i]);
+		printf("  path %u (0x%04x)\n", ids[i], ids[i]);
 		if (nd < 0) {
 			printf("    dropped: no such uplink\n");
 			rc = 1;

@@ -166,6 +166,22 @@ static const struct {
 
 #define N_BENCHES (sizeof(benches) / sizeof(benches[0]))
 
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: ethereal-bench [EAL args --] [BENCHMARK ...]\n"
+		   "  BENCHMARK  one of:");
+	for (size_t b = 0; b < N_BENCHES; b++)
+		fprintf(f, " %s", benches[b].name);
+	fprintf(f, "\n"
+		   "  all of them without one; one JSON object on stdout (README's table\n"
+		   "  says what each key measures)\n"
+		   "  --help     this (before or after --)\n"
+		   "Without EAL arguments: hugepages when 256 MB of them are free, else\n"
+		   "--no-huge -m 1024.  Exit: 0, 1 a benchmark failed, 2 an unknown benchmark.\n"
+		   ET_CLI_EAL_HELP);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -180,16 +196,20 @@ main(int argc, char **argv)
 	size_t b;
 
 	et_cli_program("ethereal-bench");
+	if (et_cli_wants_help(argc, argv)) {
+		usage(stdout);
+		return ET_EXIT_OK;
+	}
 	consumed = et_app_eal_init(&eal, argc, argv);
 	if (consumed < 0)
-		return 1;
+		return ET_EXIT_FAIL;
 	consumed++; /* past the program's name */
 	for (b = 0; b < N_BENCHES; b++)
 		names[b] = benches[b].name;
 	for (i = consumed; i < argc; i++)
 		if (et_cli_choice("benchmark", names, argv[i]) < 0) {
 			rte_eal_cleanup();
-			return 2;
+			return ET_EXIT_USAGE;
 		}
 	pool = et_app_pool("bench", POOL_SIZE, RTE_MBUF_DEFAULT_DATAROOM + 4096);
 	if (pool == NULL) {

@@ -6,6 +6,9 @@
  * Counters are served by rte_telemetry under /ethereal/switch/ and printed
  * at exit; /ethereal/switch/fail,PORT fails a port's link at run time and
  * /ethereal/switch/restore,PORT brings it back.
+ *
+ * Exit codes: 0, 1 when DPDK or memory fails, 2 for a bad command line or
+ * conf (a port that cannot start is named by its conf key: 2 too).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -18,6 +21,7 @@
 #include <string.h>
 
 #include <rte_eal.h>
+#include <rte_errno.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_telemetry.h>
@@ -53,7 +57,10 @@ usage(FILE *f)
 		"  --config FILE  switch, ports and routes (see conf/switch-example.ini)\n"
 		"  --duration S   stop after S seconds (default: until SIGINT/SIGTERM)\n"
 		"  --pcap DIR     write every port's traffic to DIR/<switch>-p<N>.pcapng\n"
-		"  --yield        give the core away when idle (processes sharing cores)\n");
+		"  --yield        give the core away when idle (processes sharing cores)\n"
+		"  --help         this (before or after --)\n"
+		"Telemetry (dpdk-telemetry.py, Debian's dpdk-dev): /ethereal/switch/ports,\n"
+		"/ethereal/switch/fail,PORT and /ethereal/switch/restore,PORT.\n" ET_CLI_EAL_HELP);
 }
 
 /* "10.0.0.0/24, 10.0.1.7/32" -> routes to port pi. */
@@ -263,11 +270,19 @@ tel_port_request(const char *params, _Atomic int *req, struct rte_tel_data *d)
 	char *end;
 	long port;
 
+	char msg[96];
+
+	/* an error as a message: a bare -EINVAL reads as null in the client */
 	if (params == NULL || *params == '\0')
-		return -EINVAL;
-	port = strtol(params, &end, 10);
-	if (*end != '\0' || port < 0 || port >= sw.n_ports)
-		return -EINVAL;
+		port = -1, end = "";
+	else
+		port = strtol(params, &end, 10);
+	if (*end != '\0' || port < 0 || port >= sw.n_ports) {
+		snprintf(msg, sizeof(msg), "error: expected a port index 0..%u, got '%s'",
+			 sw.n_ports - 1u, params ? params : "");
+		rte_tel_data_string(d, msg);
+		return 0;
+	}
 	atomic_store(req, (int)port); /* the poll loop applies it */
 	rte_tel_data_string(d, "ok");
 	return 0;
@@ -311,6 +326,24 @@ dump_counters(FILE *f)
 	}
 }
 
+/* A bare net_ring device is a ring of this process alone: nothing arrives
+ * on it (conf/switch-example.ini's ports, until replaced); say so rather
+ * than let empty counters and captures puzzle. */
+static void
+note_rings(void)
+{
+	char list[128] = "";
+	size_t n = 0;
+
+	for (uint16_t i = 0; i < sw.n_ports && n < sizeof(list); i++)
+		if (strncmp(sw.ports[i].port.name, "net_ring", 8) == 0)
+			n += (size_t)snprintf(list + n, sizeof(list) - n, " %u", i);
+	if (n)
+		printf("ethereal-switch: port(s)%s: net_ring devices inside this process, which "
+		       "nothing outside reaches: no traffic (the conf's comments show tap, memif, "
+		       "af_packet and PCI ports)\n", list);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -330,12 +363,17 @@ main(int argc, char **argv)
 	uint16_t i;
 
 	et_cli_program("ethereal-switch");
+	if (et_cli_wants_help(argc, argv)) {
+		usage(stdout);
+		return ET_EXIT_OK;
+	}
 	n = et_app_eal_init(NULL, argc, argv); /* no defaults: the line is DPDK's up to "--" */
 	if (n < 0)
-		return 1;
+		return ET_EXIT_FAIL;
 	argc -= n;
 	argv += n;
-	while ((opt = getopt_long(argc, argv, "c:d:p:h", opts, NULL)) != -1) {
+	opterr = 0; /* our own one-line messages */
+	while ((opt = getopt_long(argc, argv, ":c:d:p:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
 			file = optarg;
@@ -343,7 +381,7 @@ main(int argc, char **argv)
 		case 'd':
 			if (et_cli_time_ns("--duration", optarg, 1000000000,
 					   "seconds > 0 (or a time like 500ms)", &end)) {
-				rc = 2;
+				rc = ET_EXIT_USAGE;
 				goto done;
 			}
 			break;
@@ -356,23 +394,36 @@ main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			goto done;
+		case ':':
+			et_cli_error("%s: expected a value (see --help)", argv[optind - 1]);
+			rc = ET_EXIT_USAGE;
+			goto done;
 		default:
-			usage(stderr);
-			rc = 2;
+			et_cli_error("%s: unknown option (see --help)", argv[optind - 1]);
+			rc = ET_EXIT_USAGE;
 			goto done;
 		}
 	}
 	if (file == NULL || optind != argc) {
-		et_cli_error("%s", file ? "unexpected argument" : "--config FILE is required");
-		usage(stderr);
-		rc = 2;
+		if (file)
+			et_cli_error("unexpected argument '%s' (see --help)", argv[optind]);
+		else
+			et_cli_error("--config FILE is required (see --help)");
+		rc = ET_EXIT_USAGE;
+		goto done;
+	}
+	if (pcap_dir && et_cli_out_dir("--pcap", pcap_dir)) {
+		rc = ET_EXIT_USAGE;
 		goto done;
 	}
 	mp = et_app_pool("switch", 32767, ET_APP_MBUF_4K_FRAME);
-	if (mp == NULL || load(file, mp)) {
-		if (mp == NULL)
-			et_cli_error("cannot create the mbuf pool");
-		rc = 1;
+	if (mp == NULL) {
+		et_cli_error("cannot create the mbuf pool: %s", rte_strerror(rte_errno));
+		rc = ET_EXIT_FAIL;
+		goto done;
+	}
+	if (load(file, mp)) {
+		rc = ET_EXIT_USAGE;
 		goto done;
 	}
 	if (pcap_dir) {
@@ -380,10 +431,12 @@ main(int argc, char **argv)
 			char path[512];
 
 			snprintf(path, sizeof(path), "%s/%s-p%u.pcapng", pcap_dir, sw.name, i);
+			errno = 0;
 			cap[i] = et_capture_open(path, sw.ports[i].port.name);
 			if (cap[i] == NULL) {
-				et_cli_error("--pcap: cannot write %s", path);
-				rc = 1;
+				et_cli_error("--pcap: cannot write %s: %s", path,
+					     errno ? strerror(errno) : "no memory");
+				rc = ET_EXIT_FAIL;
 				goto done;
 			}
 			et_switch_set_capture(&sw, i, cap[i]);
@@ -402,6 +455,7 @@ main(int argc, char **argv)
 	printf("ethereal-switch: %s: %u ports, %u uplinks, %s mode%s\n", sw.name, sw.n_ports,
 	       sw.n_uplinks, sw.p.mode == ET_SW_ECMP ? "ECMP" : "source-route",
 	       sw.p.pfc ? ", PFC on" : "");
+	note_rings();
 	fflush(stdout);
 	while (!stop) {
 		int req;
@@ -421,6 +475,10 @@ main(int argc, char **argv)
 			sched_yield();
 	}
 	dump_counters(stdout);
+	for (i = 0; i < sw.n_ports; i++)
+		if (cap[i])
+			printf("ethereal-switch: %s/%s-p%u.pcapng: %" PRIu64 " frames\n", pcap_dir,
+			       sw.name, i, et_capture_count(cap[i]));
 done:
 	for (i = 0; i < ET_SW_MAX_PORTS; i++)
 		et_capture_close(cap[i]);

@@ -64,8 +64,8 @@ def pair(exe, work, mode, extra, port, link="memif", quiet_fanout=False, both=()
         os.unlink(sock)
     common_link = []
     if link == "memif":
-        dev = [f"--vdev=net_memif0,role=server,socket={sock}"], \
-              [f"--vdev=net_memif0,role=client,socket={sock}"], "net_memif0", "net_memif0"
+        dev = [f"--vdev=net_memif0,role=server,bsize=8192,socket={sock}"], \
+              [f"--vdev=net_memif0,role=client,bsize=8192,socket={sock}"], "net_memif0", "net_memif0"
     else:  # a kernel veth pair: af_packet on each end (2 KB frames: MTU 1024)
         dev = [f"--vdev=net_af_packet0,iface={link}a"], [f"--vdev=net_af_packet1,iface={link}b"], \
               "net_af_packet0", "net_af_packet1"
@@ -223,13 +223,13 @@ def interrupted(exe, work, port):
     common = RTO + ["--mode", "write_bw", "--size", "65536", "--qps", "2", "--oob-port", str(port)]
     env = dict(os.environ)
     srv = Bg([exe] + EAL + [f"--file-prefix=eis{os.getpid()}", "-l", "0",
-                            f"--vdev=net_memif0,role=server,socket={sock}", "--",
+                            f"--vdev=net_memif0,role=server,bsize=8192,socket={sock}", "--",
                             "--port", "net_memif0", "--ip", "10.0.0.2", "--server"] + common,
              work, "int-server", env)
     srv.first_line()
     prefix = f"eic{os.getpid()}"
     eal = [a for a in EAL if a != "--no-telemetry"] + [f"--file-prefix={prefix}"]
-    cli = Bg([exe] + eal + ["-l", "1", f"--vdev=net_memif0,role=client,socket={sock}", "--",
+    cli = Bg([exe] + eal + ["-l", "1", f"--vdev=net_memif0,role=client,bsize=8192,socket={sock}", "--",
                             "--port", "net_memif0", "--ip", "10.0.0.1", "--client", "127.0.0.1",
                             "--duration", "60"] + common,
              work, "int-client", env)
@@ -349,7 +349,14 @@ BAD = [
      "jitter-ns needs an emulated rate"),
     (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--rx-loss-ppm", "2000000"],
      "--rx-loss-ppm: expected 0..1000000"),
+    (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--json", "/nonexistent/x.json"],
+     "--json: cannot write /nonexistent/x.json: No such file or directory"),
+    (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--pcap", "/nonexistent/x.pcapng"],
+     "--pcap: cannot write /nonexistent/x.pcapng"),
 ]
+# exit 2 for a bad command line, as README says; a port that cannot start is
+# the machine's refusal: 1
+EXIT_1 = ("net_nosuch0",)
 
 
 def main():
@@ -377,12 +384,20 @@ def main():
         r = subprocess.run([exe] + EAL + [f"--file-prefix=enb{os.getpid()}", "--"] + args,
                            capture_output=True, text=True, timeout=60,
                            env=os.environ)
-        good = r.returncode != 0 and want in r.stderr
+        code = 1 if any(a in EXIT_1 for a in args) else 2
+        good = r.returncode == code and want in r.stderr
         print(("ok  " if good else "FAIL") + f" {' '.join(args)}: exit {r.returncode}")
         if not good:
             print(r.stderr)
         fails += not good
-    total = 11 + len(BAD)
+    # our usage, not DPDK's, whether --help comes before or after "--"
+    for where, line in (("before --", [exe, "--help"]),
+                        ("after --", [exe] + EAL + [f"--file-prefix=enh{os.getpid()}", "--", "--help"])):
+        h = subprocess.run(line, capture_output=True, text=True, timeout=60)
+        good = h.returncode == 0 and h.stdout.startswith("usage: ethereal-node") and "Mmsg/s" in h.stdout
+        print(("ok  " if good else "FAIL") + f" --help {where}")
+        fails += not good
+    total = 13 + len(BAD)
     print(f"{total - fails} passed, {fails} failed")
     sys.exit(1 if fails else 0)
 

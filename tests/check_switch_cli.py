@@ -1,12 +1,14 @@
 #!/usr/bin/python3
 """ethereal-switch as a user runs it: it starts from the shipped example
 conf and stops cleanly with its counter table; every bad conf or argument
-gives one message naming file, section and key, and a non-zero exit.
+gives one message naming file, section and key, and exit 2; --help gives
+its usage before or after "--"; --pcap makes its folder.
 
 check_switch_cli.py ETHEREAL_SWITCH CONF_DIR WORKDIR
 """
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -102,7 +104,10 @@ def check_runtime(exe, conf_dir, work):
         ok = ok and telemetry(path, "/ethereal/switch/fail,2")["/ethereal/switch/fail"] == "ok"
         time.sleep(0.3)
         ok = ok and telemetry(path, "/ethereal/switch/ports")["/ethereal/switch/ports"]["port2"]["failed"] == 1
-        ok = ok and "/ethereal/switch/fail" in telemetry(path, "/ethereal/switch/fail,9") and True
+        # a bad or missing port index is answered with the valid range, not null
+        for cmd in ("/ethereal/switch/fail,9", "/ethereal/switch/fail", "/ethereal/switch/restore"):
+            reply = telemetry(path, cmd).get(cmd.split(",")[0])
+            ok = ok and isinstance(reply, str) and "expected a port index 0..3" in reply
         telemetry(path, "/ethereal/switch/restore,2")
         time.sleep(0.3)
         ok = ok and telemetry(path, "/ethereal/switch/ports")["/ethereal/switch/ports"]["port2"]["failed"] == 0
@@ -122,14 +127,30 @@ def main():
     exe, conf_dir, work = sys.argv[1:4]
     os.makedirs(work, exist_ok=True)
     fails = 0
+    # --pcap makes its folder; the example's net_ring ports are said to carry nothing
+    cap = os.path.join(work, "cap", "leaf0")
+    shutil.rmtree(os.path.join(work, "cap"), ignore_errors=True)
     r = run(exe, ["--config", os.path.join(conf_dir, "switch-example.ini"), "--duration", "0.5",
-                  "--pcap", work])
+                  "--pcap", cap])
     ok = r.returncode == 0 and "4 ports, 2 uplinks" in r.stdout and "q_max_bytes" in r.stdout
-    ok = ok and all(os.path.exists(os.path.join(work, f"leaf0-p{i}.pcapng")) for i in range(4))
-    print(("ok  " if ok else "FAIL") + " example conf starts and stops cleanly")
+    ok = ok and all(os.path.exists(os.path.join(cap, f"leaf0-p{i}.pcapng")) for i in range(4))
+    ok = ok and "port(s) 0 1 2 3: net_ring" in r.stdout and "leaf0-p3.pcapng: 0 frames" in r.stdout
+    print(("ok  " if ok else "FAIL") + " example conf starts and stops cleanly, --pcap makes its folder")
     if not ok:
         print(r.stdout, r.stderr)
         fails += 1
+    # our usage, not DPDK's, whether --help comes before or after "--"
+    for where, line in (("before --", [exe, "--help"]), ("after --", [exe] + EAL + ["--", "--help"])):
+        h = subprocess.run(line, capture_output=True, text=True, timeout=60)
+        ok = h.returncode == 0 and h.stdout.startswith("usage: ethereal-switch") and \
+            "/ethereal/switch/fail,PORT" in h.stdout
+        print(("ok  " if ok else "FAIL") + f" --help {where}")
+        fails += not ok
+    r = run(exe, ["--config", os.path.join(conf_dir, "switch-example.ini"), "--pcap",
+                  "/proc/no/such"])
+    ok = r.returncode == 2 and "--pcap: cannot create /proc/no" in r.stderr
+    print(("ok  " if ok else "FAIL") + f" --pcap into a folder that cannot be made: exit {r.returncode}")
+    fails += not ok
     fails += not check_runtime(exe, conf_dir, work)
     for what, text, args, want in BAD:
         path = os.path.join(work, "bad.ini")
@@ -142,12 +163,12 @@ def main():
                  else ["--config", path] + args)
         r = run(exe, cargs)
         msg = r.stderr.strip()
-        good = r.returncode != 0 and all(w in msg for w in want) and "AddressSanitizer" not in msg
+        good = r.returncode == 2 and all(w in msg for w in want) and "AddressSanitizer" not in msg
         if text is not None and "--" not in "".join(args) and "extra" not in args:
             good = good and path in msg
         print(("ok  " if good else "FAIL") + f" {what}: exit {r.returncode}: {msg.splitlines()[-1] if msg else ''}")
         fails += not good
-    print(f"{2 + len(BAD) - fails} passed, {fails} failed")
+    print(f"{5 + len(BAD) - fails} passed, {fails} failed")
     sys.exit(1 if fails else 0)
 
 

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/et_conf.h"
 
@@ -150,4 +152,51 @@ et_cli_choice(const char *opt, const char *const *names, const char *s)
 	for (k = 0; names[k] && n < sizeof(what); k++)
 		n += (size_t)snprintf(what + n, sizeof(what) - n, " %s", names[k]);
 	return et_cli_bad(opt, what, s);
+}
+
+int
+et_cli_wants_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+			return 1;
+	return 0;
+}
+
+int
+et_cli_out_dir(const char *opt, const char *dir)
+{
+	char path[4096];
+	size_t n = strlen(dir);
+
+	if (n == 0 || n >= sizeof(path))
+		return et_cli_bad(opt, "a folder", dir);
+	memcpy(path, dir, n + 1);
+	/* each parent, then the folder itself */
+	for (char *s = path + 1;; s++) {
+		char c = *s;
+
+		if (c != '/' && c != '\0')
+			continue;
+		*s = '\0';
+		if (mkdir(path, 0777) && errno != EEXIST)
+			return et_cli_error("%s: cannot create %s: %s", opt, path, strerror(errno));
+		*s = c;
+		if (c == '\0')
+			break;
+	}
+	if (access(dir, W_OK))
+		return et_cli_error("%s: cannot write in %s: %s", opt, dir, strerror(errno));
+	return 0;
+}
+
+int
+et_cli_out_file(const char *opt, const char *path)
+{
+	FILE *f = fopen(path, "a");
+
+	if (f == NULL)
+		return et_cli_error("%s: cannot write %s: %s", opt, path, strerror(errno));
+	fclose(f);
+	return 0;
 }

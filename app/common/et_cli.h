@@ -10,6 +10,12 @@
 
 #include <stdint.h>
 
+/* Exit codes, the same in every program: 0 done, 1 the run failed (or the
+ * machine refused: DPDK, memory, a port), 2 a bad command line or conf. */
+#define ET_EXIT_OK 0
+#define ET_EXIT_FAIL 1
+#define ET_EXIT_USAGE 2
+
 /* The program name every message starts with ("ethereal-node"). */
 void et_cli_program(const char *name);
 const char *et_cli_name(void);
@@ -40,5 +46,23 @@ int et_cli_time_ns(const char *opt, const char *s, uint64_t unit_ns, const char 
 
 /* s's index among names (NULL-terminated): "expected one of A B C". */
 int et_cli_choice(const char *opt, const char *const *names, const char *s);
+
+/* Whether --help or -h is anywhere on the line, before or after "--": the
+ * program prints its own usage then, not DPDK's. */
+int et_cli_wants_help(int argc, char **argv);
+
+/* The line printed under a program's usage about the EAL arguments. */
+#define ET_CLI_EAL_HELP \
+	"EAL args (before --) are DPDK's: -l CORES, --vdev DEV, -a PCI, --no-huge, -m MB,\n" \
+	"--log-level LEVEL, ...; see https://doc.dpdk.org/guides-22.11/linux_gsg/linux_eal_parameters.html\n"
+
+/* An output folder: made with its parents if missing; -1 after
+ * "PROGRAM: OPT: cannot create DIR: why". */
+int et_cli_out_dir(const char *opt, const char *dir);
+
+/* An output file: checked before the run that it can be written (its
+ * folder exists and is writable), so a long run does not end in "cannot
+ * write"; -1 after "PROGRAM: OPT: cannot write PATH: why". */
+int et_cli_out_file(const char *opt, const char *path);
 
 #endif /* ET_CLI_H */

@@ -4,10 +4,14 @@
  * time and counters as a table and as JSON.
  */
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rte_eal.h>
 #include <rte_lcore.h>
@@ -27,6 +31,32 @@ struct outcome {
 	char error[256];
 	double wall_s;
 };
+
+/* Progress on stderr for a long run at a terminal: what is being done and
+ * for how long, every 10 s after the first 5 (a 512-host fabric takes
+ * most of a minute).  The main thread only stores; this thread only prints. */
+static _Atomic uint32_t progress_step, progress_steps;
+static _Atomic int progress_done;
+
+static void *
+progress_thread(void *arg)
+{
+	uint64_t next = 5, elapsed = 0;
+
+	(void)arg;
+	while (!atomic_load(&progress_done)) {
+		sleep(1);
+		if (++elapsed < next || atomic_load(&progress_done))
+			continue;
+		next += 10;
+		if (atomic_load(&progress_steps) > 1)
+			fprintf(stderr, "ethereal-fabric: collective %u/%u, %" PRIu64 " s so far\n",
+				atomic_load(&progress_step), atomic_load(&progress_steps), elapsed);
+		else
+			fprintf(stderr, "ethereal-fabric: running, %" PRIu64 " s so far\n", elapsed);
+	}
+	return NULL;
+}
 
 /* Build, run, check and tear down one fabric; 2 when it cannot be built. */
 static int
@@ -64,29 +94,50 @@ run_one(const struct et_fabric_params *p, struct outcome *out)
 	return rc || out->bad ? 1 : 0;
 }
 
+/* Each collective of the workload; a line for each unless quiet. */
 static int
-run_workload(const struct workload *w, struct et_fabric_params *p, struct outcome *out)
+run_workload(const struct workload *w, struct et_fabric_params *p, struct outcome *out,
+	     bool quiet)
 {
 	int rc = 0;
 
+	atomic_store(&progress_steps, w->n);
 	for (uint32_t i = 0; rc == 0 && i < w->n; i++) {
+		uint64_t cct = out->cct_ns, bound = out->lower_bound_ns, retx = out->st.retransmits;
+
+		atomic_store(&progress_step, i + 1);
 		p->kind = w->step[i].kind;
 		p->size = w->step[i].size;
 		p->seed++; /* every collective its own draws, reproducibly */
 		rc = run_one(p, out);
+		if (!quiet && rc != 2)
+			printf("collective %u/%u: %s %" PRIu64 " bytes, seed %" PRIu64 ": cct %.2f us, "
+			       "bound %.2f us, retx %" PRIu64 "%s\n",
+			       i + 1, w->n, et_coll_kind_name(p->kind), p->size, p->seed,
+			       (out->cct_ns - cct) / 1e3, (out->lower_bound_ns - bound) / 1e3,
+			       out->st.retransmits - retx, rc ? ", FAILED" : "");
 	}
 	return rc;
 }
 
-static void
+/* The table and the JSON; -1 when the JSON cannot be written. */
+static int
 report(const struct et_fabric_params *p, const struct cli *o, const struct outcome *r)
 {
+	char size[24], coll[32];
 	const struct et_fabric_stats *s = &r->st;
 	char lb[32], topo[64];
 	const char *verified = !p->verify ? "null" : r->bad || r->error[0] ? "false" : "true";
-	const char *coll = o->workload ? "workload" : et_coll_kind_name(p->kind);
 
 	et_lb_name(&p->lb, lb, sizeof(lb));
+	/* a workload's row: its collectives summed (each has its line above) */
+	if (o->workload) {
+		snprintf(coll, sizeof(coll), "workload(%u)", r->runs);
+		snprintf(size, sizeof(size), "-");
+	} else {
+		snprintf(coll, sizeof(coll), "%s", et_coll_kind_name(p->kind));
+		snprintf(size, sizeof(size), "%" PRIu64, p->size);
+	}
 	if (p->t.kind == ET_TOPO_LEAF_SPINE)
 		snprintf(topo, sizeof(topo), "leaf-spine %ux%ux%u", p->t.tors, p->t.spines,
 			 p->t.hosts_per_tor);
@@ -97,9 +148,9 @@ report(const struct et_fabric_params *p, const struct cli *o, const struct outco
 		printf("%-10s %-14s %-5s %10s %12s %12s %7s %6s %8s %8s %8s %10s %8s\n", "lb",
 		       "collective", "algo", "size", "cct_us", "bound_us", "ratio", "maxqp",
 		       "retx", "timeouts", "drops", "ecn", "verified");
-		printf("%-10s %-14s %-5s %10" PRIu64 " %12.2f %12.2f %7.3f %6" PRIu64 " %8" PRIu64
+		printf("%-10s %-14s %-5s %10s %12.2f %12.2f %7.3f %6" PRIu64 " %8" PRIu64
 		       " %8" PRIu64 " %8" PRIu64 " %10" PRIu64 " %8s\n",
-		       lb, coll, et_coll_algo_name(p->algo), o->workload ? 0 : p->size,
+		       lb, coll, et_coll_algo_name(p->algo), size,
 		       r->cct_ns / 1e3, r->lower_bound_ns / 1e3,
 		       r->lower_bound_ns ? (double)r->cct_ns / r->lower_bound_ns : 0,
 		       s->max_qps_per_host, s->retransmits, s->timeouts, s->drops, s->ecn_marks,
@@ -118,7 +169,8 @@ report(const struct et_fabric_params *p, const struct cli *o, const struct outco
 		et_json_set_u64(j, "hosts", r->n_hosts);
 		json_object_set_new(j, "link_gbps", et_json_fixed(p->host_link.rate_bps / 1e9, 3));
 		json_object_set_new(j, "lb", json_string(lb));
-		json_object_set_new(j, "collective", json_string(coll));
+		json_object_set_new(j, "collective",
+				    json_string(o->workload ? "workload" : coll));
 		json_object_set_new(j, "algo", json_string(et_coll_algo_name(p->algo)));
 		et_json_set_u64(j, "size_bytes", o->workload ? 0 : p->size);
 		json_object_set_new(j, "workload", json_string(o->workload ? o->workload : ""));
@@ -133,8 +185,9 @@ report(const struct et_fabric_params *p, const struct cli *o, const struct outco
 		et_json_set_u64(j, "failed_links", p->n_fails);
 		json_object_set_new(j, "error", json_string(r->error));
 		json_object_set_new(j, "wall_s", et_json_fixed(r->wall_s, 3));
-		et_json_write(o->json, j);
+		return et_json_write(o->json, j);
 	}
+	return 0;
 }
 
 int
@@ -145,36 +198,48 @@ main(int argc, char **argv)
 	struct outcome r = {0};
 	struct workload w = {0};
 	struct et_app_eal eal = {.lcores = "0"};
+	pthread_t progress;
+	bool progress_on;
 	int sep, rc;
 
-	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			usage(stdout);
-			return 0;
-		}
+	if (et_cli_wants_help(argc, argv)) {
+		usage(stdout);
+		return ET_EXIT_OK;
+	}
 	et_cli_program("ethereal-fabric");
 	sep = et_app_args_start(argc, argv); /* the conf sizes the EAL's memory */
 	et_fabric_params_default(&p);
 	if (parse_cli(argc - sep, argv + sep, &o) || load_conf(o.config, &p, &o) ||
 	    finish_params(&o, &p) || (o.workload && load_workload(o.workload, &w))) {
 		cli_free(&o);
-		return 2;
+		return ET_EXIT_USAGE;
+	}
+	if (o.check) { /* scripts/sweep checks every point before the first runs */
+		free(w.step);
+		cli_free(&o);
+		return ET_EXIT_OK;
 	}
 	/* without EAL arguments: one lcore, the frame pool and 512 MB more */
 	eal.mem_mb = eal.huge_mb = (et_fabric_pool_bytes(&p) >> 20) + 512;
 	if (et_app_eal_init(&eal, argc, argv) < 0) {
 		free(w.step);
 		cli_free(&o);
-		return 1;
+		return ET_EXIT_FAIL;
 	}
-	rc = o.workload ? run_workload(&w, &p, &r) : run_one(&p, &r);
+	progress_on = isatty(STDERR_FILENO) && pthread_create(&progress, NULL, progress_thread, NULL) == 0;
+	rc = o.workload ? run_workload(&w, &p, &r, o.quiet) : run_one(&p, &r);
+	if (progress_on) {
+		atomic_store(&progress_done, 1);
+		pthread_join(progress, NULL);
+	}
 	free(w.step);
 	if (rc != 2) {
 		if (o.workload)
 			p.seed = o.seed_set ? o.seed : p.seed - r.runs;
-		report(&p, &o, &r);
+		if (report(&p, &o, &r) && rc == 0)
+			rc = ET_EXIT_FAIL;
 	}
-	if (rc)
+	if (rc && r.error[0])
 		fprintf(stderr, "ethereal-fabric: %s\n", r.error);
 	rte_eal_cleanup();
 	cli_free(&o);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
+#include <stdbool.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -36,9 +37,12 @@ usage(FILE *o)
 		"                       ge-enter-ppm, ge-exit-ppm, ge-loss-ppm (Gilbert-Elliott),\n"
 		"                       corrupt-ppm, dup-ppm, jitter-ns, flap-period-us, flap-down-us\n"
 		"  --quiet              no table\n"
-		"  --help\n"
+		"  --check              check the command line, conf and workload; run nothing\n"
+		"  --help             this (before or after --)\n"
 		"Without EAL arguments: hugepages when the machine has free ones, else\n"
-		"--no-huge --no-shconf --no-pci -m 2048.\n");
+		"--no-huge --no-shconf --no-pci and the memory the fabric needs.\n"
+		"Exit: 0 done, 1 the run failed (or DPDK did), 2 a bad command line or conf.\n"
+		ET_CLI_EAL_HELP);
 }
 
 /* Options a conf can give too ([lb] policy, [run] ...): an error names
@@ -79,6 +83,27 @@ origin(const struct cli *o, const char *flag)
 	return flag;
 }
 
+/* A failed link must exist: say which switches and uplinks do. */
+static int
+check_fail(const struct et_topo *t, const struct et_fabric_fail *x, const char *what,
+	   const char *tok)
+{
+	bool agg = x->tier == ET_TIER_AGG;
+	uint32_t n_sw = agg ? t->pods * t->aggs_per_pod : t->tors;
+	uint32_t n_up = agg ? t->cores_per_agg : et_topo_tor_uplinks(t);
+	const char *kind = agg ? "aggregation switch" : "ToR";
+	char range[160];
+
+	if (agg && t->kind != ET_TOPO_FAT_TREE)
+		return et_cli_bad(what, "tor:SWITCH.UPLINK (a leaf-spine has no aggregation switches)",
+				  tok);
+	if (x->sw < n_sw && x->uplink < n_up)
+		return 0;
+	snprintf(range, sizeof(range), "%s 0..%u, uplink 0..%u (%sSWITCH.UPLINK)", kind,
+		 n_sw - 1, n_up - 1, agg ? "agg:" : "");
+	return et_cli_bad(what, range, tok);
+}
+
 /* [tor:|agg:]SW.UPLINK[@TIME], comma separated */
 static int
 parse_fails(const char *spec, const char *what, struct et_fabric_params *p)
@@ -111,6 +136,8 @@ parse_fails(const char *spec, const char *what, struct et_fabric_params *p)
 			return et_cli_bad(what, "[tor:|agg:]SWITCH.UPLINK[@TIME]", tok);
 		x.sw = (uint32_t)a;
 		x.uplink = (uint32_t)b;
+		if (check_fail(&p->t, &x, what, tok))
+			return -1;
 		p->fails[p->n_fails++] = x;
 	}
 	return 0;
@@ -225,7 +252,7 @@ parse_cli(int argc, char **argv, struct cli *o)
 		{"verify", no_argument, NULL, 'v'}, {"fail", required_argument, NULL, 'f'},
 		{"json", required_argument, NULL, 'j'}, {"pcap", required_argument, NULL, 'p'},
 		{"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'},
-		{"fault", required_argument, NULL, 'F'},
+		{"fault", required_argument, NULL, 'F'}, {"check", no_argument, NULL, 'K'},
 		{NULL, 0, NULL, 0}};
 	int c;
 
@@ -253,6 +280,7 @@ parse_cli(int argc, char **argv, struct cli *o)
 		case 'j': o->json = optarg; break;
 		case 'p': o->pcap = optarg; break;
 		case 'q': o->quiet = true; break;
+		case 'K': o->check = true; break;
 		case 'F': o->faults = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		case ':':
@@ -320,6 +348,10 @@ finish_params(struct cli *o, struct et_fabric_params *p)
 	uplink_faults(p);
 	p->verify = o->verify;
 	p->pcap_dir = o->pcap;
+	/* the outputs before the run, not after it */
+	if ((o->json && et_cli_out_file("--json", o->json)) ||
+	    (o->pcap && et_cli_out_dir("--pcap", o->pcap)))
+		return -1;
 	return 0;
 }
 

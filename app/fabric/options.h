@@ -15,7 +15,7 @@ struct cli {
 	const char *config, *lb, *collective, *algo, *size, *workload, *clock, *fail;
 	const char *json, *pcap, *faults;
 	uint64_t seed;
-	bool seed_set, verify, quiet;
+	bool seed_set, verify, quiet, check;
 	uint32_t from_conf; /* bit per conf_opts[] entry: the value came from the conf */
 };
 

@@ -35,12 +35,16 @@ main(int argc, char **argv)
 	int r;
 
 	et_cli_program("ethereal-node");
+	if (et_cli_wants_help(argc, argv)) {
+		usage(stdout);
+		return ET_EXIT_OK;
+	}
 	r = et_app_eal_init(NULL, argc, argv); /* no defaults: the line is DPDK's up to "--" */
 	if (r < 0)
-		return 1;
+		return ET_EXIT_FAIL;
 	if (parse_options(argc - r, argv + r, &n.o)) {
 		rte_eal_cleanup();
-		return 2;
+		return ET_EXIT_USAGE;
 	}
 	n.oob.fd = -1;
 	n.bad = 1; /* until the run ends */
@@ -65,5 +69,5 @@ main(int argc, char **argv)
 	}
 	node_close(&n);
 	rte_eal_cleanup();
-	return n.bad ? 1 : 0;
+	return n.bad ? ET_EXIT_FAIL : ET_EXIT_OK;
 }

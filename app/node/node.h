@@ -34,7 +34,7 @@ enum mode { MODE_WRITE_BW, MODE_SEND_BW, MODE_WRITE_LAT, MODE_PINGPONG };
 extern const char *const mode_names[]; /* by enum mode, NULL-terminated */
 
 struct opts {
-	const char *port, *client, *json, *save;
+	const char *port, *client, *json, *save, *pcap;
 	uint32_t ip;
 	int server;
 	enum mode mode;
@@ -62,6 +62,7 @@ struct node {
 	struct et_port port;
 	bool port_open, nic_open;
 	struct et_nic nic;
+	struct et_capture *cap; /* --pcap: what we send */
 	struct et_arp arp;
 	struct et_host host;  /* NIC, memory region, CQs, next hop */
 	struct et_qp *qp[MAX_QPS];
@@ -120,6 +121,8 @@ uint64_t placed_bytes(const struct node *n);
 void last_words(struct node *n);
 
 /* report.c */
+/* The command line's help (options.c). */
+void usage(FILE *f);
 void report_results(struct node *n);
 int save_buffer(const struct node *n);
 

@@ -15,7 +15,7 @@
 const char *const mode_names[] = {"write_bw", "send_bw", "write_lat", "pingpong", NULL};
 static const char *const oob_names[] = {"ethereal", "pingpong", "perftest", NULL};
 
-static void
+void
 usage(FILE *f)
 {
 	fprintf(f,
@@ -24,7 +24,7 @@ usage(FILE *f)
 		"         [--qps N] [--mtu 256..4096] [--paths N] [--rate GBPS] [--oob-port N] [--verify]\n"
 		"         [--json FILE] [--yield] [--rto-ms N] [--peer SPEC] [--mac MAC]\n"
 		"         [--oob ethereal|pingpong|perftest] [--mode pingpong]\n"
-		"         [--fault KEY=VAL,...] [--rx-loss-ppm N] [--seed N]\n"
+		"         [--fault KEY=VAL,...] [--rx-loss-ppm N] [--seed N] [--save FILE] [--pcap FILE]\n"
 		"  --port DEV     a DPDK device: net_memif0,role=server,socket=/run/x.sock, net_tap0,iface=t0, a PCI address\n"
 		"  --ip ADDR      this host's RoCE IPv4 address\n"
 		"  --client HOST  the server's management address (TCP --oob-port, default 19875)\n"
@@ -45,7 +45,16 @@ usage(FILE *f)
 		"                 dup-ppm=, flap-period-us=, flap-down-us= (jitter-ns needs --rate)\n"
 		"  --rx-loss-ppm N  drop this share of the RoCEv2 frames we receive (data and ACKs)\n"
 		"  --seed N       seeds --fault and --rx-loss-ppm (default 1)\n"
-		"  --save FILE    at the end, write our buffer (what the peer wrote or sent last) to FILE\n");
+		"  --save FILE    at the end, write our buffer (what the peer wrote or sent last) to FILE\n"
+		"  --pcap FILE    the frames this node sends, as pcapng (what it receives is in the\n"
+		"                 peer's capture)\n"
+		"  --size, --rate, --duration take 65536 or 64K, 100 (Gbit/s), 10 or 500ms\n"
+		"  --help         this (before or after --)\n"
+		"The table: Gbit/s of payload; Mmsg/s, messages (perftest's MsgRate); Mpps,\n"
+		"packets; latency (write_lat, pingpong only) is from post to completion, a\n"
+		"round trip (ib_write_lat prints half of it).\n"
+		"Exit: 0 done, 1 the run failed (or DPDK did), 2 a bad command line.\n"
+		ET_CLI_EAL_HELP);
 }
 
 /* "mac=02:00:00:00:00:02,ip=10.0.0.2,qpn=0x100,psn=0x1000,rkey=0x102,
@@ -150,6 +159,7 @@ parse_options(int argc, char **argv, struct opts *o)
 		{"mac", required_argument, NULL, 'A'}, {"oob", required_argument, NULL, 'O'},
 		{"fault", required_argument, NULL, 'F'}, {"rx-loss-ppm", required_argument, NULL, 'L'},
 		{"seed", required_argument, NULL, 'S'}, {"save", required_argument, NULL, 'W'},
+		{"pcap", required_argument, NULL, 'C'},
 		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
 	};
 	struct in_addr a;
@@ -248,7 +258,16 @@ parse_options(int argc, char **argv, struct opts *o)
 				return -1;
 			o->rto_ms = (uint32_t)v;
 			break;
-		case 'j': o->json = optarg; break;
+		case 'j':
+			if (et_cli_out_file("--json", optarg))
+				return -1;
+			o->json = optarg;
+			break;
+		case 'C':
+			if (et_cli_out_file("--pcap", optarg))
+				return -1;
+			o->pcap = optarg;
+			break;
 		case 'W': o->save = optarg; break;
 		case 'F': {
 			char err[160];

@@ -3,6 +3,7 @@
  * ARP, the buffer and its region; and closing them in an order DPDK
  * 22.11's memif survives.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 
 #include "et_app_eal.h"
 #include "et_cli.h"
+#include "link/et_capture.h"
 #include "node.h"
 
 /* Port, NIC, ARP, memory.  The port is started (what arrives once the link
@@ -54,6 +56,14 @@ node_open(struct node *n)
 		return et_cli_error("cannot set up the NIC model");
 	n->nic_open = true;
 	n->nic.rx_loss_ppm = o->rx_loss_ppm;
+	if (o->pcap) {
+		errno = 0;
+		n->cap = et_capture_open(o->pcap, o->port);
+		if (n->cap == NULL)
+			return et_cli_error("--pcap: cannot write %s: %s", o->pcap,
+					    errno ? strerror(errno) : "no memory");
+		n->nic.eg.cap = n->cap;
+	}
 	/* ARP on the control path, so kernel hosts on the segment can reach us;
 	 * at most 100 frames/s out, bursts of 8 */
 	et_arp_init(&n->arp, mac.addr_bytes, o->ip, 10000000, 8);
@@ -124,6 +134,11 @@ node_close(struct node *n)
 		await_client_gone(n);
 	if (n->nic_open)
 		et_nic_free(&n->nic);
+	if (n->cap) {
+		printf("ethereal-node: %s: %" PRIu64 " frames sent\n", n->o.pcap,
+		       et_capture_count(n->cap));
+		et_capture_close(n->cap);
+	}
 	if (n->port_open)
 		et_port_close(&n->port);
 	oob_close(&n->oob); /* after the port: our server waits for this */

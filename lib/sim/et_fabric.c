@@ -135,6 +135,11 @@ peer_close(void *ctx, struct et_rt_host *src, struct et_rt_sub *s)
 
 static const struct et_rt_peer_ops peer_ops = {peer_ip, peer_open, peer_close};
 
+/* A host's first QPN: QP 0 and 1 are InfiniBand's SMI and GSI (Wireshark
+ * decodes QP 1's frames as management datagrams); ethereal-node starts at
+ * 0x100 too. */
+#define FABRIC_QPN_BASE 0x100
+
 static int
 host_init(struct et_fabric *f, uint32_t i, uint64_t shared_len)
 {
@@ -144,7 +149,7 @@ host_init(struct et_fabric *f, uint32_t i, uint64_t shared_len)
 	et_net_host_mac(i, &mac);
 	et_net_tor_mac(&f->net, i, &gw);
 	if (et_nic_init(&h->nic, &f->net.host_port[i], &f->p.host_link, f->pool, &mac,
-			et_net_host_ip(&f->p.t, i), 1, ET_RT_MAX_QPS) ||
+			et_net_host_ip(&f->p.t, i), FABRIC_QPN_BASE, ET_RT_MAX_QPS) ||
 	    et_rt_host_init(&h->rt, &f->rc, &f->sched, i, &h->nic, &gw, f->light_buf, shared_len,
 			    &peer_ops, f))
 		return et_fabric_fail(f, "host %u: out of memory", i);
