@@ -384,6 +384,8 @@ et_nic_poll(struct et_nic *n, uint64_t now)
 
 		if (et_qp_tx(n->q[idx].qp, now, &m, 1) == 0) {
 			deactivate(n, idx);
+			/* an empty pool: the QP's deadline wakes it to try again */
+			schedule(n, idx);
 			continue;
 		}
 		if (!et_egress_enqueue(&n->eg, m)) {

@@ -524,6 +524,9 @@ rnr_wait_over(struct et_qp *qp, uint64_t now)
 void
 et_qp_timer(struct et_qp *qp, uint64_t now)
 {
+	/* in ERR too: an error NAK may be owed */
+	if (qp->pool_retry_at && now >= qp->pool_retry_at)
+		qp->pool_retry_at = 0;
 	if (qp->state != ET_QPS_RTS)
 		return;
 	rnr_wait_over(qp, now);
@@ -574,7 +577,7 @@ build_cnp(struct et_qp *qp)
 bool
 et_qp_tx_ready(const struct et_qp *qp, uint64_t now)
 {
-	if (qp->state == ET_QPS_RESET)
+	if (qp->state == ET_QPS_RESET || now < qp->pool_retry_at)
 		return false;
 	return qp->resp_pending || qp->cnp_pending || qp->ops->tx_ready(qp, now);
 }
@@ -582,6 +585,7 @@ et_qp_tx_ready(const struct et_qp *qp, uint64_t now)
 uint16_t
 et_qp_tx(struct et_qp *qp, uint64_t now, struct rte_mbuf **pkts, uint16_t n)
 {
+	uint64_t fails = qp->st.alloc_fail;
 	uint16_t k = 0;
 
 	if (qp->state == ET_QPS_RESET)
@@ -594,13 +598,21 @@ et_qp_tx(struct et_qp *qp, uint64_t now, struct rte_mbuf **pkts, uint16_t n)
 		k++;
 	k += qp->ops->tx(qp, now, pkts + k, (uint16_t)(n - k));
 	rnr_wait_over(qp, now);
+	/* the pool was empty and something is still owed: a NIC that stops
+	 * serving this QP must hear from its deadline when to try again, for
+	 * nothing else may ever wake it (a responder whose last ACK this was
+	 * has no timer, and no more data is coming) */
+	qp->pool_retry_at = qp->st.alloc_fail != fails ? now + ET_QP_POOL_RETRY_NS : 0;
 	return k;
 }
 
 uint64_t
 et_qp_deadline(const struct et_qp *qp)
 {
-	if (qp->state != ET_QPS_RTS)
-		return UINT64_MAX;
-	return qp->ops->deadline(qp);
+	uint64_t d = qp->state == ET_QPS_RTS ? qp->ops->deadline(qp) : UINT64_MAX;
+
+	/* in ERR too: an error NAK may be owed */
+	if (qp->pool_retry_at && qp->state != ET_QPS_RESET && qp->pool_retry_at < d)
+		d = qp->pool_retry_at;
+	return d;
 }

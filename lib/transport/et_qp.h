@@ -247,12 +247,21 @@ void et_qp_set_ack_fn(struct et_qp *qp, et_ack_fn fn, void *ctx);
 int et_qp_post_send(struct et_qp *qp, const struct et_send_wr *wr);
 int et_qp_post_recv(struct et_qp *qp, const struct et_recv_wr *wr);
 
+/* A frame the QP owes (ACK, NAK, CNP or data) that the pool could not give
+ * an mbuf for is tried again this long after: et_qp_deadline() says when. */
+#define ET_QP_POOL_RETRY_NS 1000u
+
 /* Up to n packets to put on the wire now: pending ACK/NAK/CNP first, then
- * data within the window.  A NIC serving QPs one packet per turn passes 1. */
+ * data within the window.  A NIC serving QPs one packet per turn passes 1.
+ * Fewer than owed when the pool is empty (stats alloc_fail): the QP then
+ * asks, through et_qp_deadline(), to be served again ET_QP_POOL_RETRY_NS
+ * later, so a caller that stops serving a QP whose et_qp_tx() returned 0
+ * must keep honouring its deadline, or an owed ACK is never sent. */
 uint16_t et_qp_tx(struct et_qp *qp, uint64_t now_ns, struct rte_mbuf **pkts,
 		  uint16_t n);
 
-/* Would et_qp_tx() return a packet now? */
+/* Would et_qp_tx() return a packet now?  false while it waits for the
+ * pool's retry (see et_qp_tx). */
 bool et_qp_tx_ready(const struct et_qp *qp, uint64_t now_ns);
 
 /* A packet for this QP (parsed and ICRC-checked by the caller). */
@@ -263,8 +272,9 @@ void et_qp_rx(struct et_qp *qp, const struct et_roce_pkt *pkt, uint64_t now_ns);
 void et_qp_timer(struct et_qp *qp, uint64_t now_ns);
 
 /* When the QP next needs et_qp_timer() or can send again after an RNR
- * pause; UINT64_MAX if never.  Once et_qp_timer(now) has run, it is later
- * than now: a timer never asks to fire twice at the same now. */
+ * pause or an empty pool; UINT64_MAX if never.  Once et_qp_timer(now) has
+ * run, it is later than now: a timer never asks to fire twice at the same
+ * now. */
 uint64_t et_qp_deadline(const struct et_qp *qp);
 
 /* ---- what the QP shows (its state is private: et_qp_priv.h) ---- */

@@ -92,6 +92,8 @@ struct et_qp {
 					* multipath: of those not yet acked */
 	uint64_t rto_deadline;         /* 0: timer off */
 	uint64_t rnr_until;            /* sending paused by an RNR NAK */
+	uint64_t pool_retry_at;        /* 0, or when to try again a frame the
+					* pool had no mbuf for */
 	uint8_t retries_left;
 	uint8_t rnr_retries_left;
 	struct et_dctcp cc;
