@@ -10,6 +10,9 @@
  * exactly that moment, in both modes: at the QP, through its deadline, and
  * at the NIC, which must honour that deadline after taking the QP off its
  * active list.
+ *
+ * And the multipath state grows with what a QP holds, from nothing, moving
+ * every PSN to its new slot as it does.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -22,7 +25,7 @@
 #include "transport/et_qp_priv.h"
 #include "qp_link.h"
 
-#define MEM (64u << 10)
+#define MEM (256u << 10)
 #define MTU 1024u
 #define LEN 4000u            /* 4 packets */
 #define LATENCY 1000u
@@ -327,6 +330,102 @@ test_nic_pool_empty_gbn(void **state)
 	nic_pool_empty(false);
 }
 
+/* ---- the state grows with what it holds ---- */
+
+#define BIG_PKTS 512u
+static uint32_t held_psn;
+
+/* The first data packet arrives 100 us late, the rest at once: the
+ * responder holds the other 511 ahead of its expected PSN. */
+static enum qp_verdict
+hold_first(struct qp_link *l, int dir, const struct et_roce_pkt *p, uint64_t *delay)
+{
+	(void)l;
+	if (dir == 0 && p->h.opcode != ET_OP_ACK && p->h.opcode != ET_OP_CNP &&
+	    p->h.psn == held_psn)
+		*delay += 100000;
+	return QP_DELIVER;
+}
+
+static void
+test_state_grows(void **state)
+{
+	struct end A, B;
+	struct et_qp_attr a;
+	struct et_qp *qa, *qb;
+	struct et_send_wr wr;
+	struct qp_link l;
+	size_t bare, win;
+
+	(void)state;
+	end_init(&A, 0x3c);
+	end_init(&B, 0);
+	for (uint32_t i = 0; i < MEM; i++)
+		A.mem[i] = (uint8_t)(i * 131 + (i >> 9));
+	attr(&a, true, RTE_IPV4(10, 0, 0, 1), RTE_IPV4(10, 0, 0, 2));
+	a.mtu = 256;
+	a.dctcp.init_cwnd = BIG_PKTS * 256;
+	qa = et_qp_create(&a, &A.mrs, &A.scq, &A.rcq, big);
+	attr(&a, true, RTE_IPV4(10, 0, 0, 2), RTE_IPV4(10, 0, 0, 1));
+	a.mtu = 256;
+	qb = et_qp_create(&a, &B.mrs, &B.scq, &B.rcq, big);
+	assert_int_equal(et_qp_connect(qa, 0x22), 0);
+	assert_int_equal(et_qp_connect(qb, 0x11), 0);
+	assert_int_equal(et_qp_ready(qa), 0);
+	assert_int_equal(et_qp_ready(qb), 0);
+	qp_link_init(&l, qa, qb, big, LATENCY);
+	link_scq = &A.scq;
+
+	/* created: no ring at all */
+	bare = et_qp_mp_state_bytes(qa);
+	assert_true(bare > 0 && bare < 256);
+	assert_int_equal(et_qp_mp_state_bytes(qb), bare);
+
+	/* a 4-packet message: a few hundred bytes each side, not the window's
+	 * 80 KB; the requester holds no responder state and the other way */
+	wr = write_wr(&A, &B, 4 * 256);
+	assert_int_equal(et_qp_post_send(qa, &wr), 0);
+	assert_int_equal(qp_link_run(&l, link_sent, 100000000ull), 0);
+	check_done(&A, &B, qa, 4 * 256);
+	assert_true(et_qp_mp_state_bytes(qa) < 1024);
+	assert_true(et_qp_mp_state_bytes(qb) < 1024);
+	assert_true(et_qp_mp_state_bytes(qa) > bare);
+	assert_true(et_qp_mp_state_bytes(qb) > bare);
+	assert_int_equal(qa->mp != NULL, 1);
+
+	/* 512 packets in flight at once, the first held back: both sides grow
+	 * (every PSN moved to its new slot as they do, across the PSN wrap),
+	 * to about what they hold, and the data is right */
+	memset(B.mem, 0, MEM);
+	held_psn = qa->snd_nxt;
+	l.script = hold_first;
+	wr = write_wr(&A, &B, BIG_PKTS * 256);
+	assert_int_equal(et_qp_post_send(qa, &wr), 0);
+	assert_int_equal(qp_link_run(&l, link_sent, 100000000ull), 0);
+	check_done(&A, &B, qa, BIG_PKTS * 256);
+	assert_true(qb->st.rx_out_of_order >= BIG_PKTS - 1);
+	assert_int_equal(qb->st.acks_unsent, 0);
+	win = et_qp_mp_state_bytes(qa);
+	assert_true(win >= BIG_PKTS * 24 && win <= 4 * BIG_PKTS * 64);
+	win = et_qp_mp_state_bytes(qb);
+	assert_true(win >= BIG_PKTS * 8 && win <= 4 * BIG_PKTS * 16);
+
+	/* the in-order mode holds none */
+	attr(&a, false, RTE_IPV4(10, 0, 0, 1), RTE_IPV4(10, 0, 0, 2));
+	{
+		struct et_qp *g = et_qp_create(&a, &A.mrs, &A.scq, &A.rcq, big);
+
+		assert_int_equal(et_qp_mp_state_bytes(g), 0);
+		et_qp_destroy(g);
+	}
+	qp_link_free(&l);
+	et_qp_destroy(qa);
+	et_qp_destroy(qb);
+	end_free(&A);
+	end_free(&B);
+	assert_int_equal(rte_mempool_in_use_count(big), 0);
+}
+
 int
 main(void)
 {
@@ -335,6 +434,7 @@ main(void)
 		cmocka_unit_test(test_qp_pool_empty_gbn),
 		cmocka_unit_test(test_nic_pool_empty_mp),
 		cmocka_unit_test(test_nic_pool_empty_gbn),
+		cmocka_unit_test(test_state_grows),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

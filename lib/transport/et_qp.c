@@ -183,7 +183,8 @@ et_qp_destroy(struct et_qp *qp)
 		return;
 	free(qp->sq);
 	free(qp->rq);
-	free(qp->mp); /* multipath state, if any (et_qp_mp.c) */
+	if (qp->ops && qp->ops->fini)
+		qp->ops->fini(qp); /* the mode's state, if any */
 	free(qp);
 }
 

@@ -8,6 +8,12 @@
  * the AETH MSN field; completions stay in order, as epsn passes.  The
  * requester keeps a slot per PSN in flight and a timer per packet, and
  * resends only what is lost.  docs/transport.md says what is ours.
+ *
+ * The state grows with what it holds: nothing per side until that side is
+ * used, then rings of MP_MIN slots that double, up to the window, when the
+ * PSNs in flight (requester), the PSNs from the expected one to the
+ * furthest placed (responder) or the ACKs owed need more.  A QP of a
+ * 4-packet flow holds well under a kilobyte, not the window's 80 KB.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,13 +24,8 @@
 #include "wire/et_path_id.h"
 #include "transport/et_qp_priv.h"
 
-#define MP_MASK (ET_QP_MP_WINDOW - 1)
-#define MP_WORDS (ET_QP_MP_WINDOW / 64)
-/* Entries of the timer and retransmit queues: at most one per packet in
- * flight is live, the rest are skipped lazily, and a full queue is
- * compacted, which frees at least half of it. */
-#define MP_QUEUE (2 * ET_QP_MP_WINDOW)
-#define MPQ_MASK (MP_QUEUE - 1)
+/* The first size of each ring; every ring's size is a power of 2. */
+#define MP_MIN 8u
 
 /* One PSN in flight, at slot psn % window. */
 struct et_mp_pkt {
@@ -53,55 +54,141 @@ struct et_mp_ack {
 	uint8_t ce;
 };
 
-/* Allocated at create in multipath mode; nothing is allocated later. */
+/* Responder: one PSN of [epsn, epsn + rx_cap), at slot psn % rx_cap. */
+struct et_mp_rslot {
+	uint32_t imm;       /* its immediate */
+	uint16_t len;       /* payload bytes */
+	uint8_t flags;      /* ET_MP_GOT, ET_MP_LAST, ET_MP_IMM */
+};
+
+enum {
+	ET_MP_GOT = 1,      /* placed */
+	ET_MP_LAST = 2,     /* ends a message (AckReq) */
+	ET_MP_IMM = 4,      /* ends a WRITE with immediate */
+};
+
+/* Allocated at create in multipath mode; its rings when first needed. */
 struct et_qp_mp {
-	/* requester */
-	struct et_mp_pkt tx[ET_QP_MP_WINDOW];
+	/* requester: PSN psn in flight at tx[psn % tx_cap]; the timer and
+	 * retransmit queues have 2 * tx_cap entries: at most one per packet
+	 * in flight is live, the rest are skipped lazily, and a full queue is
+	 * compacted, which frees at least half of it */
+	struct et_mp_pkt *tx;
 	/* timers in transmission order, so deadlines never decrease; entries
 	 * of acknowledged or resent packets are skipped when they come up */
-	struct et_mp_timer tq[MP_QUEUE];
+	struct et_mp_timer *tq;
+	uint32_t *rtx;                         /* PSNs to send again, in order */
+	uint32_t tx_cap;                       /* 0 until the first packet */
 	uint32_t tq_head, tq_tail;             /* free-running */
-	uint32_t rtx[MP_QUEUE];          /* PSNs to send again, in order */
 	uint32_t rtx_head, rtx_tail;           /* free-running */
-	/* responder: per PSN slot of [epsn, epsn + window) */
-	uint64_t got[MP_WORDS];          /* placed */
-	uint64_t last[MP_WORDS];         /* ends a message (AckReq) */
-	uint64_t imm[MP_WORDS];          /* ends a WRITE with immediate */
-	uint16_t len[ET_QP_MP_WINDOW];         /* payload bytes */
-	uint32_t imm_data[ET_QP_MP_WINDOW];
+	/* responder */
+	struct et_mp_rslot *rx;
+	uint32_t rx_cap;                       /* 0 until the first packet placed */
 	uint32_t rx_len;                       /* bytes of the message before epsn */
 	uint32_t imm_pending;                  /* placed, receive not yet consumed */
-	struct et_mp_ack acks[ET_QP_MP_WINDOW];
+	struct et_mp_ack *acks;
+	uint32_t ack_cap;
 	uint32_t ack_head, ack_tail;           /* free-running */
 };
 
 static inline uint32_t
-mp_slot(uint32_t psn)
+mpq_mask(const struct et_qp_mp *mp)
 {
-	return psn & MP_MASK;
+	return 2 * mp->tx_cap - 1;
 }
 
-static inline bool
-bit_get(const uint64_t *b, uint32_t psn)
-{
-	uint32_t i = mp_slot(psn);
-
-	return (b[i >> 6] >> (i & 63)) & 1;
-}
-
-static inline void
-bit_put(uint64_t *b, uint32_t psn, bool v)
-{
-	uint32_t i = mp_slot(psn);
-	uint64_t m = UINT64_C(1) << (i & 63);
-
-	b[i >> 6] = v ? b[i >> 6] | m : b[i >> 6] & ~m;
-}
-
+/* Only for a PSN in flight (the ring exists then). */
 static inline struct et_mp_pkt *
 mp_pkt(struct et_qp *qp, uint32_t psn)
 {
-	return &qp->mp->tx[mp_slot(psn)];
+	return &qp->mp->tx[psn & (qp->mp->tx_cap - 1)];
+}
+
+/* Only for a PSN of [epsn, epsn + rx_cap), rx_cap > 0. */
+static inline struct et_mp_rslot *
+mp_rslot(struct et_qp *qp, uint32_t psn)
+{
+	return &qp->mp->rx[psn & (qp->mp->rx_cap - 1)];
+}
+
+/* The requester's rings at twice their size (MP_MIN at first), every PSN in
+ * flight at its new slot, both queues in order.  0 or -ENOMEM. */
+static int
+mp_tx_grow(struct et_qp *qp)
+{
+	struct et_qp_mp *mp = qp->mp;
+	uint32_t cap = mp->tx_cap ? 2 * mp->tx_cap : MP_MIN, i;
+	uint32_t span = (uint32_t)et_psn_diff(qp->snd_nxt, qp->snd_una);
+	struct et_mp_pkt *tx = calloc(cap, sizeof(*tx)); /* txn from 0 */
+	struct et_mp_timer *tq = malloc(2 * cap * sizeof(*tq));
+	uint32_t *rtx = malloc(2 * cap * sizeof(*rtx));
+
+	if (!tx || !tq || !rtx) {
+		free(tx);
+		free(tq);
+		free(rtx);
+		return -ENOMEM;
+	}
+	for (i = 0; i < span; i++) {
+		uint32_t psn = et_psn_add(qp->snd_una, i);
+
+		tx[psn & (cap - 1)] = *mp_pkt(qp, psn);
+	}
+	for (i = mp->tq_head; i != mp->tq_tail; i++)
+		tq[i & (2 * cap - 1)] = mp->tq[i & mpq_mask(mp)];
+	for (i = mp->rtx_head; i != mp->rtx_tail; i++)
+		rtx[i & (2 * cap - 1)] = mp->rtx[i & mpq_mask(mp)];
+	free(mp->tx);
+	free(mp->tq);
+	free(mp->rtx);
+	mp->tx = tx;
+	mp->tq = tq;
+	mp->rtx = rtx;
+	mp->tx_cap = cap;
+	return 0;
+}
+
+/* The responder's slots, enough for PSN epsn + d (d < the window), every
+ * placed PSN at its new slot.  0 or -ENOMEM. */
+static int
+mp_rx_grow(struct et_qp *qp, uint32_t d)
+{
+	struct et_qp_mp *mp = qp->mp;
+	uint32_t cap = mp->rx_cap ? mp->rx_cap : MP_MIN, i;
+	struct et_mp_rslot *rx;
+
+	while (cap <= d)
+		cap *= 2;
+	rx = calloc(cap, sizeof(*rx));
+	if (rx == NULL)
+		return -ENOMEM;
+	for (i = 0; i < mp->rx_cap; i++) {
+		uint32_t psn = et_psn_add(qp->epsn, i);
+
+		rx[psn & (cap - 1)] = *mp_rslot(qp, psn);
+	}
+	free(mp->rx);
+	mp->rx = rx;
+	mp->rx_cap = cap;
+	return 0;
+}
+
+/* The ACK queue at twice its size (MP_MIN at first), in order. */
+static int
+mp_ack_grow(struct et_qp *qp)
+{
+	struct et_qp_mp *mp = qp->mp;
+	uint32_t cap = mp->ack_cap ? 2 * mp->ack_cap : MP_MIN, i;
+	struct et_mp_ack *a = malloc(cap * sizeof(*a));
+
+	if (a == NULL)
+		return -ENOMEM;
+	for (i = mp->ack_head; i != mp->ack_tail; i++)
+		a[i & (cap - 1)] = mp->acks[i & (mp->ack_cap - 1)];
+	free(mp->acks);
+	mp->acks = a;
+	mp->ack_cap = cap;
+	return 0;
 }
 
 /* Sent, and not below the cumulative acknowledgement. */
@@ -114,20 +201,21 @@ mp_in_flight(const struct et_qp *qp, uint32_t psn)
 /* A timer entry stands for the packet's latest transmission, if it is still
  * unacknowledged and not already waiting to be sent again. */
 static bool
-mp_timer_live(const struct et_qp *qp, const struct et_mp_timer *t)
+mp_timer_live(struct et_qp *qp, const struct et_mp_timer *t)
 {
-	const struct et_mp_pkt *p = &qp->mp->tx[mp_slot(t->psn)];
+	const struct et_mp_pkt *p;
 
-	return mp_in_flight(qp, t->psn) && !(p->flags & (ET_MP_ACKED | ET_MP_QUEUED)) &&
-	       p->txn == t->txn;
+	if (!mp_in_flight(qp, t->psn))
+		return false;
+	p = mp_pkt(qp, t->psn);
+	return !(p->flags & (ET_MP_ACKED | ET_MP_QUEUED)) && p->txn == t->txn;
 }
 
 static bool
-mp_rtx_live(const struct et_qp *qp, uint32_t psn)
+mp_rtx_live(struct et_qp *qp, uint32_t psn)
 {
-	const struct et_mp_pkt *p = &qp->mp->tx[mp_slot(psn)];
-
-	return mp_in_flight(qp, psn) && (p->flags & (ET_MP_ACKED | ET_MP_QUEUED)) == ET_MP_QUEUED;
+	return mp_in_flight(qp, psn) &&
+	       (mp_pkt(qp, psn)->flags & (ET_MP_ACKED | ET_MP_QUEUED)) == ET_MP_QUEUED;
 }
 
 /* Drop dead entries from the heads of both queues, so that the timer head
@@ -138,9 +226,11 @@ mp_prune(struct et_qp *qp)
 {
 	struct et_qp_mp *mp = qp->mp;
 
-	while (mp->tq_head != mp->tq_tail && !mp_timer_live(qp, &mp->tq[mp->tq_head & MPQ_MASK]))
+	while (mp->tq_head != mp->tq_tail &&
+	       !mp_timer_live(qp, &mp->tq[mp->tq_head & mpq_mask(mp)]))
 		mp->tq_head++;
-	while (mp->rtx_head != mp->rtx_tail && !mp_rtx_live(qp, mp->rtx[mp->rtx_head & MPQ_MASK]))
+	while (mp->rtx_head != mp->rtx_tail &&
+	       !mp_rtx_live(qp, mp->rtx[mp->rtx_head & mpq_mask(mp)]))
 		mp->rtx_head++;
 }
 
@@ -148,17 +238,18 @@ static void
 mp_timer_push(struct et_qp *qp, uint32_t psn, uint16_t txn, uint64_t deadline)
 {
 	struct et_qp_mp *mp = qp->mp;
+	uint32_t m = mpq_mask(mp);
 
-	if (mp->tq_tail - mp->tq_head == MP_QUEUE) {
+	if (mp->tq_tail - mp->tq_head == m + 1) {
 		/* full of dead entries behind a live head: squeeze them out */
 		uint32_t i, j = mp->tq_head;
 
 		for (i = mp->tq_head; i != mp->tq_tail; i++)
-			if (mp_timer_live(qp, &mp->tq[i & MPQ_MASK]))
-				mp->tq[j++ & MPQ_MASK] = mp->tq[i & MPQ_MASK];
+			if (mp_timer_live(qp, &mp->tq[i & m]))
+				mp->tq[j++ & m] = mp->tq[i & m];
 		mp->tq_tail = j;
 	}
-	mp->tq[mp->tq_tail++ & MPQ_MASK] = (struct et_mp_timer){deadline, psn, txn};
+	mp->tq[mp->tq_tail++ & m] = (struct et_mp_timer){deadline, psn, txn};
 }
 
 /* psn goes to the retransmit queue; its timer entry dies with the flag. */
@@ -166,17 +257,18 @@ static void
 mp_queue_rtx(struct et_qp *qp, uint32_t psn)
 {
 	struct et_qp_mp *mp = qp->mp;
+	uint32_t m = mpq_mask(mp);
 
-	if (mp->rtx_tail - mp->rtx_head == MP_QUEUE) {
+	if (mp->rtx_tail - mp->rtx_head == m + 1) {
 		uint32_t i, j = mp->rtx_head;
 
 		for (i = mp->rtx_head; i != mp->rtx_tail; i++)
-			if (mp_rtx_live(qp, mp->rtx[i & MPQ_MASK]))
-				mp->rtx[j++ & MPQ_MASK] = mp->rtx[i & MPQ_MASK];
+			if (mp_rtx_live(qp, mp->rtx[i & m]))
+				mp->rtx[j++ & m] = mp->rtx[i & m];
 		mp->rtx_tail = j;
 	}
 	mp_pkt(qp, psn)->flags |= ET_MP_QUEUED;
-	mp->rtx[mp->rtx_tail++ & MPQ_MASK] = psn;
+	mp->rtx[mp->rtx_tail++ & m] = psn;
 }
 
 /* A timeout or a sequence NAK for psn: send it again, unless its retry
@@ -228,18 +320,30 @@ mp_build_data(struct et_qp *qp, uint64_t now)
 {
 	struct et_qp_mp *mp = qp->mp;
 	bool rtx = mp->rtx_head != mp->rtx_tail;
-	uint32_t psn = rtx ? mp->rtx[mp->rtx_head & MPQ_MASK] : qp->snd_nxt;
-	struct et_mp_pkt *p = mp_pkt(qp, psn);
-	uint32_t wi = rtx ? p->wqe : qp->sq_cur;
-	const struct et_swqe *w = &qp->sq[wi & qp->sq_mask];
-	const struct et_send_wr *wr = &w->wr;
-	uint32_t k = (uint32_t)et_psn_diff(psn, w->first_psn);
-	uint64_t off = (uint64_t)k * qp->a.mtu;
-	uint32_t len = et_qp_seg_len(qp, wr, off);
-	bool last = k == w->npkts - 1;
+	uint32_t psn, wi, k, len;
+	struct et_mp_pkt *p;
+	const struct et_swqe *w;
+	const struct et_send_wr *wr;
+	uint64_t off;
+	bool last;
 	struct et_roce_hdr h;
 	struct rte_mbuf *m;
 
+	/* a new PSN needs a slot that no PSN in flight holds */
+	if (!rtx && (uint32_t)et_psn_diff(qp->snd_nxt, qp->snd_una) >= mp->tx_cap &&
+	    mp_tx_grow(qp)) {
+		qp->st.alloc_fail++; /* tried again as for an empty pool */
+		return NULL;
+	}
+	psn = rtx ? mp->rtx[mp->rtx_head & mpq_mask(mp)] : qp->snd_nxt;
+	p = mp_pkt(qp, psn);
+	wi = rtx ? p->wqe : qp->sq_cur;
+	w = &qp->sq[wi & qp->sq_mask];
+	wr = &w->wr;
+	k = (uint32_t)et_psn_diff(psn, w->first_psn);
+	off = (uint64_t)k * qp->a.mtu;
+	len = et_qp_seg_len(qp, wr, off);
+	last = k == w->npkts - 1;
 	if (qp->path_fn)
 		qp->path_id = qp->path_fn(qp->path_ctx, qp, ET_PATH_PACKET, now);
 	et_qp_base_hdr(qp, &h, qp->path_id);
@@ -334,7 +438,6 @@ mp_requester_rx(struct et_qp *qp, const struct et_roce_pkt *pkt, uint64_t now)
 	uint8_t syn = pkt->h.aeth_syndrome;
 	uint32_t psn = pkt->h.psn, cum = pkt->h.aeth_msn;
 	bool stale = et_psn_diff(psn, qp->snd_una) < 0;
-	struct et_mp_pkt *p = mp_pkt(qp, psn);
 
 	if (et_psn_diff(psn, qp->snd_max) >= 0 || et_psn_diff(cum, qp->snd_max) > 0) {
 		qp->st.rx_bad_ack++;
@@ -353,7 +456,8 @@ mp_requester_rx(struct et_qp *qp, const struct et_roce_pkt *pkt, uint64_t now)
 		 * then send that packet again */
 		qp->st.rnr_naks_rx++;
 		mp_acked(qp, cum, psn, false);
-		if (!mp_in_flight(qp, psn) || (p->flags & (ET_MP_ACKED | ET_MP_QUEUED)))
+		if (!mp_in_flight(qp, psn) ||
+		    (mp_pkt(qp, psn)->flags & (ET_MP_ACKED | ET_MP_QUEUED)))
 			break;
 		if (!et_qp_rnr_pause(qp, syn, now))
 			return;
@@ -365,7 +469,8 @@ mp_requester_rx(struct et_qp *qp, const struct et_roce_pkt *pkt, uint64_t now)
 			/* never sent in multipath mode; from a peer that does,
 			 * it names one lost packet */
 			qp->st.naks_rx++;
-			if (mp_in_flight(qp, psn) && !(p->flags & (ET_MP_ACKED | ET_MP_QUEUED)) &&
+			if (mp_in_flight(qp, psn) &&
+			    !(mp_pkt(qp, psn)->flags & (ET_MP_ACKED | ET_MP_QUEUED)) &&
 			    !mp_retry(qp, psn))
 				return;
 			break;
@@ -389,7 +494,7 @@ mp_timer(struct et_qp *qp, uint64_t now)
 	struct et_qp_mp *mp = qp->mp;
 
 	while (mp->tq_head != mp->tq_tail) {
-		struct et_mp_timer t = mp->tq[mp->tq_head & MPQ_MASK];
+		struct et_mp_timer t = mp->tq[mp->tq_head & mpq_mask(mp)];
 
 		if (t.deadline > now)
 			break;
@@ -408,18 +513,20 @@ mp_timer(struct et_qp *qp, uint64_t now)
 	mp_prune(qp);
 }
 
-/* Responder: a selective ACK owed for psn.  A full queue loses it; a later
- * ACK's cumulative PSN or the requester's timer covers it. */
+/* Responder: a selective ACK owed for psn.  The queue grows to the window;
+ * full at that, it loses the ACK: a later ACK's cumulative PSN or the
+ * requester's timer covers it. */
 static void
 mp_queue_ack(struct et_qp *qp, uint32_t psn, uint16_t sport, bool ce)
 {
 	struct et_qp_mp *mp = qp->mp;
 
-	if (mp->ack_tail - mp->ack_head == ET_QP_MP_WINDOW) {
+	if (mp->ack_tail - mp->ack_head == mp->ack_cap &&
+	    (mp->ack_cap == ET_QP_MP_WINDOW || mp_ack_grow(qp))) {
 		qp->st.acks_unsent++;
 		return;
 	}
-	mp->acks[mp->ack_tail++ & MP_MASK] = (struct et_mp_ack){psn, sport, ce};
+	mp->acks[mp->ack_tail++ & (mp->ack_cap - 1)] = (struct et_mp_ack){psn, sport, ce};
 }
 
 /* epsn moves over the packets placed; a message ends at each AckReq, and a
@@ -428,16 +535,17 @@ static void
 mp_advance(struct et_qp *qp)
 {
 	struct et_qp_mp *mp = qp->mp;
+	struct et_mp_rslot *r;
 
-	while (bit_get(mp->got, qp->epsn)) {
-		uint32_t i = mp_slot(qp->epsn);
+	while ((r = mp_rslot(qp, qp->epsn))->flags & ET_MP_GOT) {
+		uint8_t f = r->flags;
 
-		bit_put(mp->got, qp->epsn, false);
-		mp->rx_len += mp->len[i];
-		if (bit_get(mp->last, qp->epsn)) {
-			if (bit_get(mp->imm, qp->epsn)) {
+		r->flags = 0;
+		mp->rx_len += r->len;
+		if (f & ET_MP_LAST) {
+			if (f & ET_MP_IMM) {
 				et_qp_complete_recv(qp, ET_WC_RECV_RDMA_WITH_IMM, ET_WC_SUCCESS,
-					      mp->rx_len, true, mp->imm_data[i]);
+					      mp->rx_len, true, r->imm);
 				mp->imm_pending--;
 			}
 			mp->rx_len = 0;
@@ -454,14 +562,16 @@ mp_responder_rx(struct et_qp *qp, const struct et_roce_pkt *pkt, uint16_t echo)
 	struct et_qp_mp *mp = qp->mp;
 	int32_t d = et_psn_diff(h->psn, qp->epsn);
 	bool ce = h->ecn == ET_ECN_CE, imm = h->opcode == ET_OP_WRITE_ONLY_IMM;
-	uint32_t len = pkt->payload_len, i = mp_slot(h->psn);
+	uint32_t len = pkt->payload_len;
+	struct et_mp_rslot *r;
 	uint8_t *dst = NULL;
 
 	if (h->opcode != ET_OP_WRITE_ONLY && !imm) {
 		et_qp_responder_fail(qp, ET_NAK_INVALID_REQ, ET_WC_REM_INV_REQ_ERR);
 		return;
 	}
-	if (d < 0 || (d < (int32_t)ET_QP_MP_WINDOW && bit_get(mp->got, h->psn))) {
+	/* every PSN placed and not passed is in [epsn, epsn + rx_cap) */
+	if (d < 0 || (d < (int32_t)mp->rx_cap && (mp_rslot(qp, h->psn)->flags & ET_MP_GOT))) {
 		qp->st.rx_dup++;
 		mp_queue_ack(qp, h->psn, echo, ce);
 		return;
@@ -485,13 +595,16 @@ mp_responder_rx(struct et_qp *qp, const struct et_roce_pkt *pkt, uint16_t echo)
 		et_qp_responder_fail(qp, ET_NAK_REMOTE_ACCESS, ET_WC_REM_ACCESS_ERR);
 		return;
 	}
+	if ((uint32_t)d >= mp->rx_cap && mp_rx_grow(qp, (uint32_t)d)) {
+		qp->st.rx_dropped++; /* no memory: not acknowledged, sent again */
+		return;
+	}
 	if (len)
 		memcpy(dst, pkt->payload, len);
-	bit_put(mp->got, h->psn, true);
-	bit_put(mp->last, h->psn, h->ackreq);
-	bit_put(mp->imm, h->psn, imm);
-	mp->len[i] = (uint16_t)len;
-	mp->imm_data[i] = h->imm;
+	r = mp_rslot(qp, h->psn);
+	r->flags = (uint8_t)(ET_MP_GOT | (h->ackreq ? ET_MP_LAST : 0) | (imm ? ET_MP_IMM : 0));
+	r->len = (uint16_t)len;
+	r->imm = h->imm;
 	mp->imm_pending += imm;
 	qp->st.rx_pkts++;
 	qp->st.rx_bytes += len;
@@ -505,7 +618,7 @@ static struct rte_mbuf *
 mp_build_ack(struct et_qp *qp)
 {
 	struct et_qp_mp *mp = qp->mp;
-	const struct et_mp_ack *a = &mp->acks[mp->ack_head & MP_MASK];
+	const struct et_mp_ack *a = &mp->acks[mp->ack_head & (mp->ack_cap - 1)];
 	struct rte_mbuf *m;
 
 	m = et_qp_build_ack(qp, a->sport, a->psn, et_aeth_ack(ET_AETH_CREDITS_UNLIMITED),
@@ -522,6 +635,32 @@ mp_init(struct et_qp *qp)
 {
 	qp->mp = calloc(1, sizeof(*qp->mp));
 	return qp->mp ? 0 : -ENOMEM;
+}
+
+static void
+mp_fini(struct et_qp *qp)
+{
+	if (qp->mp == NULL)
+		return;
+	free(qp->mp->tx);
+	free(qp->mp->tq);
+	free(qp->mp->rtx);
+	free(qp->mp->rx);
+	free(qp->mp->acks);
+	free(qp->mp);
+	qp->mp = NULL;
+}
+
+size_t
+et_qp_mp_state_bytes(const struct et_qp *qp)
+{
+	const struct et_qp_mp *mp = qp->mp;
+
+	if (mp == NULL)
+		return 0;
+	return sizeof(*mp) + mp->tx_cap * (sizeof(*mp->tx) + 2 * sizeof(*mp->tq) +
+					   2 * sizeof(*mp->rtx)) +
+	       mp->rx_cap * sizeof(*mp->rx) + mp->ack_cap * sizeof(*mp->acks);
 }
 
 static void
@@ -557,7 +696,7 @@ mp_deadline(const struct et_qp *qp)
 
 	/* mp_prune keeps the head live: the earliest packet timer */
 	if (mp->tq_head != mp->tq_tail)
-		d = mp->tq[mp->tq_head & MPQ_MASK].deadline;
+		d = mp->tq[mp->tq_head & mpq_mask(mp)].deadline;
 	if (qp->rnr_until && qp->rnr_until < d &&
 	    (mp->rtx_head != mp->rtx_tail || qp->snd_nxt != qp->sq_next_psn))
 		d = qp->rnr_until;
@@ -566,6 +705,7 @@ mp_deadline(const struct et_qp *qp)
 
 const struct et_qp_ops et_qp_mp_ops = {
 	.init = mp_init,
+	.fini = mp_fini,
 	.fail = mp_fail,
 	.requester_rx = mp_requester_rx,
 	.responder_rx = mp_responder_rx,

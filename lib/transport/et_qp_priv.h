@@ -14,6 +14,7 @@
 #define ET_QP_PRIV_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "transport/et_qp.h"
@@ -35,6 +36,8 @@ enum et_rx_msg { ET_RX_NONE, ET_RX_SEND, ET_RX_WRITE };
 struct et_qp_ops {
 	/* optional: allocate the mode's state; 0 or -ENOMEM */
 	int (*init)(struct et_qp *qp);
+	/* optional: free it (also after a failed init) */
+	void (*fini)(struct et_qp *qp);
 	/* optional: the QP failed; drop what is queued to send */
 	void (*fail)(struct et_qp *qp);
 	/* an ACK or NAK */
@@ -122,6 +125,12 @@ struct et_qp {
 
 	struct et_qp_stats st;
 };
+
+/* ---- et_qp_mp.c ---- */
+
+/* Bytes of multipath state the QP holds now (0 in the in-order mode): it
+ * grows with the PSNs in flight, placed ahead and ACKs owed. */
+size_t et_qp_mp_state_bytes(const struct et_qp *qp);
 
 /* ---- et_qp.c, for both modes ---- */
 
