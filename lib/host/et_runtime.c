@@ -49,13 +49,7 @@ sub_alloc(struct et_rt_host *h)
 void
 et_rt_stats_add_qp(struct et_rt_stats *st, const struct et_qp *qp)
 {
-	const struct et_qp_stats *q = et_qp_stats(qp);
-
-	st->retransmits += q->retransmits;
-	st->timeouts += q->timeouts;
-	st->naks += q->naks_rx;
-	st->cnps += q->cnps_rx;
-	st->alloc_fail += q->alloc_fail;
+	et_ctr_add(&et_qp_ctrs, &st->qp, et_qp_stats(qp));
 }
 
 static void

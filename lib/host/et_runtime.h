@@ -78,7 +78,7 @@ struct et_rt_conf {
 
 struct et_rt_stats {
 	uint64_t qps_created;
-	uint64_t retransmits, timeouts, naks, cnps, alloc_fail;
+	struct et_qp_stats qp;    /* every QP of the rank's subflows, both ends */
 };
 
 /* Why a rank stopped: set once, with the rank and the QP concerned. */

@@ -107,19 +107,16 @@ links_balance(struct et_fabric *f)
  * ended (a GONE, DROP or FAULT counter); and on every link, sent =
  * received.  Virtual clock only: real-clock workers may still hold frames. */
 static void
-account(struct et_fabric *f)
+account(struct et_fabric *f, const struct tally *y)
 {
-	struct tally y = {0};
-
 	if (f->p.real_clock || f->error[0])
 		return;
-	each_block(f, tally_block, &y);
-	f->st.frames_made = y.made;
-	f->st.frames_accounted = y.ended;
+	f->st.frames_made = y->made;
+	f->st.frames_accounted = y->ended;
 	f->st.mbufs_in_use = rte_mempool_in_use_count(f->pool);
-	if (y.made != y.ended)
+	if (y->made != y->ended)
 		et_fabric_fail(f, "accounting: %" PRIu64 " frames made, %" PRIu64
-			       " received or dropped", y.made, y.ended);
+			       " received or dropped", y->made, y->ended);
 	else if (f->st.mbufs_in_use)
 		et_fabric_fail(f, "%" PRIu64 " mbufs still in use after the links drained",
 			       f->st.mbufs_in_use);
@@ -208,12 +205,12 @@ et_fabric_collect(struct et_fabric *f)
 			if (h->nic.q[k].qp)
 				et_rt_stats_add_qp(&rs, h->nic.q[k].qp);
 		s->qps_created += rs.qps_created;
-		s->retransmits += rs.retransmits;
-		s->timeouts += rs.timeouts;
-		s->naks += rs.naks;
-		s->cnps += rs.cnps;
-		s->alloc_fail += rs.alloc_fail;
+		s->retransmits += rs.qp.retransmits;
+		s->timeouts += rs.qp.timeouts;
+		s->naks += rs.qp.naks_rx;
+		s->cnps += rs.qp.cnps_rx;
+		s->alloc_fail += rs.qp.alloc_fail;
 	}
 	s->drops += s->rx_bad;
-	account(f);
+	account(f, &y);
 }
