@@ -40,8 +40,10 @@ static int
 eal_defaults(const struct et_app_eal *d, char *prog)
 {
 	char mem[24], lcores[32];
-	char *argv[16] = {prog, "-l", lcores, "--no-pci", "--log-level=error"};
-	int n = 5, first_errno = 0;
+	/* DPDK's notices off, the program's messages on */
+	char *argv[16] = {prog, "-l", lcores, "--no-pci", "--log-level=*:error",
+			  "--log-level=ethereal.*:info"};
+	int n = 6, first_errno = 0;
 
 	snprintf(lcores, sizeof(lcores), "%s", d->lcores);
 	snprintf(mem, sizeof(mem), "%" PRIu64, d->mem_mb);

@@ -5,7 +5,8 @@
  * program that has defaults runs on them, needing nothing of the machine:
  * hugepages when enough are free, else ordinary memory
  * (--no-huge --no-shconf -m MB; --in-memory is refused with --no-huge in
- * DPDK 22.11), no PCI probing, errors-only logging.  A program without
+ * DPDK 22.11), no PCI probing, DPDK's own logging errors-only (the
+ * program's messages at info).  A program without
  * defaults hands DPDK the whole line, as DPDK's own examples do.
  */
 #ifndef ET_APP_EAL_H

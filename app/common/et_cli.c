@@ -11,14 +11,52 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <rte_log.h>
+
 #include "base/et_conf.h"
 
 static const char *program = "ethereal";
+static int logtype = RTE_LOGTYPE_USER1;
 
 void
 et_cli_program(const char *name)
 {
+	char type[64];
+	char *dash;
+	int t;
+
 	program = name;
+	/* ethereal-node logs as ethereal.node, DPDK's dotted style, so
+	 * --log-level=ethereal.*:LEVEL reaches every program */
+	snprintf(type, sizeof(type), "%s", name);
+	dash = strchr(type, '-');
+	if (dash != NULL)
+		*dash = '.';
+	t = rte_log_register_type_and_pick_level(type, RTE_LOG_INFO);
+	if (t >= 0)
+		logtype = t;
+	/* messages apart from results: stdout carries only tables and
+	 * paths, whatever --log-level says (and nothing goes to syslog) */
+	rte_openlog_stream(stderr);
+}
+
+void
+et_vlog(uint32_t level, const char *fmt, va_list ap)
+{
+	char msg[1024];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	rte_log(level, (uint32_t)logtype, "%s: %s\n", program, msg);
+}
+
+void
+et_log(uint32_t level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	et_vlog(level, fmt, ap);
+	va_end(ap);
 }
 
 const char *
@@ -30,7 +68,7 @@ et_cli_name(void)
 int
 et_cli_bad(const char *opt, const char *what, const char *got)
 {
-	fprintf(stderr, "%s: %s: expected %s, got '%s'\n", program, opt, what, got);
+	et_log(RTE_LOG_ERR, "%s: expected %s, got '%s'", opt, what, got);
 	return -1;
 }
 
@@ -39,11 +77,9 @@ et_cli_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", program);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	et_vlog(RTE_LOG_ERR, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return -1;
 }
 

@@ -4,11 +4,20 @@
  * it (numbers, byte counts with K/M/G, times with ns/us/ms/s, a choice
  * among names).  The et_cli_* functions print that message and return -1;
  * et_parse_* only parse.
+ *
+ * Messages (errors, warnings, progress) go through rte_log under the
+ * program's own type, ethereal.NAME (ethereal.node, ...), to stderr, so
+ * DPDK's --log-level quiets them like any library's: --log-level=error
+ * keeps errors only, --log-level=ethereal.*:warning ours only.  Results
+ * (tables, paths) go to stdout with printf and are never quieted.
  */
 #ifndef ET_CLI_H
 #define ET_CLI_H
 
+#include <stdarg.h>
 #include <stdint.h>
+
+#include <rte_log.h>
 
 /* Exit codes, the same in every program: 0 done, 1 the run failed (or the
  * machine refused: DPDK, memory, a port), 2 a bad command line or conf. */
@@ -16,9 +25,16 @@
 #define ET_EXIT_FAIL 1
 #define ET_EXIT_USAGE 2
 
-/* The program name every message starts with ("ethereal-node"). */
+/* The program name every message starts with ("ethereal-node"); registers
+ * its log type.  Called first in main, before the EAL parses --log-level. */
 void et_cli_program(const char *name);
 const char *et_cli_name(void);
+
+/* "PROGRAM: " and the message at level (RTE_LOG_ERR ... RTE_LOG_DEBUG). */
+void et_log(uint32_t level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void et_vlog(uint32_t level, const char *fmt, va_list ap);
+#define et_warn(...) et_log(RTE_LOG_WARNING, __VA_ARGS__)
+#define et_info(...) et_log(RTE_LOG_INFO, __VA_ARGS__)
 
 /* "PROGRAM: OPT: expected WHAT, got 'GOT'"; -1. */
 int et_cli_bad(const char *opt, const char *what, const char *got);

@@ -50,10 +50,10 @@ progress_thread(void *arg)
 			continue;
 		next += 10;
 		if (atomic_load(&progress_steps) > 1)
-			fprintf(stderr, "ethereal-fabric: collective %u/%u, %" PRIu64 " s so far\n",
+			et_info("collective %u/%u, %" PRIu64 " s so far",
 				atomic_load(&progress_step), atomic_load(&progress_steps), elapsed);
 		else
-			fprintf(stderr, "ethereal-fabric: running, %" PRIu64 " s so far\n", elapsed);
+			et_info("running, %" PRIu64 " s so far", elapsed);
 	}
 	return NULL;
 }
@@ -240,7 +240,7 @@ main(int argc, char **argv)
 			rc = ET_EXIT_FAIL;
 	}
 	if (rc && r.error[0])
-		fprintf(stderr, "ethereal-fabric: %s\n", r.error);
+		et_cli_error("%s", r.error);
 	rte_eal_cleanup();
 	cli_free(&o);
 	return rc;

@@ -236,7 +236,7 @@ load_conf(const char *file, struct et_fabric_params *p, struct cli *o)
 	rc = 0;
 out:
 	if (rc)
-		fprintf(stderr, "ethereal-fabric: %s\n", c.err);
+		et_cli_error("%s", c.err);
 	et_conf_close(&c);
 	return rc;
 }
@@ -284,11 +284,11 @@ parse_cli(int argc, char **argv, struct cli *o)
 		case 'F': o->faults = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		case ':':
-			fprintf(stderr, "ethereal-fabric: %s: expected a value (see --help)\n",
+			et_cli_error("%s: expected a value (see --help)",
 				argv[optind - 1]);
 			return -1;
 		default:
-			fprintf(stderr, "ethereal-fabric: %s: unknown option (see --help)\n",
+			et_cli_error("%s: unknown option (see --help)",
 				argv[optind - 1]);
 			return -1;
 		}
@@ -296,7 +296,7 @@ parse_cli(int argc, char **argv, struct cli *o)
 	if (optind < argc)
 		return et_cli_bad("arguments", "options only", argv[optind]);
 	if (!o->config) {
-		fprintf(stderr, "ethereal-fabric: --config FILE is required\n");
+		et_cli_error("--config FILE is required");
 		return -1;
 	}
 	return 0;
@@ -321,7 +321,7 @@ finish_params(struct cli *o, struct et_fabric_params *p)
 	char err[256];
 
 	if (o->lb && et_lb_parse(o->lb, &p->lb, err, sizeof(err))) {
-		fprintf(stderr, "ethereal-fabric: %s: %s\n", origin(o, "--lb"), err);
+		et_cli_error("%s: %s", origin(o, "--lb"), err);
 		return -1;
 	}
 	if (o->collective && et_coll_parse_kind(o->collective, &p->kind))
@@ -340,7 +340,7 @@ finish_params(struct cli *o, struct et_fabric_params *p)
 		return -1;
 	snprintf(p->fails_from, sizeof(p->fails_from), "%s", origin(o, "--fail"));
 	if (o->faults && et_link_faults_parse(o->faults, &p->net.link, err, sizeof(err))) {
-		fprintf(stderr, "ethereal-fabric: --fault: %s\n", err);
+		et_cli_error("--fault: %s", err);
 		return -1;
 	}
 	/* every link of the fabric draws its faults from the run's seed */
@@ -364,7 +364,7 @@ load_workload(const char *file, struct workload *w)
 
 	memset(w, 0, sizeof(*w));
 	if (fp == NULL) {
-		fprintf(stderr, "ethereal-fabric: --workload %s: %s\n", file, strerror(errno));
+		et_cli_error("--workload %s: %s", file, strerror(errno));
 		return -1;
 	}
 	while (fgets(line, sizeof(line), fp)) {
@@ -383,14 +383,14 @@ load_workload(const char *file, struct workload *w)
 			continue;
 		if (n != 2 || et_coll_parse_kind(kind, &k) || et_parse_bytes(size, &bytes) ||
 		    bytes == 0) {
-			fprintf(stderr, "ethereal-fabric: %s:%u: expected 'KIND SIZE' "
-				"(allreduce|allgather|reducescatter|alltoall, bytes like 16M), got '%s'\n",
+			et_cli_error("%s:%u: expected 'KIND SIZE' "
+				"(allreduce|allgather|reducescatter|alltoall, bytes like 16M), got '%s'",
 				file, ln, strtok(line, "\n"));
 			goto fail;
 		}
 		grown = realloc(w->step, (w->n + 1) * sizeof(*w->step));
 		if (grown == NULL) {
-			fprintf(stderr, "ethereal-fabric: --workload %s: out of memory\n", file);
+			et_cli_error("--workload %s: out of memory", file);
 			goto fail;
 		}
 		w->step = grown;
@@ -399,7 +399,7 @@ load_workload(const char *file, struct workload *w)
 	}
 	fclose(fp);
 	if (w->n == 0) {
-		fprintf(stderr, "ethereal-fabric: --workload %s: no collectives\n", file);
+		et_cli_error("--workload %s: no collectives", file);
 		return -1;
 	}
 	return 0;
