@@ -139,6 +139,14 @@ def main():
     t.check(r.returncode == 1 and "transport retry counter exceeded" in r.stderr,
             "retry-cnt 1 into a dead link: an error completion names the QP, exit 1",
             f"exit {r.returncode}\n{r.stderr}")
+    # messages go through rte_log under ethereal.fabric: DPDK's --log-level quiets
+    # them; the exit status still tells
+    quiet = [exe] + EAL[:-1] + ["--log-level=ethereal.fabric:critical", "--", "--config", dead,
+                                "--quiet", "--lb", "ecmp", "--size", "1M", "--fail", "0.0"]
+    r = subprocess.run(quiet, capture_output=True, text=True, timeout=600)
+    t.check(r.returncode == 1 and "retry counter exceeded" not in r.stderr,
+            "--log-level=ethereal.fabric:critical quiets the error line, exit 1 still",
+            f"exit {r.returncode}\n{r.stderr}")
 
     # the real clock: the TSC, not the event queue
     r, res = t.run("smoke.ini", ["--lb", "ethereal", "--clock", "real", "--size", "64K",
