@@ -98,7 +98,10 @@ bench_endpoint(struct bench_out *o, struct rte_mempool *mp)
 	unsigned int lcore = rte_get_next_lcore(rte_lcore_id(), 1, 0);
 	bool two_cores = lcore < RTE_MAX_LCORE;
 	struct et_port a, b;
-	uint64_t t0, t_end, pkts0, bytes0, retx = 0;
+	uint64_t now, t0, t_end, pkts0, bytes0, retx = 0, tmo = 0, naks = 0, ooo = 0, dup = 0;
+	/* a timeout needs 1 ms without an ACK: the longest silence of the
+	 * receiver, and of this loop itself, say which side went away */
+	uint64_t last_poll, last_ack, acks = 0, poll_gap = 0, ack_gap = 0;
 	struct et_wc wc[32];
 	double s;
 	int i;
@@ -141,7 +144,17 @@ bench_endpoint(struct bench_out *o, struct rte_mempool *mp)
 	t_end = t0 + 1000000000ull;
 	pkts0 = S[1].nic.st.rx_pkts;
 	bytes0 = 0;
-	while (ns() < t_end) {
+	last_poll = last_ack = t0;
+	while ((now = ns()) < t_end) {
+		if (now - last_poll > poll_gap)
+			poll_gap = now - last_poll;
+		last_poll = now;
+		if (S[0].nic.st.rx_pkts != acks) {
+			acks = S[0].nic.st.rx_pkts;
+			last_ack = now;
+		} else if (now - last_ack > ack_gap) {
+			ack_gap = now - last_ack;
+		}
 		for (i = 0; i < NQP; i++)
 			while (et_qp_sq_outstanding(S[0].qp[i]) < DEPTH) {
 				struct et_send_wr wr = {.opcode = ET_WR_RDMA_WRITE,
@@ -166,11 +179,21 @@ bench_endpoint(struct bench_out *o, struct rte_mempool *mp)
 	for (i = 0; i < NQP; i++) {
 		bytes0 += et_qp_stats(S[1].qp[i])->rx_bytes;
 		retx += et_qp_stats(S[0].qp[i])->retransmits;
+		tmo += et_qp_stats(S[0].qp[i])->timeouts;
+		naks += et_qp_stats(S[0].qp[i])->naks_rx;
+		ooo += et_qp_stats(S[1].qp[i])->rx_out_of_order;
+		dup += et_qp_stats(S[1].qp[i])->rx_dup;
 	}
 	bench_num(o, "endpoint_gbps", bytes0 * 8 / s / 1e9);
 	bench_num(o, "endpoint_mpps", (S[1].nic.st.rx_pkts - pkts0) / s / 1e6);
 	bench_num(o, "endpoint_lcores", two_cores ? 2 : 1);
 	bench_num(o, "endpoint_retransmits", (double)retx);
+	bench_num(o, "endpoint_timeouts", (double)tmo);
+	bench_num(o, "endpoint_naks", (double)naks);
+	bench_num(o, "endpoint_rx_out_of_order", (double)ooo);
+	bench_num(o, "endpoint_rx_dup", (double)dup);
+	bench_num(o, "endpoint_sender_max_pause_us", poll_gap / 1e3);
+	bench_num(o, "endpoint_max_ack_silence_us", ack_gap / 1e3);
 	bench_num(o, "memcpy_4k_gbps", memcpy_gbps());
 	side_free(&S[0]);
 	side_free(&S[1]);

@@ -11,6 +11,7 @@
 #include "et_test.h"
 
 #include <rte_ip.h>
+#include <rte_ring.h>
 
 #include "sim/et_net.h"
 #include "host/et_nic.h"
@@ -44,7 +45,7 @@ struct host {
 };
 
 static struct host H[2];
-static struct et_qp *QP[2][8];
+static struct et_qp *QP[2][64];
 
 static void
 host_init(struct host *h, const struct et_port *port, uint32_t ip, uint8_t id,
@@ -139,7 +140,7 @@ run(struct et_net *net, uint64_t now, bool (*done)(void), uint64_t until)
 	return now;
 }
 
-static uint32_t expect_send;
+static uint32_t expect_send, expect_recv, expect_bytes;
 
 static bool
 sends_done(void)
@@ -147,13 +148,11 @@ sends_done(void)
 	return et_cq_count(&H[0].scq) >= expect_send;
 }
 
-/* Messages of many sizes on every QP, WRITE and SEND; all verified. */
-static uint64_t
-transfer(struct et_net *net, int nqp)
+/* Messages of many sizes on every QP, WRITE and SEND, half of the memory. */
+static void
+post_transfer(int nqp)
 {
 	uint32_t off = 0, i = 0, nrecv = 0;
-	uint64_t now;
-	struct et_wc wc;
 
 	expect_send = 0;
 	while (off < MEM / 2) {
@@ -181,14 +180,34 @@ transfer(struct et_net *net, int nqp)
 		off += len;
 		i++;
 	}
-	now = run(net, 0, sends_done, 10ull * 1000000000);
+	expect_recv = nrecv;
+	expect_bytes = off;
+}
+
+/* Every request and receive completed well, every byte where it belongs. */
+static void
+check_transfer(void)
+{
+	struct et_wc wc;
+
 	assert_int_equal(et_cq_count(&H[0].scq), expect_send);
 	while (et_cq_poll(&H[0].scq, &wc, 1))
 		assert_int_equal(wc.status, ET_WC_SUCCESS);
-	assert_int_equal(et_cq_count(&H[1].rcq), nrecv);
+	assert_int_equal(et_cq_count(&H[1].rcq), expect_recv);
 	while (et_cq_poll(&H[1].rcq, &wc, 1))
 		assert_int_equal(wc.status, ET_WC_SUCCESS);
-	assert_memory_equal(H[1].mem, H[0].mem, off);
+	assert_memory_equal(H[1].mem, H[0].mem, expect_bytes);
+}
+
+/* post_transfer, run to its end, check_transfer; the virtual time taken. */
+static uint64_t
+transfer(struct et_net *net, int nqp)
+{
+	uint64_t now;
+
+	post_transfer(nqp);
+	now = run(net, 0, sends_done, 10ull * 1000000000);
+	check_transfer();
 	return now;
 }
 
@@ -847,6 +866,109 @@ test_rnr_wait_ends(void **state)
 	hosts_free(&a, &b);
 }
 
+/* Host 0 sends post_transfer(4), polled every 100 ns, while host 1 wakes
+ * every rx_every_ns and then polls up to bursts times (each taking at most
+ * 32 frames) or until it has nothing to do. */
+static void
+run_slow_receiver(uint64_t rx_every_ns, uint32_t bursts)
+{
+	uint64_t now;
+
+	post_transfer(4);
+	for (now = 0; !sends_done(); now += 100) {
+		assert_true(now < 1000000000ull);
+		et_nic_poll(&H[0].nic, now);
+		if (now % rx_every_ns == 0)
+			for (uint32_t k = 0; k < bursts && et_nic_poll(&H[1].nic, now); k++)
+				;
+	}
+	check_transfer();
+}
+
+static void
+slow_receiver_hosts(struct et_port *a, struct et_port *b, const char *name, uint32_t ring,
+		    int nqp)
+{
+	struct et_link_model wire = {0};
+
+	assert_int_equal(et_port_net_ring_pair(a, b, name, ring, 0, pool), 0);
+	host_init(&H[0], a, RTE_IPV4(10, 0, 0, 1), 1, &wire);
+	host_init(&H[1], b, RTE_IPV4(10, 0, 0, 2), 2, &wire);
+	connect_qps(nqp, &H[1].nic.mac, &H[0].nic.mac);
+}
+
+static uint64_t
+sender_timeouts(int nqp)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < nqp; i++)
+		n += QP[0][i]->st.timeouts;
+	return n;
+}
+
+/* A receiver much slower than its sender (one burst of 32 frames every
+ * 400 us, 0.66 Gbit/s), behind a ring of 64 frames that is full all the
+ * time: a full ring holds the sender back (its egress waits), it loses
+ * nothing, and not one packet is sent twice. */
+static void
+test_slow_receiver(void **state)
+{
+	struct et_port a, b;
+
+	(void)state;
+	slow_receiver_hosts(&a, &b, "slow", 64, 4);
+	run_slow_receiver(400000, 1);
+	assert_true(H[0].nic.eg.st.port_busy > 0); /* the ring was full */
+	assert_int_equal(sender_timeouts(4), 0);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(QP[0][i]->st.retransmits, 0);
+		assert_int_equal(QP[1][i]->st.rx_dup, 0);
+	}
+	hosts_free(&a, &b);
+}
+
+/* The sender's core is taken away for 3 ms, past every QP's timeout, while
+ * the receiver acknowledges everything: back, the sender finds 512 ACKs
+ * for 64 QPs in its ring.  It reads them all before any timer fires (a
+ * timer must not fire for an ACK that waits unread), so nothing times out
+ * and nothing is sent twice. */
+static void
+test_sender_away(void **state)
+{
+	struct et_port a, b;
+	uint64_t now;
+
+	(void)state;
+	slow_receiver_hosts(&a, &b, "away", 1024, 64);
+	expect_send = 64;
+	for (int i = 0; i < 64; i++) {
+		struct et_send_wr wr = {.wr_id = (uint64_t)i, .opcode = ET_WR_RDMA_WRITE,
+					.local_addr = H[0].mem + i * 8192, .length = 8192,
+					.lkey = H[0].mr->key,
+					.remote_addr = (uintptr_t)(H[1].mem + i * 8192),
+					.rkey = H[1].mr->key};
+
+		assert_int_equal(et_nic_post_send(&H[0].nic, QP[0][i], &wr), 0);
+	}
+	for (now = 0; now < 100000; now += 100)
+		et_nic_poll(&H[0].nic, now);
+	for (; now < 3000000; now += 100)
+		et_nic_poll(&H[1].nic, now);
+	assert_true(rte_ring_count(a.rx) > 32);
+	for (; !sends_done(); now += 100) {
+		assert_true(now < 100000000ull);
+		et_nic_poll(&H[0].nic, now);
+		et_nic_poll(&H[1].nic, now);
+	}
+	assert_int_equal(sender_timeouts(64), 0);
+	assert_true(H[0].nic.st.rx_catch_up > 0);
+	for (int i = 0; i < 64; i++)
+		assert_int_equal(QP[0][i]->st.retransmits, 0);
+	assert_memory_equal(H[1].mem, H[0].mem, 64 * 8192);
+	hosts_free(&a, &b);
+}
+
 int
 main(void)
 {
@@ -858,6 +980,8 @@ main(void)
 		cmocka_unit_test(test_round_robin),
 		cmocka_unit_test(test_timer_heap),
 		cmocka_unit_test(test_rnr_wait_ends),
+		cmocka_unit_test(test_slow_receiver),
+		cmocka_unit_test(test_sender_away),
 		cmocka_unit_test(test_link_faults),
 		cmocka_unit_test(test_wire_link_faults),
 		cmocka_unit_test(test_hostile_frames),

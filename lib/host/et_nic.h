@@ -39,7 +39,8 @@
 	X(ctrl_tx, MADE, "control frames sent (ARP)") \
 	X(ctrl_tx_drop, INFO, "ARP answers with no mbuf or queue room") \
 	X(timer_fires, INFO, "QP timers fired") \
-	X(timer_stalls, INFO, "QP timers still due once fired: put off to the next ns")
+	X(timer_stalls, INFO, "QP timers still due once fired: put off to the next ns") \
+	X(rx_catch_up, INFO, "RX bursts read before due timers fire (their ACKs may wait)")
 
 struct et_nic_stats {
 	ET_NIC_COUNTERS(ET_CTR_FIELD, ET_CTR_ARRAY_FIELD)
@@ -111,8 +112,9 @@ void et_nic_activate(struct et_nic *n, struct et_qp *qp, int pos);
 int et_nic_arp_request(struct et_nic *n, uint32_t ip, uint64_t now);
 
 /* RX, timers, TX and the link, at now; the work done (0: nothing now).
- * Bounded: one burst in, each QP timer due by now fires once, the egress
- * filled up to its budget; the caller's loop gets control back. */
+ * Bounded: one burst in (up to 8 more while timers are due), each QP
+ * timer due by now fires once, the egress filled up to its budget; the
+ * caller's loop gets control back. */
 uint32_t et_nic_poll(struct et_nic *n, uint64_t now);
 
 /* When the NIC next has work; UINT64_MAX if none. */
