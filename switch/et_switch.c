@@ -501,7 +501,8 @@ arp_in(struct et_switch *sw, uint16_t pi, struct rte_mbuf *m, uint64_t now)
 	}
 	rte_pktmbuf_reset(m);
 	out = (uint8_t *)rte_pktmbuf_append(m, ET_ARP_FRAME_LEN);
-	if (out == NULL || !et_arp_build_reply(out, ET_ARP_FRAME_LEN, &req, p->mac.addr_bytes, p->ip) ||
+	if (out == NULL ||
+	    !et_arp_build_reply(out, ET_ARP_FRAME_LEN, &req, p->mac.addr_bytes, p->ip) ||
 	    !et_egress_enqueue_ctrl(&p->eg, m)) {
 		p->st.arp_unanswered++;
 		rte_pktmbuf_free(m);

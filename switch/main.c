@@ -115,7 +115,7 @@ add_prefixes(struct et_conf *c, const char *sec, const char *list, uint16_t pi,
 
 /* Port pi's address, the gateway of the hosts behind it: `ip = A.B.C.D` or
  * `none`.  By default a down port whose first prefix is a /24 or longer
- * gets .254 of that /24 (10.T.T.254 for ToR T's hosts 10.T.T.x, the
+ * gets .254 of that /24 (10.0.5.254 for ToR 5's hosts 10.0.5.x, the
  * fabric's addressing), unless a prefix of the switch covers it (a host's
  * address, or a whole subnet below a spine's port): then none. */
 static int
