@@ -10,11 +10,14 @@
 #include "link/et_capture.h"
 #include "base/et_csum.h"
 #include "topo/et_path.h"
+#include "wire/et_arp_frame.h"
 #include "wire/et_pfc.h"
 #include "et_switch.h"
 #include "wire/et_wire.h"
 
 #define BURST 32
+/* the next hop of a port address's /32: the switch itself */
+#define NH_LOCAL 0xffffffu
 
 #define DROP_NAME(id, name) [ET_SW_DROP_##id] = #name,
 static const char *const drop_names[ET_SW_DROP_COUNT] = {ET_SW_DROPS(DROP_NAME)};
@@ -41,6 +44,8 @@ et_sw_params_default(struct et_sw_params *p)
 	p->queue_pkts = 1u << 15;
 	p->ecmp_seed = 0x9e3779b9;
 	p->max_frame = 9216; /* the usual jumbo limit of datacenter switches */
+	p->arp_refill_ns = 10000000; /* as ethereal-node's responder */
+	p->arp_burst = 8;
 }
 
 uint64_t
@@ -190,6 +195,7 @@ et_switch_add_port(struct et_switch *sw, const struct et_port *port,
 	p->uplink = uplink;
 	p->mac = *mac;
 	p->peer_mac = *peer_mac;
+	et_token_bucket_init(&p->arp_tx, sw->p.arp_refill_ns, sw->p.arp_burst);
 	sw->n_ports++;
 	update_live_uplinks(sw);
 	return i;
@@ -256,6 +262,8 @@ et_switch_add_route(struct et_switch *sw, uint32_t prefix, uint8_t depth, uint16
 	if (port >= sw->n_ports || depth > 32)
 		return -EINVAL;
 	if (route_present(sw, prefix, depth, &nh)) {
+		if (nh == NH_LOCAL)
+			return -EEXIST; /* a port's address */
 		g = &sw->groups[nh];
 	} else {
 		if (sw->n_groups == ET_SW_MAX_PORTS)
@@ -271,6 +279,35 @@ et_switch_add_route(struct et_switch *sw, uint32_t prefix, uint8_t depth, uint16
 		return -ENOSPC;
 	g->port[g->n++] = (uint8_t)port;
 	return 0;
+}
+
+int
+et_switch_set_port_ip(struct et_switch *sw, uint16_t port, uint32_t ip)
+{
+	uint32_t nh;
+
+	if (port >= sw->n_ports || (sw->ports[port].ip && ip != sw->ports[port].ip))
+		return -EINVAL;
+	if (ip == 0)
+		return 0;
+	/* a local /32: IPv4 to the address stops here instead of going up
+	 * (and coming back down, until its TTL ran out) */
+	if (route_present(sw, ip, 32, &nh)) {
+		if (nh != NH_LOCAL)
+			return -EEXIST;
+	} else if (route_add(sw, ip, 32, NH_LOCAL)) {
+		return -ENOSPC;
+	}
+	sw->ports[port].ip = ip;
+	return 0;
+}
+
+bool
+et_switch_routes(const struct et_switch *sw, uint32_t dst)
+{
+	uint32_t nh;
+
+	return route_lookup(sw, dst, &nh) == 0 && nh != NH_LOCAL;
 }
 
 void
@@ -440,6 +477,58 @@ enqueue(struct et_switch *sw, uint16_t in, uint16_t out, struct rte_mbuf *m,
 	}
 }
 
+/* An ARP frame on port pi: a request for the port's address is answered
+ * (the request's mbuf becomes the reply, ahead of the data like PAUSE);
+ * anything else is dropped, counted. */
+static void
+arp_in(struct et_switch *sw, uint16_t pi, struct rte_mbuf *m, uint64_t now)
+{
+	struct et_sw_port *p = &sw->ports[pi];
+	struct et_arp_msg req;
+	uint8_t *out;
+
+	if (et_arp_parse(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), &req))
+		return drop(p, ET_SW_DROP_MALFORMED, m);
+	/* replies, gratuitous ARP and requests for others (a host below asking
+	 * for its neighbour: it must route through us) are not ours */
+	if (req.op != ET_ARP_OP_REQUEST || p->ip == 0 || req.tpa != p->ip)
+		return drop(p, ET_SW_DROP_NON_IP, m);
+	p->st.arp_requests++;
+	if (p->eg.ctrl_n == RTE_DIM(p->eg.ctrl) || !et_token_bucket_take(&p->arp_tx, now)) {
+		p->st.arp_unanswered++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	rte_pktmbuf_reset(m);
+	out = (uint8_t *)rte_pktmbuf_append(m, ET_ARP_FRAME_LEN);
+	if (out == NULL ||
+	    !et_arp_build_reply(out, ET_ARP_FRAME_LEN, &req, p->mac.addr_bytes, p->ip) ||
+	    !et_egress_enqueue_ctrl(&p->eg, m)) {
+		p->st.arp_unanswered++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	p->st.arp_replies++;
+}
+
+/* Whatever is not IPv4 leaves forward() at its first test and comes here,
+ * off the forwarding path: PAUSE/PFC, ARP, and the rest, dropped. */
+static __rte_noinline void
+not_ipv4(struct et_switch *sw, uint16_t pi, struct rte_mbuf *m, uint64_t now)
+{
+	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint16_t type = et_load16(f + 12);
+
+	if (type == ET_ETHER_TYPE_MAC_CONTROL) {
+		on_pause(sw, pi, f, rte_pktmbuf_data_len(m), now);
+		rte_pktmbuf_free(m);
+	} else if (type == ET_ETHER_TYPE_ARP) {
+		arp_in(sw, pi, m, now);
+	} else {
+		drop(&sw->ports[pi], ET_SW_DROP_NON_IP, m);
+	}
+}
+
 static void
 forward(struct et_switch *sw, uint16_t in, struct rte_mbuf *m, uint64_t now)
 {
@@ -463,13 +552,8 @@ forward(struct et_switch *sw, uint16_t in, struct rte_mbuf *m, uint64_t now)
 	len = rte_pktmbuf_data_len(m);
 	if (len < RTE_ETHER_HDR_LEN)
 		return drop(ip_, ET_SW_DROP_MALFORMED, m);
-	if (et_load16(f + 12) == ET_ETHER_TYPE_MAC_CONTROL) {
-		on_pause(sw, in, f, len, now);
-		rte_pktmbuf_free(m);
-		return;
-	}
-	if (et_load16(f + 12) != RTE_ETHER_TYPE_IPV4)
-		return drop(ip_, ET_SW_DROP_NON_IP, m);
+	if (unlikely(et_load16(f + 12) != RTE_ETHER_TYPE_IPV4))
+		return not_ipv4(sw, in, m, now);
 	ip = f + RTE_ETHER_HDR_LEN;
 	ihl = (uint32_t)(ip[0] & 0xf) * 4;
 	if (len < RTE_ETHER_HDR_LEN + 20 || (ip[0] >> 4) != 4 || ihl < 20 ||
@@ -487,12 +571,15 @@ forward(struct et_switch *sw, uint16_t in, struct rte_mbuf *m, uint64_t now)
 
 	dst = (uint32_t)et_load16(ip + 16) << 16 | et_load16(ip + 18);
 	if (route_lookup(sw, dst, &nh) == 0) {
-		const struct et_sw_group *g = &sw->groups[nh];
-		uint32_t want = g->n == 1 ? 0
-			: roce ? et_path_down_lane(et_load16(l4), g->n)
-			       : flow_hash(sw, ip, l4, ip[9] == IPPROTO_UDP) % g->n;
+		const struct et_sw_group *g;
 
-		out = pick_live(sw, g->port, g->n, want);
+		if (unlikely(nh == NH_LOCAL))
+			return drop(ip_, ET_SW_DROP_LOCAL, m);
+		g = &sw->groups[nh];
+		out = pick_live(sw, g->port, g->n,
+				g->n == 1 ? 0
+				: roce ? et_path_down_lane(et_load16(l4), g->n)
+				       : flow_hash(sw, ip, l4, ip[9] == IPPROTO_UDP) % g->n);
 	} else if (roce && sw->p.mode == ET_SW_SOURCE_ROUTE) {
 		uint8_t u = et_path_uplink(et_load16(l4));
 

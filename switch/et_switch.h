@@ -10,6 +10,12 @@
  * dynamic threshold, ECN step marking above K, optional PFC.  A failed link
  * drops everything; the switch keeps using it until the detection delay has
  * passed, then routes around it.
+ *
+ * A port may have an IPv4 address (et_switch_set_port_ip): the gateway a
+ * kernel host behind it resolves by ARP.  The switch answers ARP requests
+ * for it (rate-limited per port) and drops IPv4 sent to it (it runs no IP
+ * stack).  Frames that are not IPv4 (PAUSE, ARP, the rest) leave the
+ * forwarding path at its first test, for one cold function.
  */
 #ifndef ET_SWITCH_H
 #define ET_SWITCH_H
@@ -20,6 +26,7 @@
 #include <rte_ether.h>
 
 #include "base/et_counters.h"
+#include "base/et_token_bucket.h"
 #include "link/et_egress.h"
 #include "link/et_port.h"
 
@@ -38,7 +45,7 @@ enum et_sw_mode { ET_SW_SOURCE_ROUTE, ET_SW_ECMP };
  * reason is one line here; its counter, name and accounting follow. */
 #define ET_SW_DROPS(X) \
 	X(MALFORMED, malformed)     /* truncated or inconsistent headers */ \
-	X(NON_IP, non_ip)           /* neither IPv4 nor PFC */ \
+	X(NON_IP, non_ip)           /* not IPv4, PFC or an ARP request for the port */ \
 	X(IP_CSUM, ip_checksum) \
 	X(TTL, ttl) \
 	X(NO_ROUTE, no_route)       /* no prefix and no live uplink */ \
@@ -46,7 +53,8 @@ enum et_sw_mode { ET_SW_SOURCE_ROUTE, ET_SW_ECMP };
 	X(BUFFER, buffer)           /* shared buffer or dynamic threshold */ \
 	X(QUEUE, queue_full)        /* egress queue array full */ \
 	X(FAILED, link_failed)      /* sent to or received from a failed link */ \
-	X(OVERSIZE, oversize)       /* longer than the switch's largest frame */
+	X(OVERSIZE, oversize)       /* longer than the switch's largest frame */ \
+	X(LOCAL, local)             /* IPv4 to a port address: no IP stack here */
 
 #define ET_SW_DROP_ENUM(id, name) ET_SW_DROP_##id,
 enum et_sw_drop { ET_SW_DROPS(ET_SW_DROP_ENUM) ET_SW_DROP_COUNT };
@@ -63,7 +71,11 @@ const char *et_sw_drop_name(int d);
 	X(ecn_marks, INFO, "frames marked CE") \
 	X(pause_tx, MADE, "PAUSE frames sent") \
 	X(pause_rx, GONE, "PAUSE frames taken in") \
-	X(reroutes, INFO, "source-routed frames moved off this uplink")
+	X(reroutes, INFO, "source-routed frames moved off this uplink") \
+	X(arp_requests, GONE, "ARP requests for the port's address, taken in") \
+	X(arp_replies, MADE, "ARP replies sent") \
+	X(arp_unanswered, INFO, "ARP requests for the port's address not answered: " \
+	  "rate limit or no room in the control queue")
 
 struct et_sw_port_stats {
 	ET_SW_PORT_COUNTERS(ET_CTR_FIELD, ET_CTR_ARRAY_FIELD)
@@ -87,6 +99,8 @@ struct et_sw_port {
 	bool xoff;
 	uint64_t xoff_sent_at;
 	struct et_capture *cap;
+	uint32_t ip;               /* host order; 0: none, ARP is dropped */
+	struct et_token_bucket arp_tx; /* ARP replies out of this port */
 	struct et_sw_port_stats st;
 };
 
@@ -105,6 +119,9 @@ struct et_sw_params {
 	 * many switches in one process cannot give each the 64 MB of rte_lpm's
 	 * first-level table; a switch has at most ET_SW_MAX_PORTS routes */
 	bool compact_routes;
+	/* ARP replies per port: burst, then one per refill */
+	uint64_t arp_refill_ns;    /* default 10 ms: 100 a second */
+	uint32_t arp_burst;        /* default 8 */
 };
 
 struct et_sw_group {
@@ -162,6 +179,17 @@ int et_switch_add_port(struct et_switch *sw, const struct et_port *port,
  * ports makes a group (parallel links), chosen by the path ID's low byte. */
 int et_switch_add_route(struct et_switch *sw, uint32_t prefix, uint8_t depth,
 			uint16_t port);
+
+/* Give port its IPv4 address ip (host order; 0: none): the switch answers
+ * ARP requests for it on that port, and drops IPv4 sent to it, on any port,
+ * as `local`.  Several ports may share an address (one gateway for a ToR's
+ * hosts).  -EINVAL for a bad port; -EEXIST when ip/32 is routed to a port
+ * (the address of a host below). */
+int et_switch_set_port_ip(struct et_switch *sw, uint16_t port, uint32_t ip);
+
+/* Whether dst matches a route of the switch (a prefix added with
+ * et_switch_add_route, not a port address).  Control path. */
+bool et_switch_routes(const struct et_switch *sw, uint32_t dst);
 
 /* Fail a port's link from at_ns (0: now), for duration_ns (0: for good). */
 void et_switch_fail(struct et_switch *sw, uint16_t port, uint64_t at_ns,

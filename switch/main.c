@@ -3,8 +3,10 @@
  *
  *   ethereal-switch [EAL args --] --config FILE [--duration S] [--pcap DIR]
  *
+ * A port's `ip` (default for a down port: .254 of its first prefix's /24)
+ * is the gateway kernel hosts behind it resolve by ARP: docs/switch.md.
  * Counters are served by rte_telemetry under /ethereal/switch/ and printed
- * at exit; /ethereal/switch/fail,PORT fails a port's link at run time and
+ * at exit (stdout; messages go to stderr through et_cli's log); /ethereal/switch/fail,PORT fails a port's link at run time and
  * /ethereal/switch/restore,PORT brings it back.
  *
  * Exit codes: 0, 1 when DPDK or memory fails, 2 for a bad command line or
@@ -63,11 +65,33 @@ usage(FILE *f)
 		"/ethereal/switch/fail,PORT and /ethereal/switch/restore,PORT.\n" ET_CLI_EAL_HELP);
 }
 
+/* "a.b.c.d" -> host order; -1 if it is not one. */
+static int
+parse_ipv4(const char *s, uint32_t *ip)
+{
+	unsigned int a, b, cc, d;
+	char tail;
+
+	if (sscanf(s, "%u.%u.%u.%u%c", &a, &b, &cc, &d, &tail) != 4 || a > 255 || b > 255 ||
+	    cc > 255 || d > 255)
+		return -1;
+	*ip = a << 24 | b << 16 | cc << 8 | d;
+	return 0;
+}
+
+static void
+format_ipv4(uint32_t ip, char *buf, size_t n)
+{
+	snprintf(buf, n, "%u.%u.%u.%u", ip >> 24, ip >> 16 & 255, ip >> 8 & 255, ip & 255);
+}
+
 /* "10.0.0.0/24, 10.0.1.7/32" -> routes to port pi. */
 static int
-add_prefixes(struct et_conf *c, const char *sec, const char *list, uint16_t pi)
+add_prefixes(struct et_conf *c, const char *sec, const char *list, uint16_t pi,
+	     uint32_t *first, uint8_t *first_len)
 {
 	char buf[512], *save = NULL, *tok;
+	bool any = false;
 
 	snprintf(buf, sizeof(buf), "%s", list);
 	for (tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
@@ -80,7 +104,47 @@ add_prefixes(struct et_conf *c, const char *sec, const char *list, uint16_t pi)
 					    "expected IPv4 prefixes like 10.0.1.0/24, got '%s'", tok);
 		if (et_switch_add_route(&sw, a << 24 | b << 16 | cc << 8 | d, (uint8_t)len, pi))
 			return et_conf_fail(c, sec, "prefix", "cannot add route '%s'", tok);
+		if (!any) {
+			*first = a << 24 | b << 16 | cc << 8 | d;
+			*first_len = (uint8_t)len;
+			any = true;
+		}
 	}
+	return 0;
+}
+
+/* Port pi's address, the gateway of the hosts behind it: `ip = A.B.C.D` or
+ * `none`.  By default a down port whose first prefix is a /24 or longer
+ * gets .254 of that /24 (10.0.5.254 for ToR 5's hosts 10.0.5.x, the
+ * fabric's addressing), unless a prefix of the switch covers it (a host's
+ * address, or a whole subnet below a spine's port): then none. */
+static int
+port_ip(struct et_conf *c, uint16_t pi, uint32_t first, uint8_t first_len)
+{
+	const char *v;
+	uint32_t ip = 0;
+	char sec[32];
+	int err;
+
+	snprintf(sec, sizeof(sec), "port%u", pi);
+	v = et_conf_str(c, sec, "ip", NULL);
+	if (v == NULL) {
+		if (sw.ports[pi].role == ET_SW_DOWN && first_len >= 24) {
+			ip = (first & 0xffffff00u) | 254;
+			if (et_switch_routes(&sw, ip))
+				ip = 0;
+		}
+	} else if (strcmp(v, "none") != 0 &&
+		   (parse_ipv4(v, &ip) || ip == 0 || ip >> 24 == 127 || ip >= 0xe0000000u)) {
+		return et_conf_fail(c, sec, "ip", "expected 'none' or a unicast IPv4 address "
+				    "like 10.0.0.254, got '%s'", v);
+	}
+	err = et_switch_set_port_ip(&sw, pi, ip);
+	if (err == -EEXIST)
+		return et_conf_fail(c, sec, "ip", "'%s' is routed to a port as a /32 prefix: a "
+				    "host's address, not the switch's", v);
+	if (err)
+		return et_conf_fail(c, sec, "ip", "cannot add the address '%s'", v ? v : "");
 	return 0;
 }
 
@@ -110,12 +174,14 @@ load(const char *file, struct rte_mempool *mp)
 		"name", "mode", "buffer", "dt-alpha", "ecn-k", "pfc", "pfc-alpha",
 		"detect-delay-ms", "max-frame", NULL};
 	static const char *const port_keys[] = {
-		"dev", "role", "uplink", "prefix", "peer-mac", "rate", "latency-ns", "fault-seed",
-		ET_LINK_FAULT_KEYS, NULL};
+		"dev", "role", "uplink", "prefix", "ip", "peer-mac", "rate", "latency-ns",
+		"fault-seed", ET_LINK_FAULT_KEYS, NULL};
 	static const char *const fail_keys[] = {"port", "at-ms", "duration-ms", NULL};
 	static const char *const modes[] = {"source-route", "ecmp", NULL};
 	static const char *const roles[] = {"down", "up", NULL};
 	static const char *const sections[] = {"switch", "port#", "fail#", NULL};
+	uint32_t first[ET_SW_MAX_PORTS] = {0};
+	uint8_t first_len[ET_SW_MAX_PORTS] = {0};
 	struct et_sw_params p;
 	struct et_conf c;
 	char sec[32];
@@ -196,7 +262,7 @@ load(const char *file, struct rte_mempool *mp)
 				et_conf_fail(&c, sec, "prefix", "missing: a down port needs the prefixes below it");
 				goto out;
 			}
-			if (add_prefixes(&c, sec, pf, (uint16_t)err))
+			if (add_prefixes(&c, sec, pf, (uint16_t)err, &first[err], &first_len[err]))
 				goto out;
 		}
 	}
@@ -210,6 +276,10 @@ load(const char *file, struct rte_mempool *mp)
 			     "without gaps, at most %d", ET_SW_MAX_PORTS);
 		goto out;
 	}
+	/* once every prefix is known: a default address must not be a host's */
+	for (i = 0; i < sw.n_ports; i++)
+		if (port_ip(&c, (uint16_t)i, first[i], first_len[i]))
+			goto out;
 	for (i = 0;; i++) {
 		uint32_t port, at, dur;
 
@@ -250,7 +320,7 @@ tel_ports(const char *cmd, const char *params, struct rte_tel_data *d)
 	for (i = 0; i < sw.n_ports; i++) {
 		const struct et_sw_port *p = &sw.ports[i];
 		struct rte_tel_data *c = rte_tel_data_alloc();
-		char name[16];
+		char name[16], ip[16];
 
 		if (c == NULL)
 			return -ENOMEM;
@@ -258,6 +328,8 @@ tel_ports(const char *cmd, const char *params, struct rte_tel_data *d)
 		et_tel_add_counters(c, &et_sw_port_ctrs, &p->st, "");
 		et_tel_add_counters(c, &et_egress_ctrs, &p->eg.st, "");
 		rte_tel_data_add_dict_u64(c, "failed", p->failed);
+		format_ipv4(p->ip, ip, sizeof(ip));
+		rte_tel_data_add_dict_string(c, "ip", p->ip ? ip : "none");
 		snprintf(name, sizeof(name), "port%u", i);
 		rte_tel_data_add_dict_container(d, name, c, 0);
 	}
@@ -308,20 +380,22 @@ dump_counters(FILE *f)
 	uint16_t i;
 	int k;
 
-	fprintf(f, "%-6s %12s %12s %10s %8s %8s %12s  drops\n", "port", "rx_pkts", "tx_pkts",
-		"ecn_marks", "pause_tx", "pause_rx", "q_max_bytes");
+	fprintf(f, "%-6s %12s %12s %10s %8s %8s %12s %8s %8s  drops\n", "port", "rx_pkts",
+		"tx_pkts", "ecn_marks", "pause_tx", "pause_rx", "q_max_bytes", "arp_req", "arp_rep");
 	for (i = 0; i < sw.n_ports; i++) {
 		const struct et_sw_port *p = &sw.ports[i];
 
 		fprintf(f, "%-6u %12" PRIu64 " %12" PRIu64 " %10" PRIu64 " %8" PRIu64
-			   " %8" PRIu64 " %12" PRIu64 " ",
+			   " %8" PRIu64 " %12" PRIu64 " %8" PRIu64 " %8" PRIu64 " ",
 			i, p->st.rx_pkts, p->eg.st.tx_pkts, p->st.ecn_marks, p->st.pause_tx,
-			p->st.pause_rx, p->eg.st.q_max_bytes);
+			p->st.pause_rx, p->eg.st.q_max_bytes, p->st.arp_requests, p->st.arp_replies);
 		for (k = 0; k < ET_SW_DROP_COUNT; k++)
 			if (p->st.drops[k])
 				fprintf(f, " %s=%" PRIu64, et_sw_drop_name(k), p->st.drops[k]);
 		if (p->eg.st.fail_drops)
 			fprintf(f, " failed_link=%" PRIu64, p->eg.st.fail_drops);
+		if (p->st.arp_unanswered)
+			fprintf(f, " arp_unanswered=%" PRIu64, p->st.arp_unanswered);
 		fprintf(f, "\n");
 	}
 }
@@ -339,9 +413,28 @@ note_rings(void)
 		if (strncmp(sw.ports[i].port.name, "net_ring", 8) == 0)
 			n += (size_t)snprintf(list + n, sizeof(list) - n, " %u", i);
 	if (n)
-		printf("ethereal-switch: port(s)%s: net_ring devices inside this process, which "
-		       "nothing outside reaches: no traffic (the conf's comments show tap, memif, "
-		       "af_packet and PCI ports)\n", list);
+		et_warn("port(s)%s: net_ring devices inside this process, which nothing outside "
+			"reaches: no traffic (the conf's comments show tap, memif, af_packet and "
+			"PCI ports)", list);
+}
+
+/* The addresses the switch answers ARP for, one line: "port0 10.0.0.254, ..." */
+static void
+note_addresses(void)
+{
+	char list[512] = "", ip[16];
+	size_t n = 0;
+
+	for (uint16_t i = 0; i < sw.n_ports && n < sizeof(list); i++)
+		if (sw.ports[i].ip) {
+			format_ipv4(sw.ports[i].ip, ip, sizeof(ip));
+			n += (size_t)snprintf(list + n, sizeof(list) - n, "%sport%u %s",
+					      n ? ", " : "", i, ip);
+		}
+	if (n)
+		et_info("answers ARP for: %s", list);
+	else
+		et_info("no port has an address (ip =): ARP is dropped");
 }
 
 int
@@ -452,11 +545,10 @@ main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 
 	start = et_tsc_ns();
-	printf("ethereal-switch: %s: %u ports, %u uplinks, %s mode%s\n", sw.name, sw.n_ports,
-	       sw.n_uplinks, sw.p.mode == ET_SW_ECMP ? "ECMP" : "source-route",
-	       sw.p.pfc ? ", PFC on" : "");
+	et_info("%s: %u ports, %u uplinks, %s mode%s", sw.name, sw.n_ports, sw.n_uplinks,
+		sw.p.mode == ET_SW_ECMP ? "ECMP" : "source-route", sw.p.pfc ? ", PFC on" : "");
+	note_addresses();
 	note_rings();
-	fflush(stdout);
 	while (!stop) {
 		int req;
 
@@ -477,8 +569,8 @@ main(int argc, char **argv)
 	dump_counters(stdout);
 	for (i = 0; i < sw.n_ports; i++)
 		if (cap[i])
-			printf("ethereal-switch: %s/%s-p%u.pcapng: %" PRIu64 " frames\n", pcap_dir,
-			       sw.name, i, et_capture_count(cap[i]));
+			et_info("%s/%s-p%u.pcapng: %" PRIu64 " frames", pcap_dir, sw.name, i,
+				et_capture_count(cap[i]));
 done:
 	for (i = 0; i < ET_SW_MAX_PORTS; i++)
 		et_capture_close(cap[i]);

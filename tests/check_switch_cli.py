@@ -15,8 +15,9 @@ import subprocess
 import sys
 import time
 
+# DPDK's own messages at errors, the switch's (stderr, ethereal.switch) at info
 EAL = ["--no-huge", "--no-shconf", "--no-pci", "-m", "512", "--no-telemetry",
-       "--log-level=error"]
+       "--log-level=*:error", "--log-level=ethereal.*:info"]
 
 BAD = [
     # (what, conf text or None for a missing file, args, expected substrings)
@@ -53,6 +54,13 @@ BAD = [
     ("jitter on a wire", "[switch]\n[port0]\ndev = net_ring0\nrole = down\nprefix = 10.0.0.1/32\n"
      "rate = wire\njitter-ns = 100\n", [], ["[port0] jitter-ns", "emulated rate"]),
     ("bad max-frame", "[switch]\nmax-frame = 70000\n", [], ["[switch] max-frame", "'70000'"]),
+    ("bad ip", "[switch]\n[port0]\ndev = net_ring0\nrole = down\nprefix = 10.0.0.1/32\n"
+     "ip = 10.0.0\n", [], ["[port0] ip", "'10.0.0'", "'none'"]),
+    ("ip not unicast", "[switch]\n[port0]\ndev = net_ring0\nrole = down\nprefix = 10.0.0.1/32\n"
+     "ip = 224.0.0.1\n", [], ["[port0] ip", "'224.0.0.1'"]),
+    ("ip of a host", "[switch]\n[port0]\ndev = net_ring0\nrole = down\nprefix = 10.0.0.1/32\n"
+     "[port1]\ndev = net_ring1\nrole = down\nprefix = 10.0.0.2/32\nip = 10.0.0.1\n", [],
+     ["[port1] ip", "'10.0.0.1'", "host's address"]),
     ("bad duration", "[switch]\n", ["--duration", "soon"], ["--duration", "'soon'"]),
     ("stray argument", "[switch]\n", ["extra"], ["unexpected argument"]),
 ]
@@ -89,18 +97,20 @@ def check_runtime(exe, conf_dir, work):
         path = os.path.join(os.environ.get("XDG_RUNTIME_DIR", "/tmp"), "dpdk", prefix,
                             "dpdk_telemetry.v2")
     try:
-        # ready once it has said what it runs (the socket exists before)
-        first = ""
+        # ready once it has said what it runs, on stderr (the socket exists before)
+        said = ""
         for _ in range(600):
-            with open(out_path) as f:
-                first = f.readline()
-            if first.endswith("\n") or p.poll() is not None:
+            with open(err_path) as f:
+                said = f.read()
+            if "4 ports" in said or p.poll() is not None:
                 break
             time.sleep(0.05)
-        ok = "4 ports" in first
+        ok = "4 ports" in said
         ports = telemetry(path, "/ethereal/switch/ports")["/ethereal/switch/ports"]
         ok = ok and sorted(ports) == ["port0", "port1", "port2", "port3"] and \
-            "drop_bad_uplink" in ports["port0"]
+            "drop_bad_uplink" in ports["port0"] and "arp_replies" in ports["port0"]
+        # the gateway address: a down port's default, none on an uplink
+        ok = ok and ports["port0"].get("ip") == "10.0.0.254" and ports["port2"].get("ip") == "none"
         ok = ok and telemetry(path, "/ethereal/switch/fail,2")["/ethereal/switch/fail"] == "ok"
         time.sleep(0.3)
         ok = ok and telemetry(path, "/ethereal/switch/ports")["/ethereal/switch/ports"]["port2"]["failed"] == 1
@@ -132,9 +142,12 @@ def main():
     shutil.rmtree(os.path.join(work, "cap"), ignore_errors=True)
     r = run(exe, ["--config", os.path.join(conf_dir, "switch-example.ini"), "--duration", "0.5",
                   "--pcap", cap])
-    ok = r.returncode == 0 and "4 ports, 2 uplinks" in r.stdout and "q_max_bytes" in r.stdout
+    # the table on stdout, the program's messages on stderr
+    ok = r.returncode == 0 and "4 ports, 2 uplinks" in r.stderr and "q_max_bytes" in r.stdout
+    ok = ok and r.stdout.startswith("port ") and "ethereal-switch:" not in r.stdout
     ok = ok and all(os.path.exists(os.path.join(cap, f"leaf0-p{i}.pcapng")) for i in range(4))
-    ok = ok and "port(s) 0 1 2 3: net_ring" in r.stdout and "leaf0-p3.pcapng: 0 frames" in r.stdout
+    ok = ok and "port(s) 0 1 2 3: net_ring" in r.stderr and "leaf0-p3.pcapng: 0 frames" in r.stderr
+    ok = ok and "answers ARP for: port0 10.0.0.254, port1 10.0.0.254" in r.stderr
     print(("ok  " if ok else "FAIL") + " example conf starts and stops cleanly, --pcap makes its folder")
     if not ok:
         print(r.stdout, r.stderr)

@@ -3,6 +3,7 @@
  * of switch instances (net_ring ethdev ports and bare rings), ECN, shared
  * buffer, PFC, link failures, malformed frames.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 
@@ -13,6 +14,7 @@
 #include "base/et_csum.h"
 #include "sim/et_net.h"
 #include "topo/et_path.h"
+#include "wire/et_arp_frame.h"
 #include "wire/et_pfc.h"
 #include "wire/et_wire.h"
 
@@ -560,9 +562,9 @@ test_malformed_frames(void **state)
 		inject(&n, 0, m);
 		et_net_poll(&n, 0);
 	}
-	/* ARP */
+	/* not IPv4 (IPv6; ARP has tests of its own) */
 	m = frame(&n, 0, 1, 0, 0, 0);
-	et_store16(rte_pktmbuf_mtod(m, uint8_t *) + 12, 0x0806);
+	et_store16(rte_pktmbuf_mtod(m, uint8_t *) + 12, 0x86dd);
 	inject(&n, 0, m);
 	/* bad IP checksum */
 	m = frame(&n, 0, 1, 0, 0, 0);
@@ -705,7 +707,7 @@ static const struct hostile hostile[] = {
 	DROPS("bad IP checksum", sp_ip_csum, ET_SW_DROP_IP_CSUM),
 	DROPS("TTL 1", sp_ttl, ET_SW_DROP_TTL),
 	DROPS("TTL 0", sp_ttl0, ET_SW_DROP_TTL),
-	DROPS("ARP", sp_arp, ET_SW_DROP_NON_IP),
+	DROPS("IPv4 under EtherType ARP: a malformed ARP", sp_arp, ET_SW_DROP_MALFORMED),
 	DROPS("IPv6", sp_ipv6, ET_SW_DROP_NON_IP),
 	DROPS("VLAN tag", sp_vlan, ET_SW_DROP_NON_IP),
 	DROPS("path ID names a missing uplink", sp_uplink, ET_SW_DROP_BAD_UPLINK),
@@ -797,6 +799,169 @@ test_hostile_frames(void **state)
 	assert_int_equal(rte_mempool_in_use_count(pool), 0);
 }
 
+/* ---- ARP: the switch as its hosts' gateway ---- */
+
+#define GW_IP 0x0a0000feu    /* 10.0.0.254: .254 of ToR 0's hosts, 10.0.0.x */
+#define OTHER_IP 0x0a000009u /* 10.0.0.9: nobody the switch is */
+
+/* An ARP frame as a kernel sends it (42 bytes, unpadded), written byte by
+ * byte here rather than by the builder under test. */
+static struct rte_mbuf *
+arp_frame(uint16_t op, const struct rte_ether_addr *sha, uint32_t spa, uint32_t tpa)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	uint8_t *f = m ? (uint8_t *)rte_pktmbuf_append(m, 42) : NULL;
+
+	if (f == NULL) {
+		fail_msg("no mbuf");
+		return NULL;
+	}
+	memset(f, 0xff, 6);
+	memcpy(f + 6, sha, 6);
+	f[12] = 0x08; f[13] = 0x06;
+	f[14] = 0; f[15] = 1; f[16] = 0x08; f[17] = 0; f[18] = 6; f[19] = 4;
+	f[20] = 0; f[21] = (uint8_t)op;
+	memcpy(f + 22, sha, 6);
+	et_store32(f + 28, spa);
+	memset(f + 32, 0, 6);
+	et_store32(f + 38, tpa);
+	return m;
+}
+
+/* Inject at host 0 and run the network to idle at now; what came back to
+ * host 0 (at most one frame, else a failure), or NULL. */
+static struct rte_mbuf *
+arp_exchange(struct et_net *n, struct rte_mbuf *m, uint64_t now)
+{
+	struct rte_mbuf *got[2];
+	uint16_t k;
+
+	inject(n, 0, m);
+	drain(n, now);
+	k = receive(n, 0, got, 2);
+	assert_true(k <= 1);
+	return k ? got[0] : NULL;
+}
+
+static void
+test_arp_gateway(void **state)
+{
+	struct et_net_params p;
+	struct rte_ether_addr host;
+	struct et_sw_port *port;
+	struct rte_mbuf *m, *got;
+	struct et_net n;
+	struct et_topo t;
+	const uint8_t *g;
+	uint32_t host_ip;
+
+	(void)state;
+	net_params(&p, false, ET_SW_SOURCE_ROUTE);
+	et_topo_leaf_spine(&t, 2, 2, 1, 1);
+	assert_int_equal(et_net_build(&n, &t, &p, pool, 0), 0);
+	port = &n.sw[0].ports[0]; /* ToR 0's port to host 0 */
+	et_net_host_mac(0, &host);
+	host_ip = et_net_host_ip(&n.t, 0);
+
+	/* no address yet: a request is dropped as before, as not IPv4 */
+	assert_null(arp_exchange(&n, arp_frame(1, &host, host_ip, GW_IP), 0));
+	assert_int_equal(port->st.drops[ET_SW_DROP_NON_IP], 1);
+
+	/* the address: not a host's (a /32 routed down), once per port */
+	assert_int_equal(et_switch_set_port_ip(&n.sw[0], 1, host_ip), -EEXIST);
+	assert_int_equal(et_switch_set_port_ip(&n.sw[0], 0, GW_IP), 0);
+	assert_int_equal(et_switch_set_port_ip(&n.sw[0], 0, GW_IP), 0);
+	assert_int_equal(et_switch_set_port_ip(&n.sw[0], 0, OTHER_IP), -EINVAL);
+	assert_int_equal(et_switch_set_port_ip(&n.sw[0], 99, GW_IP), -EINVAL);
+	assert_int_equal(et_switch_add_route(&n.sw[0], GW_IP, 32, 0), -EEXIST);
+	assert_false(et_switch_routes(&n.sw[0], GW_IP));
+	assert_true(et_switch_routes(&n.sw[0], host_ip));
+
+	/* a request for it: one reply, unicast back, from the port's MAC */
+	got = arp_exchange(&n, arp_frame(1, &host, host_ip, GW_IP), 1);
+	assert_non_null(got);
+	assert_int_equal(rte_pktmbuf_data_len(got), ET_ARP_FRAME_LEN);
+	g = rte_pktmbuf_mtod(got, const uint8_t *);
+	assert_memory_equal(g, &host, 6);                  /* to the asker */
+	assert_memory_equal(g + 6, &port->mac, 6);         /* from the port */
+	assert_int_equal(et_load16(g + 12), 0x0806);
+	assert_int_equal(et_load16(g + 14), 1);            /* Ethernet */
+	assert_int_equal(et_load16(g + 16), 0x0800);       /* IPv4 */
+	assert_int_equal(g[18], 6);
+	assert_int_equal(g[19], 4);
+	assert_int_equal(et_load16(g + 20), 2);            /* reply */
+	assert_memory_equal(g + 22, &port->mac, 6);        /* sha: the switch */
+	assert_int_equal(et_load32(g + 28), GW_IP);        /* spa: the gateway */
+	assert_memory_equal(g + 32, &host, 6);             /* tha: the asker */
+	assert_int_equal(et_load32(g + 38), host_ip);      /* tpa: its address */
+	for (int i = 42; i < ET_ARP_FRAME_LEN; i++)
+		assert_int_equal(g[i], 0);                 /* padding zeroed */
+	rte_pktmbuf_free(got);
+	assert_int_equal(port->st.arp_requests, 1);
+	assert_int_equal(port->st.arp_replies, 1);
+
+	/* for another address (a neighbour host: it must route through us),
+	 * a reply to us, gratuitous ARP: dropped, counted as before */
+	assert_null(arp_exchange(&n, arp_frame(1, &host, host_ip, OTHER_IP), 2));
+	assert_null(arp_exchange(&n, arp_frame(2, &host, host_ip, GW_IP), 3));
+	assert_null(arp_exchange(&n, arp_frame(1, &host, host_ip, host_ip), 4));
+	assert_int_equal(port->st.drops[ET_SW_DROP_NON_IP], 4);
+
+	/* malformed: truncated, wrong hardware length, unknown opcode */
+	m = arp_frame(1, &host, host_ip, GW_IP);
+	rte_pktmbuf_trim(m, 10);
+	assert_null(arp_exchange(&n, m, 5));
+	m = arp_frame(1, &host, host_ip, GW_IP);
+	rte_pktmbuf_mtod(m, uint8_t *)[18] = 8;
+	assert_null(arp_exchange(&n, m, 6));
+	assert_null(arp_exchange(&n, arp_frame(3, &host, host_ip, GW_IP), 7));
+	assert_int_equal(port->st.drops[ET_SW_DROP_MALFORMED], 3);
+	assert_int_equal(port->st.arp_requests, 1);
+
+	/* IPv4 to the gateway stops there: the switch runs no IP stack */
+	m = frame(&n, 0, 1, et_path_make(1, 0), 64, 0);
+	{
+		uint8_t *ip = rte_pktmbuf_mtod(m, uint8_t *) + ET_ETH_HLEN;
+
+		et_ipv4_update_word(ip, 18, GW_IP & 0xffff); /* 10.0.1.x -> 10.0.0.254 */
+		et_ipv4_update_word(ip, 16, GW_IP >> 16);
+	}
+	assert_null(arp_exchange(&n, m, 8));
+	assert_int_equal(port->st.drops[ET_SW_DROP_LOCAL], 1);
+	assert_int_equal(receive(&n, 1, &got, 1), 0);
+
+	/* a flood: the burst (8) answered, the rest counted; 25 ms later two
+	 * more tokens (one per 10 ms) */
+	{
+		const uint64_t t0 = 1000000000, burst = p.sw.arp_burst;
+		uint64_t replies = port->st.arp_replies, k;
+		struct rte_mbuf *back[32];
+
+		assert_int_equal(burst, 8);
+		for (k = 0; k < 20; k++)
+			inject(&n, 0, arp_frame(1, &host, host_ip, GW_IP));
+		drain(&n, t0);
+		k = receive(&n, 0, back, 32);
+		assert_int_equal(k, burst);
+		rte_pktmbuf_free_bulk(back, (unsigned int)k);
+		assert_int_equal(port->st.arp_replies, replies + burst);
+		assert_int_equal(port->st.arp_unanswered, 20 - burst);
+		for (k = 0; k < 5; k++)
+			inject(&n, 0, arp_frame(1, &host, host_ip, GW_IP));
+		drain(&n, t0 + 25000000);
+		k = receive(&n, 0, back, 32);
+		assert_int_equal(k, 2);
+		rte_pktmbuf_free_bulk(back, (unsigned int)k);
+		assert_int_equal(port->st.arp_unanswered, 20 - burst + 3);
+		assert_int_equal(port->st.arp_requests, 1 + 20 + 5);
+	}
+	/* every frame in ended once: taken as a request, or dropped */
+	assert_int_equal(port->st.rx_pkts,
+			 et_ctr_sum(&et_sw_port_ctrs, &port->st, ET_CTR_ENDED));
+	et_net_free(&n);
+	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+}
+
 int
 main(void)
 {
@@ -812,6 +977,7 @@ main(void)
 		cmocka_unit_test(test_hostile_frames),
 		cmocka_unit_test(test_remote_failure_withdrawn),
 		cmocka_unit_test(test_fat_tree_compact_routes),
+		cmocka_unit_test(test_arp_gateway),
 	};
 
 	return cmocka_run_group_tests_name("switch", tests, setup, teardown);

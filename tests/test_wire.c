@@ -8,6 +8,8 @@
 #include <rte_mbuf.h>
 
 #include "base/et_csum.h"
+#include "base/et_token_bucket.h"
+#include "wire/et_arp_frame.h"
 #include "wire/et_wire.h"
 #include "vectors/scapy_vectors.h"
 
@@ -684,6 +686,71 @@ test_mbuf_helpers(void **state)
 	assert_int_equal(rte_mempool_in_use_count(pool), 0);
 }
 
+/* ARP frames: a kernel's request (hand-made) parses field by field; every
+ * malformation is refused; a reply built from it is the request's mirror.
+ * And the token bucket that limits what answers ARP. */
+static void
+test_arp_frames(void **state)
+{
+	static const uint8_t req[42] = {
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x52, 0x54, 0, 0x77, 0, 2, 0x08, 0x06,
+		0, 1, 0x08, 0, 6, 4, 0, 1,
+		0x52, 0x54, 0, 0x77, 0, 2, 10, 0, 0, 1,     /* sender */
+		0, 0, 0, 0, 0, 0, 10, 0, 0, 254,            /* target */
+	};
+	static const uint8_t me[6] = {0x02, 0x01, 0, 0, 0, 0};
+	struct et_arp_msg m;
+	struct et_token_bucket b;
+	uint8_t f[64], out[ET_ARP_FRAME_LEN];
+
+	(void)state;
+	assert_int_equal(et_arp_parse(req, sizeof(req), &m), 0);
+	assert_int_equal(m.op, ET_ARP_OP_REQUEST);
+	assert_memory_equal(m.sha, req + 6, 6);
+	assert_int_equal(m.spa, 0x0a000001);
+	assert_int_equal(m.tpa, 0x0a0000fe);
+	/* truncated at every length below 42 */
+	for (size_t len = 0; len < sizeof(req); len++)
+		assert_int_equal(et_arp_parse(req, len, &m), -1);
+	/* each header field wrong in turn: EtherType, htype, ptype, hlen, plen, op */
+	static const struct { uint8_t off, val; } bad[] = {
+		{13, 0x00}, {15, 6}, {16, 0x86}, {18, 8}, {19, 16}, {21, 0}, {21, 3},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memcpy(f, req, sizeof(req));
+		f[bad[i].off] = bad[i].val;
+		assert_int_equal(et_arp_parse(f, sizeof(req), &m), -1);
+	}
+	/* the reply: from us to the asker, our address for theirs, padded */
+	assert_int_equal(et_arp_parse(req, sizeof(req), &m), 0);
+	assert_int_equal(et_arp_build_reply(out, sizeof(out) - 1, &m, me, 0x0a0000fe), 0);
+	assert_int_equal(et_arp_build_reply(out, sizeof(out), &m, me, 0x0a0000fe),
+			 ET_ARP_FRAME_LEN);
+	assert_memory_equal(out, req + 6, 6);
+	assert_memory_equal(out + 6, me, 6);
+	assert_memory_equal(out + 12, req + 12, 8);      /* type, htype, ptype, lengths */
+	assert_int_equal(out[21], ET_ARP_OP_REPLY);
+	assert_memory_equal(out + 22, me, 6);
+	assert_memory_equal(out + 28, req + 38, 4);      /* spa: what was asked for */
+	assert_memory_equal(out + 32, req + 22, 10);     /* tha, tpa: the asker */
+	for (int i = 42; i < ET_ARP_FRAME_LEN; i++)
+		assert_int_equal(out[i], 0);
+	assert_int_equal(et_arp_parse(out, ET_ARP_FRAME_LEN, &m), 0);
+	assert_int_equal(m.op, ET_ARP_OP_REPLY);
+
+	/* the bucket: a burst of 3, then one per 100 ticks, never above 3 */
+	et_token_bucket_init(&b, 100, 3);
+	for (int i = 0; i < 3; i++)
+		assert_true(et_token_bucket_take(&b, 0));
+	assert_false(et_token_bucket_take(&b, 99));
+	assert_true(et_token_bucket_take(&b, 100));
+	assert_false(et_token_bucket_take(&b, 150));
+	assert_true(et_token_bucket_take(&b, 1000000));
+	assert_true(et_token_bucket_take(&b, 1000000));
+	assert_true(et_token_bucket_take(&b, 1000000));
+	assert_false(et_token_bucket_take(&b, 1000000));
+}
+
 int
 main(void)
 {
@@ -701,6 +768,7 @@ main(void)
 		cmocka_unit_test(test_random_input),
 		cmocka_unit_test(test_builder_errors),
 		cmocka_unit_test(test_aeth_and_psn_helpers),
+		cmocka_unit_test(test_arp_frames),
 	};
 	const struct CMUnitTest mbuf[] = {
 		cmocka_unit_test(test_mbuf_helpers),

@@ -5,16 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "base/et_bytes.h"
-
 ET_CTR_DEFINE(et_arp_ctrs, struct et_arp_stats, ET_ARP_COUNTERS);
-
-#define ARP_HTYPE_ETHER 1
-#define ARP_PTYPE_IPV4 0x0800
-#define ARP_OP_REQUEST 1
-#define ARP_OP_REPLY 2
-#define ETH_HDR 14
-#define ARP_BODY 28
 
 void
 et_arp_init(struct et_arp *a, const uint8_t mac[6], uint32_t ip, uint64_t refill,
@@ -23,9 +14,7 @@ et_arp_init(struct et_arp *a, const uint8_t mac[6], uint32_t ip, uint64_t refill
 	memset(a, 0, sizeof(*a));
 	memcpy(a->mac, mac, 6);
 	a->ip = ip;
-	a->refill = refill ? refill : 1;
-	a->burst = burst ? burst : 1;
-	a->tokens = a->burst;
+	et_token_bucket_init(&a->tx, refill, burst);
 }
 
 static struct et_arp_entry *
@@ -119,85 +108,37 @@ learn(struct et_arp *a, uint32_t ip, const uint8_t *mac, bool for_us, uint64_t n
 static bool
 take_token(struct et_arp *a, uint64_t now)
 {
-	if (now > a->last_refill) {
-		uint64_t add = (now - a->last_refill) / a->refill;
-
-		if (add) {
-			a->tokens = add >= a->burst || a->tokens + add > a->burst
-				? a->burst : a->tokens + (uint32_t)add;
-			a->last_refill += add * a->refill;
-		}
-	}
-	if (a->tokens == 0) {
-		a->st.tx_rate_limited++;
-		return false;
-	}
-	a->tokens--;
-	return true;
-}
-
-static int
-build(const struct et_arp *a, uint16_t op, const uint8_t *eth_dst, const uint8_t *tha,
-      uint32_t tpa, uint8_t *out, size_t cap)
-{
-	uint8_t *p = out + ETH_HDR;
-
-	if (cap < ET_ARP_FRAME_LEN)
-		return 0;
-	memset(out, 0, ET_ARP_FRAME_LEN);
-	memcpy(out, eth_dst, 6);
-	memcpy(out + 6, a->mac, 6);
-	et_store16(out + 12, 0x0806);
-	et_store16(p, ARP_HTYPE_ETHER);
-	et_store16(p + 2, ARP_PTYPE_IPV4);
-	p[4] = 6;
-	p[5] = 4;
-	et_store16(p + 6, op);
-	memcpy(p + 8, a->mac, 6);
-	et_store32(p + 14, a->ip);
-	memcpy(p + 18, tha, 6);
-	et_store32(p + 24, tpa);
-	return ET_ARP_FRAME_LEN;
+	if (et_token_bucket_take(&a->tx, now))
+		return true;
+	a->st.tx_rate_limited++;
+	return false;
 }
 
 int
 et_arp_input(struct et_arp *a, const uint8_t *frame, size_t len, uint64_t now,
 	     uint8_t *out, size_t cap)
 {
-	const uint8_t *p = frame + ETH_HDR;
-	uint16_t op;
-	uint32_t spa, tpa;
-	const uint8_t *sha;
+	struct et_arp_msg m;
 	bool for_us;
 
-	if (len < ETH_HDR + ARP_BODY || et_load16(frame + 12) != 0x0806 ||
-	    et_load16(p) != ARP_HTYPE_ETHER || et_load16(p + 2) != ARP_PTYPE_IPV4 ||
-	    p[4] != 6 || p[5] != 4) {
+	if (et_arp_parse(frame, len, &m)) {
 		a->st.rx_bad++;
 		return -EBADMSG;
 	}
-	op = et_load16(p + 6);
-	if (op != ARP_OP_REQUEST && op != ARP_OP_REPLY) {
-		a->st.rx_bad++;
-		return -EBADMSG;
-	}
-	sha = p + 8;
-	spa = et_load32(p + 14);
-	tpa = et_load32(p + 24);
-	for_us = tpa == a->ip && a->ip != 0;
-	learn(a, spa, sha, for_us, now);
+	for_us = m.tpa == a->ip && a->ip != 0;
+	learn(a, m.spa, m.sha, for_us, now);
 	if (!for_us) {
 		a->st.rx_other++;
 		return 0;
 	}
-	if (op == ARP_OP_REPLY) {
+	if (m.op == ET_ARP_OP_REPLY) {
 		a->st.rx_reply++;
 		return 0;
 	}
 	a->st.rx_request++;
 	if (cap < ET_ARP_FRAME_LEN || !take_token(a, now))
 		return 0;
-	build(a, ARP_OP_REPLY, sha, sha, spa, out, cap);
+	et_arp_build_reply(out, cap, &m, a->mac, a->ip);
 	a->st.tx_reply++;
 	return ET_ARP_FRAME_LEN;
 }
@@ -206,11 +147,12 @@ int
 et_arp_request(struct et_arp *a, uint32_t ip, uint64_t now, uint8_t *out, size_t cap)
 {
 	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
-	static const uint8_t zero[6];
+	struct et_arp_msg m = {.op = ET_ARP_OP_REQUEST, .spa = a->ip, .tpa = ip};
 
 	if (cap < ET_ARP_FRAME_LEN || !take_token(a, now))
 		return 0;
-	build(a, ARP_OP_REQUEST, bcast, zero, ip, out, cap);
+	memcpy(m.sha, a->mac, 6);
+	et_arp_build(out, cap, bcast, a->mac, &m);
 	a->st.tx_request++;
 	return ET_ARP_FRAME_LEN;
 }

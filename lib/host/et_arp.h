@@ -11,17 +11,21 @@
  * What goes out is rate-limited by one token bucket (replies and requests
  * together), so a flood of requests cannot make us flood the segment.
  * Static entries (--peer-mac) win over anything learned and never age.
+ * The frames themselves are wire/et_arp_frame's, which the switch's
+ * gateway answer uses too.
  */
 #ifndef ET_ARP_H
 #define ET_ARP_H
 
 #include <stdbool.h>
 
-#include "base/et_counters.h"
 #include <stddef.h>
 #include <stdint.h>
 
-#define ET_ARP_FRAME_LEN 60  /* 14 + 28, padded to the Ethernet minimum */
+#include "base/et_counters.h"
+#include "base/et_token_bucket.h"
+#include "wire/et_arp_frame.h"  /* ET_ARP_FRAME_LEN */
+
 #define ET_ARP_CACHE 16
 
 #define ET_ARP_COUNTERS(X, A) \
@@ -52,9 +56,7 @@ struct et_arp {
 	uint8_t mac[6];
 	uint32_t ip;          /* host order */
 	struct et_arp_entry cache[ET_ARP_CACHE];
-	/* token bucket: one token per refill ticks, at most burst */
-	uint64_t refill, last_refill;
-	uint32_t tokens, burst;
+	struct et_token_bucket tx;  /* what we send, replies and requests */
 	struct et_arp_stats st;
 };
 

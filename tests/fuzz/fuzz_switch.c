@@ -5,7 +5,8 @@
  * every frame a host receives has a right IPv4 header checksum, a RoCEv2
  * frame that entered valid leaves valid, one that entered with a bad ICRC
  * leaves with a bad ICRC (the switch must not launder it), and every mbuf
- * comes back to the pool.
+ * comes back to the pool.  The ToRs have their gateway addresses, so ARP
+ * for them is answered (corpus-switch/arp-*).
  *
  * Input: one control byte, then the frame.  Control bits:
  *   0-1 ingress host, 2-3 destination host (of 4),
@@ -67,6 +68,17 @@ build(struct et_net *n, bool faulty)
 	et_topo_leaf_spine(&t, 2, 2, 2, 1);
 	if (et_net_build(n, &t, &p, pool, 0) != 0)
 		abort();
+	/* the ToRs are their hosts' gateway, 10.T.254: ARP for it is answered */
+	for (uint32_t h = 0; h < HOSTS; h++) {
+		uint32_t tor = et_topo_tor_of(&n->t, h);
+		int port = et_net_port_to(n, (struct et_node){ET_TIER_TOR, tor},
+					  (struct et_node){ET_TIER_HOST, h}, 0);
+
+		if (port < 0 ||
+		    et_switch_set_port_ip(&n->sw[n->first[ET_TIER_TOR] + tor], (uint16_t)port,
+					  (et_net_host_ip(&n->t, h) & ~0xffu) | 254))
+			abort();
+	}
 }
 
 int
