@@ -7,8 +7,14 @@ A claim is one entry of CLAIMS: where the paper says it, what it says, its
 number, and how ours is computed from the runs (a function of the index).
 Add a claim by adding an entry.
 """
+import importlib.machinery
 import os
 import statistics
+
+# scripts/sweep's size_label, imported as scripts/reproduce imports it
+sweep = importlib.machinery.SourceFileLoader(
+    "sweep", os.path.join(os.path.dirname(os.path.abspath(__file__)), "sweep")).load_module()
+size_label = sweep.size_label
 
 # Within this many percentage points (or QPs, for a QP count) a number of
 # ours agrees with the paper's; a simulator on real frames and Astra-Sim
@@ -25,17 +31,15 @@ class Index:
         for r in rows:
             size = "" if r.get("workload") else size_label(int(r["size_bytes"]))
             self.rows[(r["fabric"], r["kind"], r["algo"], size, r["lb"])] = r
+        self.asked_failed = []  # failed runs a claim needed
 
     def get(self, fabric, kind, algo, size, lb):
         r = self.rows.get((fabric, kind, algo, size, lb))
-        return r if r and not r.get("error") and r.get("cct_ns") else None
-
-
-def size_label(b):
-    for suffix, shift in (("G", 30), ("M", 20), ("K", 10)):
-        if b and b % (1 << shift) == 0:
-            return f"{b >> shift}{suffix}"
-    return str(b)
+        if r and (r.get("error") or not r.get("cct_ns")):
+            if r not in self.asked_failed:
+                self.asked_failed.append(r)
+            return None
+        return r
 
 
 class Result:
@@ -218,12 +222,17 @@ CLAIMS = [
 ]
 
 
-def facts(res):
+def facts(res, unit):
     """What the runs behind a claim measured, for the reason column: per
     policy, how far above the lower bound its CCT is and what went wrong
-    (timeouts, drops)."""
+    (timeouts, drops); for a QP count, which run held the most."""
     out = []
     for lb, rows in res.used.items():
+        if unit == "QPs":
+            r = max(rows, key=lambda r: int(r["max_qps_per_host"]))
+            out.append(f"{lb}: most in {r['fabric']} {r['name']} ({r['hosts']} hosts), "
+                       f"of {len(rows)} runs")
+            continue
         ratio = statistics.mean(int(r["cct_ns"]) / max(int(r["lower_bound_ns"]), 1)
                                 for r in rows)
         t = sum(int(r.get("timeouts") or 0) for r in rows)
@@ -296,19 +305,26 @@ def write_claims(rows, path, quick):
     ]
     agree = differ = missing = 0
     for n, (where, text, paper, unit, compare, calc) in enumerate(CLAIMS, 1):
+        ix.asked_failed = []
         res = calc(ix)
         pv = ("> " if compare == ">" else "<= " if compare == "<=" else "") + fmt(paper, unit)
+        failed = ""
+        if ix.asked_failed:
+            r = ix.asked_failed[0]
+            failed = (f" ({len(ix.asked_failed)} runs failed, e.g. {r['fabric']} {r['name']}: "
+                      f"{str(r.get('error')).replace('|', '/')})")
         if res.value is None:
-            ours, verdict = "-", "not run"
+            ours, verdict = "-", ("not run" if not failed else "failed") + failed
             missing += 1
         else:
             ours = fmt(res.value, unit)
             ok = judge(paper, compare, res.value, unit)
             agree += ok
             differ += not ok
-            verdict = ("agrees" if ok else "**differs**") + ": " + facts(res)
+            verdict = ("agrees" if ok else "**differs**") + ": " + facts(res, unit)
             if res.missing:
                 verdict += f" ({res.missing} points missing)"
+            verdict += failed
         nruns = sum(len(v) for v in res.used.values())
         lines.append(f"| {n} | {where} | {text} | {pv} | {ours} | {nruns} | {verdict} |")
     lines += ["", f"{agree} agree, {differ} differ, {missing} not run "
