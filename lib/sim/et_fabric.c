@@ -218,7 +218,7 @@ et_fabric_build(struct et_fabric *f, const struct et_fabric_params *p)
 			return et_fabric_fail(f, "out of memory");
 	} else if (et_coll_build(&f->sched, p->kind, p->algo, f->n_hosts, p->size, p->chunk, &why))
 		return et_fabric_fail(f, "%s", why);
-	if (p->size > UINT32_MAX)
+	if (p->size > UINT32_MAX && !p->hosts_only)
 		return et_fabric_fail(f, "--size: at most 4G per rank (one work request per subflow)");
 	if (p->qp.dctcp.init_cwnd == 0)
 		f->p.qp.dctcp.init_cwnd = et_fabric_bdp_bytes(&f->p);
@@ -250,6 +250,8 @@ et_fabric_build(struct et_fabric *f, const struct et_fabric_params *p)
 		return et_fabric_fail(f, "out of memory");
 	if (!p->verify) {
 		shared_len = p->size > f->sched.staging_bytes ? p->size : f->sched.staging_bytes;
+		if (p->hosts_only)
+			shared_len = 0; /* the driver has buffers of its own */
 		/* memory-light: every host sends from and writes into one region */
 		f->light_buf = calloc(1, shared_len + 1);
 		if (f->light_buf == NULL)
