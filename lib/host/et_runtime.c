@@ -65,6 +65,11 @@ sub_release(struct et_rt_host *h, uint32_t i)
 {
 	struct et_rt_sub *s = &h->subs[i];
 
+	if (h->peer_cc && h->c->qp.dctcp.enabled) {
+		const struct et_dctcp *cc = et_qp_dctcp(s->qp);
+
+		h->peer_cc[s->dst] = (struct et_rt_peer_cc){cc->alpha, et_dctcp_cwnd(cc)};
+	}
 	et_rt_stats_add_qp(&h->st, s->qp);
 	h->peer_ops->close(h->peer_ctx, h, s);
 	et_nic_qp_destroy(h->host.nic, s->qp);
@@ -95,6 +100,10 @@ sub_post(struct et_rt_host *h, uint32_t i)
 	a.multipath = et_lb_per_packet(&h->c->lb);
 	a.dest_ip = h->peer_ops->ip(h->peer_ctx, s->dst);
 	a.path_id = s->path;
+	if (h->peer_cc && h->peer_cc[s->dst].cwnd) {
+		a.dctcp.init_cwnd = h->peer_cc[s->dst].cwnd;
+		a.dctcp.init_alpha = h->peer_cc[s->dst].alpha;
+	}
 	a.sq_psn = (uint32_t)et_rand_next(&h->lbh->rng) & ET_PSN_MASK;
 	a.rq_psn = (uint32_t)et_rand_next(&h->lbh->rng) & ET_PSN_MASK;
 	s->qp = et_host_qp_create(&h->host, &a);

@@ -55,6 +55,14 @@ struct et_rt_remote {
 
 struct et_rt_host;
 
+/* What a host keeps of its last QP to a peer, so that the next one starts
+ * where it ended (DCTCP's window and alpha), as a connection that lives
+ * from one collective to the next would.  cwnd 0: no QP to it yet. */
+struct et_rt_peer_cc {
+	double alpha;
+	uint32_t cwnd;
+};
+
 struct et_rt_peer_ops {
 	/* A rank's IPv4 address, host order. */
 	uint32_t (*ip)(void *ctx, uint32_t rank);
@@ -107,6 +115,7 @@ struct et_rt_host {
 	struct et_lb_host lb;
 	struct et_lb_host *lbh;   /* what it plans with: lb, or its host's shared one */
 	const uint32_t *members;  /* schedule rank -> fabric host; NULL: the same */
+	struct et_rt_peer_cc *peer_cc; /* per fabric host; NULL: every QP starts afresh */
 	const struct et_rt_conf *c;
 	const struct et_coll_sched *sched;
 	uint32_t rank;

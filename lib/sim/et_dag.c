@@ -2,7 +2,9 @@
 /* A trace's DAG on a fabric: per rank, dependency counts and compute
  * timers; per communication node and group, one collective whose ranks are
  * host runtimes made on the group's hosts when the last of them is ready,
- * and freed when the last is done.  The fabric's event loop polls each host
+ * and freed when the last is done.  Per host, one policy state (the
+ * fabric host's own) and per peer the DCTCP state of its last QP there,
+ * shared by every collective it runs.  The fabric's event loop polls each host
  * through this driver: its NIC once, then each collective rank it runs. */
 #include <errno.h>
 #include <inttypes.h>
@@ -50,6 +52,7 @@ struct dag {
 	struct dag_coll **coll;       /* per node: one per group (comm nodes) */
 	uint32_t **succ, *n_succ;     /* per node: the nodes that depend on it */
 	struct dag_rank *rank;
+	struct et_rt_peer_cc *cc;     /* per host, per peer host: DCTCP carried over */
 	uint8_t *buf;                 /* memory-light: every rank's one region */
 	uint64_t buf_len;
 	uint32_t in_flight;           /* collectives running */
@@ -141,6 +144,7 @@ coll_start(struct dag *d, struct dag_coll *c, uint64_t now)
 			no_memory(d);
 			return;
 		}
+		rt[k].peer_cc = &d->cc[(size_t)h * f->n_hosts];
 		rk->parts[rk->n_parts++] = (struct dag_part){c, k};
 		et_fabric_wake(f, h);
 	}
@@ -365,6 +369,9 @@ dag_build(struct dag *d, enum et_coll_algo algo, uint64_t chunk)
 
 			d->succ[p][d->n_succ[p]++] = k;
 		}
+	d->cc = calloc((size_t)t->ranks * t->ranks, sizeof(*d->cc));
+	if (d->cc == NULL)
+		return et_fabric_fail(f, "trace: out of memory");
 	d->buf = calloc(1, d->buf_len);
 	if (d->buf == NULL)
 		return et_fabric_fail(f, "trace: out of memory (%" PRIu64 " bytes)", d->buf_len);
@@ -414,6 +421,7 @@ dag_free(struct dag *d)
 	free(d->succ);
 	free(d->n_succ);
 	free(d->rank);
+	free(d->cc);
 	free(d->buf);
 }
 

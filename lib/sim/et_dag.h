@@ -4,10 +4,10 @@
  * node one collective per group of its rank-group set, run by the host
  * runtime over that group's hosts.  Collectives of different groups, and
  * compute, run at once wherever the dependencies allow, all on the one
- * fabric: switch queues, ECN and each host's path state (paths marked
- * bad) carry over from one collective to the next, and a --fail happens
- * once, at its time after the iteration starts.  (DCTCP's state is a QP's,
- * and a QP pair lives for one subflow, as within a single collective.)
+ * fabric: switch queues, each host's path state (paths marked bad) and
+ * DCTCP's state (a new QP to a peer starts with the window and alpha of
+ * the host's last QP to it) carry over from one collective to the next,
+ * and a --fail happens once, at its time after the iteration starts.
  *
  * Times, all from the iteration's start:
  *  - iteration: until the last rank finished its last node;
