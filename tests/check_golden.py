@@ -2,7 +2,7 @@
 """Golden runs: seeded virtual-time fabrics whose JSON must not change.
 
 Every policy, every algorithm, a failed link in each topology, link faults
-and a workload; the JSON of each run (less wall_s, the one wall-clock
+a workload and a trace; the JSON of each run (less wall_s, the one wall-clock
 figure) is compared key by key with tests/golden/NAME.json.  A change that
 moves code without meaning to change behaviour must leave them all equal;
 one that means to change behaviour records them again (--record) and says
@@ -46,6 +46,7 @@ RUNS = {
     "ecmp-faults-ring": ("smoke.ini", ["--lb", "ecmp", "--algo", "ring", "--fault", FAULTS,
                                        "--verify"]),
     "workload": ("smoke.ini", ["--workload", "WORKLOAD", "--verify"]),
+    "trace": ("smoke.ini", ["--trace", "TRACE", "--fail", "0.0@30us"]),
 }
 
 FAT_TREE_CONF = """; k = 4 fat-tree for the golden runs
@@ -63,6 +64,21 @@ reducescatter 128K
 allreduce 256K
 """
 
+# model- and data-parallel groups on the 4 hosts, overlapping, a link
+# failing in the middle: the DAG's order and the path state it carries
+TRACE = """ranks 4
+group mp 2 1
+group dp 2 2
+compute f 5us
+comm ag allgather 128K mp after f
+compute b 10us after ag
+comm rs reducescatter 128K mp after b
+comm ar allreduce 256K dp after b
+compute b2 10us after rs
+comm ar2 allreduce 64K dp after b2
+compute opt 2us after ar,ar2
+"""
+
 
 def main():
     exe, conf_dir, golden, work = sys.argv[1:5]
@@ -73,11 +89,14 @@ def main():
     wl = os.path.join(work, "golden.workload")
     with open(wl, "w") as f:
         f.write(WORKLOAD)
+    tr = os.path.join(work, "golden.trace")
+    with open(tr, "w") as f:
+        f.write(TRACE)
     passed = failed = 0
     for name, (conf, args) in RUNS.items():
         conf = os.path.join(work if conf == FAT_TREE else conf_dir, conf)
         js = os.path.join(work, name + ".json")
-        args = [wl if a == "WORKLOAD" else a for a in args]
+        args = [wl if a == "WORKLOAD" else tr if a == "TRACE" else a for a in args]
         cmd = [exe] + EAL + ["--config", conf, "--quiet", "--json", js, "--seed", "7"] + args
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
         try:
@@ -86,6 +105,8 @@ def main():
             got = {"no json": str(e)}
         got.pop("wall_s", None)
         got["workload"] = os.path.basename(got.get("workload", ""))
+        if "trace" in got:
+            got["trace"] = os.path.basename(got["trace"])
         got["exit"] = r.returncode
         path = os.path.join(golden, name + ".json")
         if record:

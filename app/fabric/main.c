@@ -3,6 +3,7 @@
  * collective run on it through one load-balancing policy, its completion
  * time and counters as a table and as JSON.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -20,6 +21,7 @@
 #include "et_cli.h"
 #include "et_json.h"
 #include "options.h"
+#include "sim/et_dag.h"
 
 /* What one run, or a workload's runs summed, gives. */
 struct outcome {
@@ -30,6 +32,7 @@ struct outcome {
 	uint64_t bytes_verified;
 	char error[256];
 	double wall_s;
+	struct et_dag_result dag;  /* a trace's times */
 };
 
 /* Progress on stderr for a long run at a terminal: what is being done and
@@ -120,6 +123,55 @@ run_workload(const struct workload *w, struct et_fabric_params *p, struct outcom
 	return rc;
 }
 
+/* A trace's iteration on one fabric; its nodes' times unless quiet; 2 when
+ * it cannot be built. */
+static int
+run_trace(const struct et_trace *t, const struct et_fabric_params *p, struct outcome *out,
+	  bool quiet)
+{
+	struct et_fabric f;
+	struct timespec t0, t1;
+	int rc;
+
+	if (et_fabric_build(&f, p)) {
+		snprintf(out->error, sizeof(out->error), "%s", f.error);
+		et_fabric_free(&f);
+		return 2;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = et_dag_run(&f, t, p->algo, p->chunk, &out->dag);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (rc == 0 && f.error[0])
+		rc = -1; /* the accounting did not close, or mbufs leaked */
+	if (rc)
+		snprintf(out->error, sizeof(out->error), "%s", f.error);
+	out->n_hosts = f.n_hosts;
+	out->runs = out->dag.collectives;
+	/* as for a workload: the time in communication, the paper's metric */
+	out->cct_ns = out->dag.comm_ns;
+	et_ctr_add(&et_fabric_ctrs, &out->st, &f.st);
+	out->wall_s = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	et_fabric_free(&f);
+	if (!quiet && rc != -EINVAL)
+		for (uint32_t k = 0; k < t->n_nodes; k++) {
+			const struct et_trace_node *x = &t->nodes[k];
+			const struct et_dag_node_time *nt = &out->dag.node[k];
+			char what[96];
+
+			if (x->type == ET_TRACE_COMPUTE)
+				snprintf(what, sizeof(what), "compute %.2f us", x->duration_ns / 1e3);
+			else
+				snprintf(what, sizeof(what), "%s %" PRIu64 " bytes on %s",
+					 et_coll_kind_name(x->kind), x->size, t->groups[x->group].name);
+			if (nt->end_ns)
+				printf("node %-12s %-44s %12.2f .. %12.2f us\n", x->name, what,
+				       nt->start_ns / 1e3, nt->end_ns / 1e3);
+			else
+				printf("node %-12s %-44s %12s\n", x->name, what, "not done");
+		}
+	return rc == -EINVAL ? 2 : rc ? 1 : 0;
+}
+
 /* The table and the JSON; -1 when the JSON cannot be written. */
 static int
 report(const struct et_fabric_params *p, const struct cli *o, const struct outcome *r)
@@ -133,6 +185,9 @@ report(const struct et_fabric_params *p, const struct cli *o, const struct outco
 	/* a workload's row: its collectives summed (each has its line above) */
 	if (o->workload) {
 		snprintf(coll, sizeof(coll), "workload(%u)", r->runs);
+		snprintf(size, sizeof(size), "-");
+	} else if (o->trace) {
+		snprintf(coll, sizeof(coll), "trace(%u)", r->runs);
 		snprintf(size, sizeof(size), "-");
 	} else {
 		snprintf(coll, sizeof(coll), "%s", et_coll_kind_name(p->kind));
@@ -161,6 +216,11 @@ report(const struct et_fabric_params *p, const struct cli *o, const struct outco
 		       p->real_clock ? "real" : "virtual", p->seed, o->workload ? " (+1 per collective)" : "",
 		       rte_eal_has_hugepages() ? "hugepages" : "no hugepages",
 		       s->packet_hops, r->wall_s, s->packet_hops / (r->wall_s > 0 ? r->wall_s : 1) / 1e6);
+		if (o->trace)
+			printf("iteration %.2f us: communication %.2f us (cct_us), compute %.2f us, "
+			       "overlapped %.2f us\n",
+			       r->dag.iteration_ns / 1e3, r->dag.comm_ns / 1e3, r->dag.compute_ns / 1e3,
+			       ((double)r->dag.comm_ns + r->dag.compute_ns - r->dag.iteration_ns) / 1e3);
 	}
 	if (o->json) {
 		json_t *j = json_object();
@@ -170,11 +230,17 @@ report(const struct et_fabric_params *p, const struct cli *o, const struct outco
 		json_object_set_new(j, "link_gbps", et_json_fixed(p->host_link.rate_bps / 1e9, 3));
 		json_object_set_new(j, "lb", json_string(lb));
 		json_object_set_new(j, "collective",
-				    json_string(o->workload ? "workload" : coll));
+				    json_string(o->workload ? "workload" : o->trace ? "trace" : coll));
 		json_object_set_new(j, "algo", json_string(et_coll_algo_name(p->algo)));
-		et_json_set_u64(j, "size_bytes", o->workload ? 0 : p->size);
+		et_json_set_u64(j, "size_bytes", o->workload || o->trace ? 0 : p->size);
 		json_object_set_new(j, "workload", json_string(o->workload ? o->workload : ""));
 		et_json_set_u64(j, "collectives", r->runs);
+		if (o->trace) {
+			json_object_set_new(j, "trace", json_string(o->trace));
+			et_json_set_u64(j, "iteration_ns", r->dag.iteration_ns);
+			et_json_set_u64(j, "comm_ns", r->dag.comm_ns);
+			et_json_set_u64(j, "compute_ns", r->dag.compute_ns);
+		}
 		json_object_set_new(j, "clock", json_string(p->real_clock ? "real" : "virtual"));
 		et_json_set_u64(j, "seed", o->seed_set ? o->seed : p->seed);
 		et_json_set_u64(j, "cct_ns", r->cct_ns);
@@ -197,6 +263,7 @@ main(int argc, char **argv)
 	struct et_fabric_params p;
 	struct outcome r = {0};
 	struct workload w = {0};
+	struct et_trace t = {0};
 	struct et_app_eal eal = {.lcores = "0"};
 	pthread_t progress;
 	bool progress_on;
@@ -210,12 +277,14 @@ main(int argc, char **argv)
 	sep = et_app_args_start(argc, argv); /* the conf sizes the EAL's memory */
 	et_fabric_params_default(&p);
 	if (parse_cli(argc - sep, argv + sep, &o) || load_conf(o.config, &p, &o) ||
-	    finish_params(&o, &p) || (o.workload && load_workload(o.workload, &w))) {
+	    finish_params(&o, &p) || (o.workload && load_workload(o.workload, &w)) ||
+	    (o.trace && load_trace(o.trace, &p, &t))) {
 		cli_free(&o);
 		return ET_EXIT_USAGE;
 	}
 	if (o.check) { /* scripts/sweep checks every point before the first runs */
 		free(w.step);
+		et_trace_free(&t);
 		cli_free(&o);
 		return ET_EXIT_OK;
 	}
@@ -223,16 +292,20 @@ main(int argc, char **argv)
 	eal.mem_mb = eal.huge_mb = (et_fabric_pool_bytes(&p) >> 20) + 512;
 	if (et_app_eal_init(&eal, argc, argv) < 0) {
 		free(w.step);
+		et_trace_free(&t);
 		cli_free(&o);
 		return ET_EXIT_FAIL;
 	}
 	progress_on = isatty(STDERR_FILENO) && pthread_create(&progress, NULL, progress_thread, NULL) == 0;
-	rc = o.workload ? run_workload(&w, &p, &r, o.quiet) : run_one(&p, &r);
+	rc = o.workload ? run_workload(&w, &p, &r, o.quiet)
+	     : o.trace ? run_trace(&t, &p, &r, o.quiet)
+		       : run_one(&p, &r);
 	if (progress_on) {
 		atomic_store(&progress_done, 1);
 		pthread_join(progress, NULL);
 	}
 	free(w.step);
+	et_trace_free(&t);
 	if (rc != 2) {
 		if (o.workload)
 			p.seed = o.seed_set ? o.seed : p.seed - r.runs;
@@ -241,6 +314,7 @@ main(int argc, char **argv)
 	}
 	if (rc && r.error[0])
 		et_cli_error("%s", r.error);
+	et_dag_result_free(&r.dag);
 	rte_eal_cleanup();
 	cli_free(&o);
 	return rc;

@@ -26,6 +26,9 @@ usage(FILE *o)
 		"  --algo ALGO          a2a | rd | ring | dbt\n"
 		"  --size N[K|M|G]      bytes per rank\n"
 		"  --workload FILE      a sequence of collectives instead of one (see conf/gpt2.workload)\n"
+		"  --trace FILE         one iteration as a DAG of compute and collectives on rank\n"
+		"                       groups, on one fabric (see conf/gpt2-16.trace); --algo\n"
+		"                       applies to its collectives, their kinds and sizes are its own\n"
 		"  --clock CLOCK        virtual (default) | real\n"
 		"  --seed N             seeds every random choice (default 1)\n"
 		"  --verify             real data: reduce it and check every rank byte for byte\n"
@@ -248,6 +251,7 @@ parse_cli(int argc, char **argv, struct cli *o)
 		{"config", required_argument, NULL, 'c'}, {"lb", required_argument, NULL, 'l'},
 		{"collective", required_argument, NULL, 'C'}, {"algo", required_argument, NULL, 'a'},
 		{"size", required_argument, NULL, 's'}, {"workload", required_argument, NULL, 'w'},
+		{"trace", required_argument, NULL, 'T'},
 		{"clock", required_argument, NULL, 'k'}, {"seed", required_argument, NULL, 'S'},
 		{"verify", no_argument, NULL, 'v'}, {"fail", required_argument, NULL, 'f'},
 		{"json", required_argument, NULL, 'j'}, {"pcap", required_argument, NULL, 'p'},
@@ -268,6 +272,7 @@ parse_cli(int argc, char **argv, struct cli *o)
 		case 'a': o->algo = optarg; break;
 		case 's': o->size = optarg; break;
 		case 'w': o->workload = optarg; break;
+		case 'T': o->trace = optarg; break;
 		case 'k': o->clock = optarg; break;
 		case 'S':
 			o->seed = strtoull(optarg, &end, 0);
@@ -348,6 +353,15 @@ finish_params(struct cli *o, struct et_fabric_params *p)
 	uplink_faults(p);
 	p->verify = o->verify;
 	p->pcap_dir = o->pcap;
+	if (o->trace && o->workload) {
+		et_cli_error("--trace and --workload: one or the other");
+		return -1;
+	}
+	if (o->trace && o->verify) {
+		et_cli_error("--trace: --verify checks one collective's data; a trace runs without it");
+		return -1;
+	}
+	p->hosts_only = o->trace != NULL;
 	/* the outputs before the run, not after it */
 	if ((o->json && et_cli_out_file("--json", o->json)) ||
 	    (o->pcap && et_cli_out_dir("--pcap", o->pcap)))
@@ -410,3 +424,86 @@ fail:
 	return -1;
 }
 
+
+/* The whole file in memory (coll/ parses, it reads no files); NULL after
+ * a message. */
+static char *
+read_text(const char *flag, const char *file)
+{
+	FILE *fp = fopen(file, "r");
+	char *text = NULL;
+	size_t len = 0, cap = 0, n;
+
+	if (fp == NULL) {
+		et_cli_error("%s %s: %s", flag, file, strerror(errno));
+		return NULL;
+	}
+	do {
+		if (len + 4096 + 1 > cap) {
+			char *grown = realloc(text, cap = cap * 2 + 8192);
+
+			if (grown == NULL) {
+				et_cli_error("%s %s: out of memory", flag, file);
+				free(text);
+				fclose(fp);
+				return NULL;
+			}
+			text = grown;
+		}
+		n = fread(text + len, 1, 4096, fp);
+		len += n;
+	} while (n > 0);
+	if (ferror(fp) || memchr(text, 0, len)) {
+		et_cli_error("%s %s: %s", flag, file, ferror(fp) ? strerror(errno) : "not a text file");
+		free(text);
+		fclose(fp);
+		return NULL;
+	}
+	text[len] = 0;
+	fclose(fp);
+	return text;
+}
+
+int
+load_trace(const char *file, const struct et_fabric_params *p, struct et_trace *t)
+{
+	char *text = read_text("--trace", file), err[512];
+	uint32_t hosts = et_topo_hosts(&p->t);
+
+	memset(t, 0, sizeof(*t));
+	if (text == NULL)
+		return -1;
+	if (et_trace_parse(t, text, file, err, sizeof(err))) {
+		free(text);
+		et_cli_error("%s", err);
+		return -1;
+	}
+	free(text);
+	if (t->ranks != hosts) {
+		et_cli_error("%s: the trace is for %u ranks, the fabric of %s has %u hosts", file,
+			     t->ranks, p->t.kind == ET_TOPO_LEAF_SPINE ? "the leaf-spine" : "the fat-tree",
+			     hosts);
+		goto fail;
+	}
+	/* every collective buildable with --algo before the fabric is */
+	for (uint32_t k = 0; k < t->n_nodes; k++) {
+		const struct et_trace_node *x = &t->nodes[k];
+		const struct et_trace_group *g = &t->groups[x->group];
+		struct et_coll_sched s;
+		const char *why = NULL;
+
+		if (x->type != ET_TRACE_COMM)
+			continue;
+		if (et_coll_build(&s, x->kind, p->algo, g->size, x->size, p->chunk, &why)) {
+			et_cli_error("%s:%u: %s: %s by %s over the %u ranks of group %s: %s", file,
+				     x->line, x->name, et_coll_kind_name(x->kind),
+				     et_coll_algo_name(p->algo), g->size, g->name, why);
+			goto fail;
+		}
+		et_coll_free(&s);
+	}
+	return 0;
+fail:
+	et_trace_free(t);
+	return -1;
+}

@@ -9,10 +9,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "coll/et_trace.h"
 #include "sim/et_fabric.h"
 
 struct cli {
-	const char *config, *lb, *collective, *algo, *size, *workload, *clock, *fail;
+	const char *config, *lb, *collective, *algo, *size, *workload, *trace, *clock, *fail;
 	const char *json, *pcap, *faults;
 	uint64_t seed;
 	bool seed_set, verify, quiet, check;
@@ -36,6 +37,9 @@ int parse_cli(int argc, char **argv, struct cli *o);
 int load_conf(const char *file, struct et_fabric_params *p, struct cli *o);
 int finish_params(struct cli *o, struct et_fabric_params *p);
 int load_workload(const char *file, struct workload *w);
+/* A trace (coll/et_trace) for the fabric of p, every collective of it
+ * checked with p's algorithm before anything runs. */
+int load_trace(const char *file, const struct et_fabric_params *p, struct et_trace *t);
 /* The values the conf gave were copied. */
 void cli_free(struct cli *o);
 

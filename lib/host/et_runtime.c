@@ -10,6 +10,14 @@
 
 #define NO_SUB UINT32_MAX
 
+/* The fabric host of a schedule rank: the same number, unless the schedule
+ * runs over a group of hosts. */
+static inline uint32_t
+host_of(const struct et_rt_host *h, uint32_t rank)
+{
+	return h->members ? h->members[rank] : rank;
+}
+
 static uint32_t
 failed(struct et_rt_host *h, enum et_rt_error why, uint32_t peer, uint32_t qpn)
 {
@@ -57,12 +65,17 @@ sub_release(struct et_rt_host *h, uint32_t i)
 {
 	struct et_rt_sub *s = &h->subs[i];
 
+	if (h->peer_cc && h->c->qp.dctcp.enabled) {
+		const struct et_dctcp *cc = et_qp_dctcp(s->qp);
+
+		h->peer_cc[s->dst] = (struct et_rt_peer_cc){cc->alpha, et_dctcp_cwnd(cc)};
+	}
 	et_rt_stats_add_qp(&h->st, s->qp);
 	h->peer_ops->close(h->peer_ctx, h, s);
 	et_nic_qp_destroy(h->host.nic, s->qp);
 	s->qp = NULL;
 	h->qps--;
-	et_lb_detach(&h->lb, s->lb_state);
+	et_lb_detach(h->lbh, s->lb_state);
 	s->lb_state = NULL;
 	s->next_free = h->free_sub;
 	h->free_sub = i;
@@ -87,8 +100,12 @@ sub_post(struct et_rt_host *h, uint32_t i)
 	a.multipath = et_lb_per_packet(&h->c->lb);
 	a.dest_ip = h->peer_ops->ip(h->peer_ctx, s->dst);
 	a.path_id = s->path;
-	a.sq_psn = (uint32_t)et_rand_next(&h->lb.rng) & ET_PSN_MASK;
-	a.rq_psn = (uint32_t)et_rand_next(&h->lb.rng) & ET_PSN_MASK;
+	if (h->peer_cc && h->peer_cc[s->dst].cwnd) {
+		a.dctcp.init_cwnd = h->peer_cc[s->dst].cwnd;
+		a.dctcp.init_alpha = h->peer_cc[s->dst].alpha;
+	}
+	a.sq_psn = (uint32_t)et_rand_next(&h->lbh->rng) & ET_PSN_MASK;
+	a.rq_psn = (uint32_t)et_rand_next(&h->lbh->rng) & ET_PSN_MASK;
 	s->qp = et_host_qp_create(&h->host, &a);
 	if (s->qp == NULL)
 		return failed(h, ET_RT_NO_QP, s->dst, 0), -ENOSPC;
@@ -101,7 +118,7 @@ sub_post(struct et_rt_host *h, uint32_t i)
 	if ((rc = et_qp_connect(s->qp, far.qpn)) != 0 || (rc = et_qp_ready(s->qp)) != 0)
 		return failed(h, ET_RT_NO_QP, s->dst, et_qp_qpn(s->qp)), rc;
 	h->qps++;
-	if (et_lb_attach(&h->lb, s->qp, &s->lb_state))
+	if (et_lb_attach(h->lbh, s->qp, &s->lb_state))
 		return failed(h, ET_RT_NO_MEMORY, s->dst, et_qp_qpn(s->qp)), -ENOMEM;
 	wr.remote_addr = far.addr;
 	wr.rkey = far.rkey;
@@ -136,15 +153,16 @@ plan(struct et_rt_host *h, uint64_t now, bool batched)
 	for (i = 0; i < st->nsend; i++) {
 		const struct et_coll_send *s = &r->sends[st->first_send + i];
 
-		if (s->len == 0 || (intercept && et_lb_rack_local(&h->lb, s->dst) == batched))
+		if (s->len == 0 ||
+		    (intercept && et_lb_rack_local(h->lbh, host_of(h, s->dst)) == batched))
 			continue;
-		fl[n] = (struct et_lb_flow){s->dst, s->len};
+		fl[n] = (struct et_lb_flow){host_of(h, s->dst), s->len};
 		map[n++] = st->first_send + i;
 	}
-	out = malloc((et_lb_plan_max(&h->lb, n) + 1) * sizeof(*out));
+	out = malloc((et_lb_plan_max(h->lbh, n) + 1) * sizeof(*out));
 	if (out == NULL)
 		goto out;
-	k = et_lb_plan(&h->lb, fl, n, now, out);
+	k = et_lb_plan(h->lbh, fl, n, now, out);
 	if (h->n_waiting + h->qps + k > ET_RT_MAX_QPS) {
 		h->fail.qps = h->n_waiting + h->qps + k;
 		failed(h, ET_RT_TOO_MANY_QPS, 0, 0);
@@ -295,6 +313,12 @@ et_rt_poll(struct et_rt_host *h, uint64_t now)
 	return et_nic_poll(h->host.nic, now) + progress(h, now);
 }
 
+uint32_t
+et_rt_progress(struct et_rt_host *h, uint64_t now)
+{
+	return progress(h, now);
+}
+
 uint64_t
 et_rt_next_event(const struct et_rt_host *h, uint64_t now)
 {
@@ -316,6 +340,17 @@ et_rt_host_init(struct et_rt_host *h, const struct et_rt_conf *c,
 		const struct rte_ether_addr *gw_mac, uint8_t *shared, uint64_t shared_len,
 		const struct et_rt_peer_ops *ops, void *ctx)
 {
+	return et_rt_host_init_in(h, c, sched, rank, nic, gw_mac, shared, shared_len, ops, ctx,
+				  NULL, NULL);
+}
+
+int
+et_rt_host_init_in(struct et_rt_host *h, const struct et_rt_conf *c,
+		   const struct et_coll_sched *sched, uint32_t rank, struct et_nic *nic,
+		   const struct rte_ether_addr *gw_mac, uint8_t *shared, uint64_t shared_len,
+		   const struct et_rt_peer_ops *ops, void *ctx, const uint32_t *members,
+		   struct et_lb_host *lb)
+{
 	const struct et_coll_rank *r = &sched->rank[rank];
 	uint64_t size = c->size ? c->size : 1;
 	uint64_t slen = r->staging_bytes ? r->staging_bytes : 1;
@@ -328,6 +363,8 @@ et_rt_host_init(struct et_rt_host *h, const struct et_rt_conf *c,
 	h->peer_ops = ops;
 	h->peer_ctx = ctx;
 	h->free_sub = NO_SUB;
+	h->members = members;
+	h->lbh = lb ? lb : &h->lb;
 	if ((rc = et_host_init(&h->host, nic, gw_mac, 8192)) != 0)
 		return rc;
 	if (shared) {
@@ -350,7 +387,8 @@ et_rt_host_init(struct et_rt_host *h, const struct et_rt_conf *c,
 		return -ENOMEM;
 	for (uint32_t k = 0; k < r->nrecvs; k++)
 		h->recv_left[k] = r->recvs[k].len;
-	et_lb_host_init(&h->lb, &c->lb, &c->t, rank, c->seed);
+	if (lb == NULL)
+		et_lb_host_init(&h->lb, &c->lb, &c->t, rank, c->seed);
 	return 0;
 }
 
@@ -361,7 +399,7 @@ et_rt_host_free(struct et_rt_host *h)
 {
 	for (uint32_t i = 0; h->subs && i < h->n_subs; i++)
 		if (h->subs[i].lb_state) {
-			et_lb_detach(&h->lb, h->subs[i].lb_state);
+			et_lb_detach(h->lbh, h->subs[i].lb_state);
 			h->subs[i].lb_state = NULL;
 		}
 	et_host_free(&h->host);

@@ -34,7 +34,7 @@
 
 /* One QP pair carrying bytes [off, off + len) of one send of a step. */
 struct et_rt_sub {
-	uint32_t dst;
+	uint32_t dst;         /* the fabric host (not the schedule rank) */
 	uint32_t send;        /* index into the rank's sends */
 	uint64_t off, len;
 	uint16_t path;
@@ -54,6 +54,14 @@ struct et_rt_remote {
 };
 
 struct et_rt_host;
+
+/* What a host keeps of its last QP to a peer, so that the next one starts
+ * where it ended (DCTCP's window and alpha), as a connection that lives
+ * from one collective to the next would.  cwnd 0: no QP to it yet. */
+struct et_rt_peer_cc {
+	double alpha;
+	uint32_t cwnd;
+};
 
 struct et_rt_peer_ops {
 	/* A rank's IPv4 address, host order. */
@@ -105,6 +113,9 @@ struct et_rt_host {
 	uint8_t *data, *staging;  /* not owned when the run shares one region */
 	bool own_buffers;
 	struct et_lb_host lb;
+	struct et_lb_host *lbh;   /* what it plans with: lb, or its host's shared one */
+	const uint32_t *members;  /* schedule rank -> fabric host; NULL: the same */
+	struct et_rt_peer_cc *peer_cc; /* per fabric host; NULL: every QP starts afresh */
 	const struct et_rt_conf *c;
 	const struct et_coll_sched *sched;
 	uint32_t rank;
@@ -132,11 +143,22 @@ int et_rt_host_init(struct et_rt_host *h, const struct et_rt_conf *c,
 		    const struct et_coll_sched *sched, uint32_t rank, struct et_nic *nic,
 		    const struct rte_ether_addr *gw_mac, uint8_t *shared, uint64_t shared_len,
 		    const struct et_rt_peer_ops *ops, void *ctx);
+/* The same for a schedule over a group of the fabric's hosts: members[k]
+ * is the host of schedule rank k (rank is this host's position); lb, the
+ * host's policy state shared by every collective it runs (paths marked
+ * bad stay bad from one to the next), NULL for one of its own. */
+int et_rt_host_init_in(struct et_rt_host *h, const struct et_rt_conf *c,
+		       const struct et_coll_sched *sched, uint32_t rank, struct et_nic *nic,
+		       const struct rte_ether_addr *gw_mac, uint8_t *shared, uint64_t shared_len,
+		       const struct et_rt_peer_ops *ops, void *ctx, const uint32_t *members,
+		       struct et_lb_host *lb);
 void et_rt_host_free(struct et_rt_host *h);
 
 /* The NIC's turn, then the rank's: completions, the batch, due subflows,
  * the steps.  The work done; 0 with h->fail.why set when the rank failed. */
 uint32_t et_rt_poll(struct et_rt_host *h, uint64_t now);
+/* The rank's part alone, for several ranks on one NIC that is polled once. */
+uint32_t et_rt_progress(struct et_rt_host *h, uint64_t now);
 
 /* The earliest time the host (NIC or rank) has something to do. */
 uint64_t et_rt_next_event(const struct et_rt_host *h, uint64_t now);

@@ -84,22 +84,19 @@ et_fabric_fail(struct et_fabric *f, const char *fmt, ...)
 
 /* ---- the far end of a subflow: the peer host's QP, made here ---- */
 
-static uint32_t
-peer_ip(void *ctx, uint32_t rank)
+uint32_t
+et_fabric_peer_ip(void *ctx, uint32_t rank)
 {
 	const struct et_fabric *f = ctx;
 
 	return et_net_host_ip(&f->p.t, rank);
 }
 
-static int
-peer_open(void *ctx, struct et_rt_host *src, struct et_rt_sub *s, uint32_t qpn,
-	  const struct et_qp_attr *a, struct et_rt_remote *out)
+int
+et_fabric_peer_open(struct et_fabric *f, struct et_rt_host *hd, uint32_t src_host,
+		    const struct et_coll_recv *rcv, struct et_rt_sub *s, uint32_t qpn,
+		    const struct et_qp_attr *a, struct et_rt_remote *out)
 {
-	struct et_fabric *f = ctx;
-	struct et_rt_host *hd = &f->h[s->dst].rt;
-	const struct et_coll_send *snd = &f->sched.rank[src->rank].sends[s->send];
-	const struct et_coll_recv *rcv = &f->sched.rank[s->dst].recvs[snd->recv];
 	uint8_t *dst = hd->staging + rcv->staging_off + s->off;
 	struct et_recv_wr rw = {.wr_id = 0, .addr = dst, .length = (uint32_t)s->len,
 				.lkey = hd->staging_key};
@@ -108,14 +105,14 @@ peer_open(void *ctx, struct et_rt_host *src, struct et_rt_sub *s, uint32_t qpn,
 
 	b.max_send_wr = b.max_recv_wr = 2;
 	b.multipath = a->multipath;
-	b.dest_ip = et_net_host_ip(&f->p.t, src->rank);
+	b.dest_ip = et_net_host_ip(&f->p.t, src_host);
 	b.sq_psn = a->rq_psn;
 	b.rq_psn = a->sq_psn;
 	rq = et_host_qp_create(&hd->host, &b);
 	if (rq == NULL)
 		return -ENOSPC;
 	if (et_qp_connect(rq, qpn) || et_qp_ready(rq) || et_qp_post_recv(rq, &rw)) {
-		et_nic_qp_destroy(&f->h[s->dst].nic, rq);
+		et_nic_qp_destroy(hd->host.nic, rq);
 		return -ENOSPC;
 	}
 	s->peer = rq;
@@ -123,17 +120,32 @@ peer_open(void *ctx, struct et_rt_host *src, struct et_rt_sub *s, uint32_t qpn,
 	return 0;
 }
 
-static void
-peer_close(void *ctx, struct et_rt_host *src, struct et_rt_sub *s)
+void
+et_fabric_peer_close(struct et_fabric *f, struct et_rt_host *src, struct et_rt_sub *s)
 {
-	struct et_fabric *f = ctx;
-
 	et_rt_stats_add_qp(&src->st, s->peer);
 	et_nic_qp_destroy(&f->h[s->dst].nic, s->peer);
 	s->peer = NULL;
 }
 
-static const struct et_rt_peer_ops peer_ops = {peer_ip, peer_open, peer_close};
+static int
+peer_open(void *ctx, struct et_rt_host *src, struct et_rt_sub *s, uint32_t qpn,
+	  const struct et_qp_attr *a, struct et_rt_remote *out)
+{
+	struct et_fabric *f = ctx;
+	const struct et_coll_send *snd = &f->sched.rank[src->rank].sends[s->send];
+
+	return et_fabric_peer_open(f, &f->h[s->dst].rt, src->rank,
+				   &f->sched.rank[s->dst].recvs[snd->recv], s, qpn, a, out);
+}
+
+static void
+peer_close(void *ctx, struct et_rt_host *src, struct et_rt_sub *s)
+{
+	et_fabric_peer_close(ctx, src, s);
+}
+
+static const struct et_rt_peer_ops peer_ops = {et_fabric_peer_ip, peer_open, peer_close};
 
 /* A host's first QPN: QP 0 and 1 are InfiniBand's SMI and GSI (Wireshark
  * decodes QP 1's frames as management datagrams); ethereal-node starts at
@@ -198,9 +210,15 @@ et_fabric_build(struct et_fabric *f, const struct et_fabric_params *p)
 	if (et_topo_validate(&p->t, err, sizeof(err)))
 		return et_fabric_fail(f, "topology: %s", err);
 	f->n_hosts = et_topo_hosts(&p->t);
-	if (et_coll_build(&f->sched, p->kind, p->algo, f->n_hosts, p->size, p->chunk, &why))
+	if (p->hosts_only) {
+		/* every host's own rank has nothing to do: a driver runs them */
+		f->sched.nranks = f->n_hosts;
+		f->sched.rank = calloc(f->n_hosts, sizeof(*f->sched.rank));
+		if (f->sched.rank == NULL)
+			return et_fabric_fail(f, "out of memory");
+	} else if (et_coll_build(&f->sched, p->kind, p->algo, f->n_hosts, p->size, p->chunk, &why))
 		return et_fabric_fail(f, "%s", why);
-	if (p->size > UINT32_MAX)
+	if (p->size > UINT32_MAX && !p->hosts_only)
 		return et_fabric_fail(f, "--size: at most 4G per rank (one work request per subflow)");
 	if (p->qp.dctcp.init_cwnd == 0)
 		f->p.qp.dctcp.init_cwnd = et_fabric_bdp_bytes(&f->p);
@@ -232,6 +250,8 @@ et_fabric_build(struct et_fabric *f, const struct et_fabric_params *p)
 		return et_fabric_fail(f, "out of memory");
 	if (!p->verify) {
 		shared_len = p->size > f->sched.staging_bytes ? p->size : f->sched.staging_bytes;
+		if (p->hosts_only)
+			shared_len = 0; /* the driver has buffers of its own */
 		/* memory-light: every host sends from and writes into one region */
 		f->light_buf = calloc(1, shared_len + 1);
 		if (f->light_buf == NULL)

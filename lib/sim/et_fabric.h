@@ -52,6 +52,8 @@ struct et_fabric_params {
 	char fails_from[320];       /* where they were given, for errors: "--fail" */
 	const char *pcap_dir;
 	uint32_t mbufs;                  /* the frame pool; 0: sized by hosts */
+	bool hosts_only;                 /* no collective of its own: a driver runs the
+					  * hosts (sim/et_dag); kind, algo, size unused */
 };
 
 void et_fabric_params_default(struct et_fabric_params *p);
@@ -105,8 +107,19 @@ extern const struct et_ctr_table et_fabric_ctrs;
 /* "1", "2", "4", .., "64", "more" */
 const char *et_fabric_qps_bucket(int i);
 
+/* What runs on the hosts instead of the fabric's one collective (a
+ * trace's DAG, sim/et_dag): a host's turn, its NIC included, the work done;
+ * and its next event.  The driver counts f->hosts_done and sets f->failed. */
+struct et_fabric_driver {
+	uint32_t (*poll)(void *ctx, uint32_t host, uint64_t now);
+	uint64_t (*next_event)(void *ctx, uint32_t host, uint64_t now);
+};
+
 struct et_fabric {
 	struct et_fabric_params p;
+	const struct et_fabric_driver *drv;  /* NULL: the collective of p */
+	void *drv_ctx;
+	uint8_t *ready;           /* while it runs: per node, look at it this pass */
 	struct et_net net;
 	struct rte_mempool *pool;
 	uint32_t n_hosts;

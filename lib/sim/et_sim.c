@@ -21,8 +21,10 @@ stuck(struct et_fabric *f)
 {
 	for (uint32_t i = 0; i < f->n_hosts; i++) {
 		const struct et_fabric_host *h = &f->h[i];
+		uint64_t t = f->drv ? f->drv->next_event(f->drv_ctx, i, f->now)
+				    : et_rt_next_event(&h->rt, f->now);
 
-		if (et_rt_next_event(&h->rt, f->now) <= f->now) {
+		if (t <= f->now) {
 			et_fabric_fail(f, "no progress at %" PRIu64 " ns: host %u has an event due (egress "
 			     "queue %u, in flight %u, active QPs %u, timers %u, waiting %u, pool free %u, ring %u)",
 			     f->now, i, et_egress_qlen(&h->nic.eg),
@@ -63,6 +65,8 @@ wire_wakeups(struct et_fabric *f, uint8_t *ready)
 static uint32_t
 poll_node(struct et_fabric *f, uint32_t i)
 {
+	if (i < f->n_hosts && f->drv)
+		return f->drv->poll(f->drv_ctx, i, f->now);
 	if (i < f->n_hosts) {
 		struct et_rt_host *h = &f->h[i].rt;
 		bool done = h->done_ns != 0;
@@ -85,7 +89,8 @@ static uint64_t
 node_next_event(const struct et_fabric *f, uint32_t i)
 {
 	if (i < f->n_hosts)
-		return et_rt_next_event(&f->h[i].rt, f->now);
+		return f->drv ? f->drv->next_event(f->drv_ctx, i, f->now)
+			      : et_rt_next_event(&f->h[i].rt, f->now);
 	return et_switch_next_event(&f->net.sw[i - f->n_hosts], f->now);
 }
 
@@ -151,6 +156,7 @@ et_fabric_run(struct et_fabric *f)
 		return et_fabric_fail(f, "out of memory");
 	}
 	memset(ready, 1, nodes);
+	f->ready = ready;
 	if (skip)
 		wire_wakeups(f, ready);
 	else if ((workers = launch_switch_workers(f, sw, &run, base)) > 0)
@@ -218,6 +224,7 @@ et_fabric_run(struct et_fabric *f)
 			f->net.sw[i].ports[k].eg.peer_ready = NULL;
 	for (uint32_t i = 0; i < f->n_hosts; i++)
 		f->h[i].nic.eg.peer_ready = NULL;
+	f->ready = NULL;
 	free(ready);
 	free(wake);
 	return f->error[0] ? -1 : 0;

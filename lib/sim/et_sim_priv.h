@@ -13,4 +13,23 @@ int et_fabric_fail(struct et_fabric *f, const char *fmt, ...)
 /* Links a packet crosses on the fabric's longest path. */
 uint32_t et_fabric_longest_path_hops(const struct et_topo *t);
 
+/* The far end of subflow s, made directly on host hd (the receiving rank
+ * of the schedule, whose recv rcv s fills) for the sending QP qpn of host
+ * src_host; and its end when s is complete.  The fabric's peer ops and the
+ * DAG's (sim/et_dag) share them.  ctx of et_fabric_peer_ip: the fabric. */
+uint32_t et_fabric_peer_ip(void *ctx, uint32_t host);
+int et_fabric_peer_open(struct et_fabric *f, struct et_rt_host *hd, uint32_t src_host,
+			const struct et_coll_recv *rcv, struct et_rt_sub *s, uint32_t qpn,
+			const struct et_qp_attr *a, struct et_rt_remote *out);
+void et_fabric_peer_close(struct et_fabric *f, struct et_rt_host *src, struct et_rt_sub *s);
+
+/* Host i has something new to do (a driver started work on it from
+ * another host's turn): poll it in this pass. */
+static inline void
+et_fabric_wake(struct et_fabric *f, uint32_t i)
+{
+	if (f->ready)
+		f->ready[i] = 1;
+}
+
 #endif /* ET_SIM_PRIV_H */
