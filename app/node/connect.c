@@ -232,13 +232,13 @@ perftest_learn(struct node *n, uint32_t i, const struct peer *p)
 int
 perftest_keys(struct node *n, uint32_t count, int (*ready)(struct node *n))
 {
-	char mine[ET_PERFTEST_MSG_LEN], theirs[ET_PERFTEST_MSG_LEN], step[64];
+	char mine[ET_PERFTEST_MSG_LEN], theirs[ET_PERFTEST_MSG_LEN], step[96];
 	struct peer them;
 
 	for (uint32_t k = 0; k < count; k++) {
 		uint32_t i = count == n->o.qps ? k : 0;
 
-		snprintf(step, sizeof(step), "address message %u of %u", k + 1, count);
+		snprintf(step, sizeof(step), "address message %u of %u %s", k + 1, count, n->phase);
 		perftest_mine(n, i, mine);
 		if ((!n->o.server && oob_write(&n->oob, mine, sizeof(mine))) ||
 		    oob_read(&n->oob, theirs, sizeof(theirs)))
@@ -351,6 +351,7 @@ connect_perftest(struct node *n)
 	if (oob_perftest_hello(&n->oob, o->server, &n->o.mtu))
 		return n->oob.why ? exchange_failed(n, "the opening (version, page, MTU)") : -1;
 	n->them.mtu = n->me.mtu = o->mtu;
+	snprintf(n->phase, sizeof(n->phase), "before the test");
 	switch (o->mode) {
 	case MODE_WRITE_BW:
 		r = perftest_keys(n, o->qps, perftest_ready) || perftest_keys(n, o->qps, NULL) ||

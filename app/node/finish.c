@@ -38,9 +38,9 @@ check_write_server(struct node *n, const struct et_perftest_report *theirs)
 static int
 perftest_close(struct node *n)
 {
-	n->oob.why = NULL;
+	snprintf(n->phase, sizeof(n->phase), "at the close");
 	if (perftest_keys(n, 1, NULL))
-		return n->oob.why ? exchange_failed(n, "the last address message") : -1;
+		return -1;
 	oob_perftest_bye(&n->oob);
 	return 0;
 }
@@ -71,10 +71,9 @@ perftest_finish(struct node *n)
 	}
 	mine.bw_avg = mine.bw_peak = s > 0 ? (double)n->done * n->size / s / 1048576.0 : 0;
 	mine.msg_rate = s > 0 ? (double)n->done / s / 1e6 : 0;
-	n->oob.why = NULL;
+	snprintf(n->phase, sizeof(n->phase), "after the test");
 	if (perftest_keys(n, 1, NULL)) {
-		n->bad += n->oob.why ? exchange_failed(n, "the address message after the test") != 0
-				     : 1;
+		n->bad++;
 		return;
 	}
 	if (oob_perftest_report(&n->oob, o->server, &mine, &theirs)) {
@@ -125,14 +124,24 @@ last_words(struct node *n)
 		return;
 	}
 	if (!n->o.server) {
-		if (oob_write(&n->oob, "DONE\n", 5) || oob_read_line(&n->oob, line, sizeof(line)))
+		if (oob_write(&n->oob, "DONE\n", 5) || oob_read_line(&n->oob, line, sizeof(line))) {
+			exchange_failed(n, "the last words (DONE, BYE)");
 			n->bad++;
+		}
 		return;
 	}
 	/* a server stopped by SIGINT has nothing to wait for */
-	if (!node_stop && oob_read_line(&n->oob, line, sizeof(line)) == 0 && n->o.verify &&
-	    n->o.mode != MODE_PINGPONG)
-		check_written(n);
-	if (oob_write(&n->oob, "BYE\n", 4))
+	if (!node_stop) {
+		if (oob_read_line(&n->oob, line, sizeof(line))) {
+			exchange_failed(n, "the client's DONE");
+			n->bad++;
+			return;
+		}
+		if (n->o.verify && n->o.mode != MODE_PINGPONG)
+			check_written(n);
+	}
+	if (oob_write(&n->oob, "BYE\n", 4)) {
+		exchange_failed(n, "our BYE");
 		n->bad++;
+	}
 }

@@ -115,7 +115,7 @@ report_results(struct node *n)
 	} else {
 		f = n->last_row;
 	}
-	if (n->lat && !o->server)
+	if (n->lat && !o->server && n->done)
 		printf("latency: a round trip (ib_write_lat and ib_send_lat print half)\n");
 	printf("retransmits %" PRIu64 ", timeouts %" PRIu64 ", rx bad ICRC %" PRIu64
 	       ", rx unknown QPN %" PRIu64 ", rx for another IP %" PRIu64 ", rx not RoCE %" PRIu64
