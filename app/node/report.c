@@ -167,9 +167,13 @@ report_results(struct node *n)
 int
 save_buffer(const struct node *n)
 {
-	uint64_t len = (uint64_t)n->o.size * n->o.qps;
+	/* where the peer's messages land: perftest's latency tests write and
+	 * send into the receive area after the send area */
+	uint64_t off = n->o.oob == OOB_PERFTEST && is_lat(n->o.mode) ? n->stride : 0;
+	uint64_t len = off ? n->stride
+		     : n->o.oob == OOB_PERFTEST ? n->buf_len : (uint64_t)n->o.size * n->o.qps;
 	FILE *f = fopen(n->o.save, "wb");
-	bool ok = f != NULL && fwrite(n->buf, 1, len, f) == len;
+	bool ok = f != NULL && fwrite(n->buf + off, 1, len, f) == len;
 
 	if (f != NULL && fclose(f) != 0)
 		ok = false;

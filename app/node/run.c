@@ -159,6 +159,8 @@ client_loop(struct node *n)
 	uint64_t deadline = run_deadline(n);
 	uint64_t want = o->duration_ns ? UINT64_MAX : o->iters * o->qps;
 	uint64_t *posted_at = calloc(o->qps, sizeof(*posted_at));
+	uint64_t per_qp[MAX_QPS] = {0}; /* each QP its --iters: a peer's QP takes that many */
+	uint64_t qp_want = o->duration_ns ? UINT64_MAX : o->iters;
 	uint64_t drain_until = 0, posted = 0;
 	uint32_t i;
 
@@ -178,7 +180,8 @@ client_loop(struct node *n)
 		for (i = 0; !node_stop && i < o->qps && posted < want && et_tsc_ns() < deadline; i++) {
 			uint32_t depth = o->mode == MODE_WRITE_LAT ? 1 : DEPTH;
 
-			while (et_qp_sq_outstanding(n->qp[i]) < depth && posted < want) {
+			while (et_qp_sq_outstanding(n->qp[i]) < depth && posted < want &&
+			       per_qp[i] < qp_want) {
 				bool tool = o->oob == OOB_PERFTEST;
 				struct et_send_wr wr = {
 					.wr_id = i,
@@ -193,6 +196,7 @@ client_loop(struct node *n)
 					break;
 				posted_at[i] = et_tsc_ns();
 				posted++;
+				per_qp[i]++;
 			}
 		}
 		if (et_nic_poll(&n->nic, et_tsc_ns()) == 0 && o->yield)
