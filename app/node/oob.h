@@ -76,8 +76,10 @@ int oob_xchg(struct oob *o, bool server, const void *mine, void *theirs, size_t 
 int oob_perftest_hello(struct oob *o, bool server, uint32_t *mtu);
 
 /* What perftest's write_bw client reports to its server after the test
- * (the server prints it); MiB/s and Mpps.  -1 with a message when the
- * exchange fails or what came is not a report. */
+ * (the server prints it); MiB/s and Mpps.  The server's, both ways, is
+ * whatever its memory held (ib_write_bw's server ran no test): a client
+ * gets zeros.  -1 with a message when the exchange fails or, server, what
+ * came is not a report. */
 int oob_perftest_report(struct oob *o, bool server, const struct et_perftest_report *mine,
 			struct et_perftest_report *theirs);
 
