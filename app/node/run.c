@@ -71,10 +71,12 @@ check_recv(struct node *n, const struct et_wc *wc)
 }
 
 /* Answer until the client says so on TCP (or SIGINT / --duration with a
- * static peer, or want SENDs are in), counting what arrives; a peer that
- * goes quiet for 10 s with its word unsaid is named. */
+ * static peer), counting what arrives; a peer that goes quiet for 10 s
+ * with its word unsaid is named.  (Not when the SENDs it should send are
+ * in: its word comes once our last ACK is out, and it is the port polled
+ * here that sends it.) */
 static void
-serve(struct node *n, uint64_t want)
+serve(struct node *n)
 {
 	const struct opts *o = &n->o;
 	uint64_t deadline = run_deadline(n), last = et_tsc_ns(), placed = 0;
@@ -99,7 +101,7 @@ serve(struct node *n, uint64_t want)
 			placed = now_placed;
 			last = t;
 		}
-		if (node_stop || n->bad || t > deadline || n->done >= want)
+		if (node_stop || n->bad || t > deadline)
 			break;
 		if (n->oob.fd >= 0 && o->oob == OOB_PERFTEST && t - last > 10000000000ull) {
 			if (o->mode == MODE_SEND_BW && n->done == 1)
@@ -128,7 +130,7 @@ run_server(struct node *n)
 {
 	const struct opts *o = &n->o;
 
-	serve(n, UINT64_MAX);
+	serve(n);
 	if (o->mode != MODE_SEND_BW) /* WRITEs complete nothing here: count bytes */
 		n->done = placed_bytes(n) / o->size;
 	if (n->oob.fd >= 0)
@@ -519,7 +521,7 @@ perftest_size(struct node *n)
 	case MODE_SEND_LAT: lat_send(n); break;
 	default:
 		if (o->server)
-			serve(n, o->mode == MODE_SEND_BW ? o->iters * o->qps : UINT64_MAX);
+			serve(n);
 		else
 			client_loop(n);
 	}
@@ -550,7 +552,7 @@ run_perftest(struct node *n)
 	if (write_server) {
 		n->size = o->size;
 		n->t0 = et_tsc_ns();
-		serve(n, UINT64_MAX);
+		serve(n);
 	} else {
 		for (uint32_t size = first; size <= last && size >= first; size *= 2) {
 			n->size = size;
@@ -561,8 +563,9 @@ run_perftest(struct node *n)
 			report_row(n);
 		}
 	}
-	if (!n->bad && !node_stop)
-		last_words(n); /* write_bw's server prints its row there */
+	/* our last ACK out before the port goes unpolled (last_words) */
 	if (is_lat(o->mode))
 		linger(n);
+	if (!n->bad && !node_stop)
+		last_words(n); /* write_bw's server prints its row there */
 }

@@ -50,7 +50,7 @@ while IFS='|' read -r name role cmd args; do
   cat "$out"
   wait_file "$RXE_SHARE/$name.guest-rc" "$T" || echo "(no guest verdict for $name)"
   grc=$(cat "$RXE_SHARE/$name.guest-rc" 2>/dev/null || echo none)
-  echo "$rc" > "$RXE_SHARE/$name.host-rc"
+  echo "$rc" > "$RXE_SHARE/$name.host-rc.tmp" && mv "$RXE_SHARE/$name.host-rc.tmp" "$RXE_SHARE/$name.host-rc"
   if [ "$rc" = 0 ] && [ "$grc" = 0 ]; then
     echo "ok   $name"
   else
