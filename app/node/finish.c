@@ -41,6 +41,7 @@ perftest_close(struct node *n)
 	snprintf(n->phase, sizeof(n->phase), "at the close");
 	if (perftest_keys(n, 1, NULL))
 		return -1;
+	n->oob.idle = NULL; /* the peer may close its port from here on */
 	oob_perftest_bye(&n->oob);
 	return 0;
 }
@@ -76,11 +77,15 @@ perftest_finish(struct node *n)
 		n->bad++;
 		return;
 	}
+	if (!o->server) /* its server reads ours at once; a write_lat server never writes */
+		n->oob.timeout_ms = 10000;
 	if (oob_perftest_report(&n->oob, o->server, &mine, &theirs)) {
 		/* a write_lat server has gone on to its test: it writes to us */
 		if (!o->server && placed_bytes(n) > 0)
 			et_cli_error("the peer wrote to us after the test: it runs ib_write_lat's "
 				     "test; we run write_bw");
+		else if (n->oob.why)
+			exchange_failed(n, "the report after the test");
 		n->bad++;
 		return;
 	}
@@ -116,13 +121,15 @@ last_words(struct node *n)
 
 	if (n->oob.fd < 0 || n->o.oob == OOB_PINGPONG)
 		return;
-	n->oob.idle = NULL;
 	n->oob.stop = &never; /* said even after SIGINT: the peer waits for it */
 	n->oob.timeout_ms = 30000;
+	/* perftest's peer keeps its port until its "done": ours is polled
+	 * until then (a peer that writes to us now is named) */
 	if (n->o.oob == OOB_PERFTEST) {
 		perftest_finish(n);
 		return;
 	}
+	n->oob.idle = NULL;
 	if (!n->o.server) {
 		if (oob_write(&n->oob, "DONE\n", 5) || oob_read_line(&n->oob, line, sizeof(line))) {
 			exchange_failed(n, "the last words (DONE, BYE)");

@@ -329,11 +329,10 @@ oob_perftest_report(struct oob *o, bool server, const struct et_perftest_report 
 	/* five exchanges of 8 bytes, not one of 40: each side writes one
 	 * field only after reading (server) or before reading (client) one */
 	et_perftest_report_format(mine, out);
+	o->why = NULL;
 	for (int f = 0; f < 5; f++)
-		if (oob_xchg(o, server, out + 8 * f, in + 8 * f, 8)) {
-			et_cli_error("perftest report (field %d of 5): %s", f + 1, o->why);
-			return -1;
-		}
+		if (oob_xchg(o, server, out + 8 * f, in + 8 * f, 8))
+			return -1; /* o->why says why; the caller names the step */
 	/* ib_write_bw's server sends its report uninitialised (it ran no test):
 	 * only the client's is read */
 	if (!server) {

@@ -78,8 +78,8 @@ int oob_perftest_hello(struct oob *o, bool server, uint32_t *mtu);
 /* What perftest's write_bw client reports to its server after the test
  * (the server prints it); MiB/s and Mpps.  The server's, both ways, is
  * whatever its memory held (ib_write_bw's server ran no test): a client
- * gets zeros.  -1 with a message when the exchange fails or, server, what
- * came is not a report. */
+ * gets zeros.  -1: the exchange failed (o->why set, nothing said) or,
+ * server, what came is not a report (said; o->why NULL). */
 int oob_perftest_report(struct oob *o, bool server, const struct et_perftest_report *mine,
 			struct et_perftest_report *theirs);
 
