@@ -56,9 +56,12 @@ usage(FILE *f)
 		"  --size, --rate, --duration take 65536 or 64K, 100 (Gbit/s), 10 or 500ms\n"
 		"  --help         this (before or after --)\n"
 		"The table: Gbit/s of payload; Mmsg/s, messages (perftest's MsgRate); Mpps,\n"
-		"packets; latency (write_lat, pingpong only) is from post to completion, a\n"
-		"round trip (ib_write_lat prints half of it).\n"
-		"Exit: 0 done, 1 the run failed (or DPDK did), 2 a bad command line.\n"
+		"packets; latency (write_lat, send_lat, pingpong) is a round trip (ib_write_lat\n"
+		"and ib_send_lat print half of it).  A row per size (--all: 23).\n"
+		"Messages go to stderr (DPDK's log, type ethereal.node), the table to stdout.\n"
+		"Exit: 0 done; 1 the run failed (or DPDK did), said in one line: no messages,\n"
+		"wrong sizes, the peer gone or in another mode, the exchange failed; 2 a bad\n"
+		"command line.\n"
 		ET_CLI_EAL_HELP);
 }
 
