@@ -11,7 +11,10 @@ import os
 import subprocess
 import sys
 
-EAL = ["--no-huge", "--no-pci", "-m", "512", "--no-telemetry", "--log-level=error"]
+# DPDK's messages at errors, ours at info: the status lines ("waiting for
+# the peer", "local: ...", "stopped:") are on stderr, the table on stdout
+EAL = ["--no-huge", "--no-pci", "-m", "512", "--no-telemetry", "--log-level=*:error",
+       "--log-level=ethereal.*:info"]
 # two busy-polling processes on a 2-core machine can both be off a core for
 # milliseconds; the RTO is tested in the unit tests, here it only must not
 # turn a scheduler hiccup into seven timeouts in a row
@@ -30,10 +33,11 @@ class Bg:
             self.p = subprocess.Popen(cmd, stdout=o, stderr=e, env=env)
 
     def first_line(self, timeout=60):
+        """The first status line (stderr: our messages)."""
         import time
         end = time.time() + timeout
         while time.time() < end:
-            with open(self.out) as f:
+            with open(self.err) as f:
                 line = f.readline()
             if line.endswith("\n") or self.p.poll() is not None:
                 return line
@@ -56,7 +60,8 @@ class Bg:
         return self.p.returncode
 
 
-def pair(exe, work, mode, extra, port, link="memif", quiet_fanout=False, both=()):
+def pair(exe, work, mode, extra, port, link="memif", quiet_fanout=False, both=(),
+         client_eal=(), result=None):
     """Run one server/client pair; over veth, (ok, refused by PACKET_FANOUT).
     extra: the client's arguments; both: both sides' (e.g. a tool's dialect)."""
     sock = os.path.join(work, f"memif-{mode}.sock")
@@ -70,7 +75,7 @@ def pair(exe, work, mode, extra, port, link="memif", quiet_fanout=False, both=()
         dev = [f"--vdev=net_af_packet0,iface={link}a"], [f"--vdev=net_af_packet1,iface={link}b"], \
               "net_af_packet0", "net_af_packet1"
         common_link = ["--mtu", "1024"]
-    common = RTO + ["--mode", mode, "--size", "16384", "--qps",
+    common = RTO + ["--mode", mode] + ([] if "--all" in both else ["--size", "16384"]) + ["--qps",
                     "1" if mode == "pingpong" or "--oob" in both else "2",
                     "--verify", "--oob-port", str(port)] + list(both)
     env = dict(os.environ)
@@ -85,7 +90,7 @@ def pair(exe, work, mode, extra, port, link="memif", quiet_fanout=False, both=()
     srv.first_line()
     try:
         cli = subprocess.run(
-            [exe] + EAL + [f"--file-prefix=enc{os.getpid()}", "-l", "1"] + dev[1] + [
+            [exe] + EAL + list(client_eal) + [f"--file-prefix=enc{os.getpid()}", "-l", "1"] + dev[1] + [
                 "--", "--port", dev[3], "--ip", "10.0.0.1", "--client", "127.0.0.1",
                 "--json", out] + common + extra,
             capture_output=True, text=True, timeout=120, env=env)
@@ -104,6 +109,8 @@ def pair(exe, work, mode, extra, port, link="memif", quiet_fanout=False, both=()
     finally:
         srv.kill()
     ok = cli.returncode == 0 and srv.returncode == 0 and " ok\n" in so and " ok\n" in cli.stdout
+    if result is not None:
+        result.update(client_out=cli.stdout, client_err=cli.stderr)
     fanout = "PACKET_FANOUT" in cli.stderr + se
     if link != "memif" and not ok and fanout and quiet_fanout:
         print(f"retry {mode} over veth: af_packet's fanout group ids collided")
@@ -117,6 +124,22 @@ def pair(exe, work, mode, extra, port, link="memif", quiet_fanout=False, both=()
         print("client:", cli.returncode, cli.stdout, cli.stderr)
         print("server:", srv.returncode, so, se)
     return (ok, fanout) if link != "memif" else ok
+
+
+def quiet(exe, work, port):
+    """--log-level=ethereal.node:error silences our info lines (the
+    "local:" line, ARP, "waiting") while the table still prints."""
+    got = {}
+    ok = pair(exe, work, "write_bw", ["--iters", "200"], port,
+              client_eal=["--log-level=ethereal.node:error"], result=got)
+    err, out = got.get("client_err", ""), got.get("client_out", "")
+    good = ok and "local:" not in err and "ethereal-node:" not in err \
+        and out.startswith("mode ") and "Gbit/s" in out
+    print(("ok  " if good else "FAIL") + " --log-level=ethereal.node:error: no info lines, "
+          "the table still on stdout")
+    if not good:
+        print("client stdout:", out, "client stderr:", err)
+    return good
 
 
 def can_make_links(what):
@@ -162,7 +185,8 @@ def veth(exe, work, port, mode="write_bw", both=()):
         # can pick the same id and the second is refused (EINVAL; seen once in
         # the tests).  New processes, new pids: retry.
         for attempt in range(3):
-            ok, fanout = pair(exe, work, mode, ["--iters", "500"], port + attempt,
+            ok, fanout = pair(exe, work, mode, [] if "--iters" in both else ["--iters", "500"],
+                              port + attempt,
                               link=name, quiet_fanout=attempt < 2, both=both)
             if ok or not fanout:
                 return ok
@@ -250,7 +274,7 @@ def interrupted(exe, work, port):
             and port_st["rx_pkts"] > 0 and port_st["qps"] == 2
         cli.p.send_signal(signal.SIGINT)
         out, err = cli.wait(60)
-        ok = ok and cli.returncode == 0 and "stopped:" in out and "Gbit/s" in out
+        ok = ok and cli.returncode == 0 and "stopped:" in err and "Gbit/s" in out
         srv.wait(60)
         if not ok:
             print("client:", cli.returncode, out, err)
@@ -334,13 +358,19 @@ BAD = [
     (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--oob", "pingpong", "--mode",
       "write_bw"], "--oob pingpong runs --mode pingpong only"),
     (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--oob", "perftest", "--mode",
-      "write_lat"], "--oob perftest runs --mode write_bw or send_bw"),
+      "pingpong"], "--oob perftest runs --mode write_bw, send_bw, write_lat or send_lat"),
+    (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--mode", "send_lat"],
+     "--mode send_lat is ib_send_lat's test: give --oob perftest"),
+    (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--all"],
+     "--all is perftest's -a: give --oob perftest"),
+    (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--oob", "perftest", "--all",
+      "--size", "4096"], "--all runs every size"),
+    (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--oob", "perftest", "--mode",
+      "write_lat", "--qps", "2"], "runs one QP (the tool's -q is for bandwidth tests only)"),
     (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--mode", "pingpong", "--qps", "2"],
      "--mode pingpong runs one QP"),
     (["--port", "net_memif0", "--ip", "10.0.0.1", "--oob", "pingpong", "--peer", "ip=1.2.3.4"],
      "--peer replaces the exchange"),
-    (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--oob", "perftest", "--qps", "2"],
-     "--oob perftest runs one QP"),
     (["--port", "net_memif0", "--ip", "10.0.0.1", "--client", "1.2.3.4", "--oob", "perftest",
       "--mode", "send_bw", "--duration", "5"], "give --iters, not --duration"),
     (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--fault", "loss=5"],
@@ -372,13 +402,22 @@ def main():
     # over veth: a tool's peer says no last word, so the ends cannot agree
     # when to stop polling, which 22.11's memif needs
     for i, (mode, dialect) in enumerate([("pingpong", "pingpong"), ("write_bw", "perftest"),
-                                         ("send_bw", "perftest")]):
-        fails += not veth(exe, work, base + 40 + 3 * i, mode, ["--oob", dialect, "--iters", "500"])
+                                         ("send_bw", "perftest"), ("write_lat", "perftest"),
+                                         ("send_lat", "perftest")]):
+        fails += not veth(exe, work, base + 100 + 3 * i, mode, ["--oob", dialect, "--iters", "500"])
+    # perftest's -q 2 and -a (every size 2 .. 8 MiB, a few of each)
+    for i, (mode, more) in enumerate([("write_bw", ["--qps", "2"]), ("send_bw", ["--qps", "2"]),
+                                      ("write_bw", ["--all", "--iters", "4"]),
+                                      ("send_bw", ["--all", "--iters", "4"]),
+                                      ("send_lat", ["--all", "--iters", "4"])]):
+        fails += not veth(exe, work, base + 130 + 3 * i, mode,
+                          ["--oob", "perftest", "--iters", "300"] + more)
     # both ends count the rounds, as ibv_rc_pingpong's do
     fails += not pair(exe, work, "pingpong", [], base + 50, both=["--iters", "500"])
     fails += not veth(exe, work, base + 20)
     fails += not tap_bridge(exe, work, base + 30)
     fails += not interrupted(exe, work, base + 10)
+    fails += not quiet(exe, work, base + 60)
     fails += not static_peer(exe, work)
     for args, want in BAD:
         r = subprocess.run([exe] + EAL + [f"--file-prefix=enb{os.getpid()}", "--"] + args,
@@ -397,7 +436,7 @@ def main():
         good = h.returncode == 0 and h.stdout.startswith("usage: ethereal-node") and "Mmsg/s" in h.stdout
         print(("ok  " if good else "FAIL") + f" --help {where}")
         fails += not good
-    total = 13 + len(BAD)
+    total = 19 + len(BAD)
     print(f"{total - fails} passed, {fails} failed")
     sys.exit(1 if fails else 0)
 

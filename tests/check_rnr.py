@@ -19,7 +19,10 @@ import sys
 import threading
 import time
 
-EAL = ["--no-huge", "--no-pci", "-m", "512", "--no-telemetry", "--log-level=error"]
+# DPDK's at errors, ours at info: the responder reads the node's "local:"
+# line (stderr) for its QPN
+EAL = ["--no-huge", "--no-pci", "-m", "512", "--no-telemetry", "--log-level=*:error",
+       "--log-level=ethereal.*:info"]
 SKIP = 77
 PEER_QPN = 0x200
 RNR_CODE = 14          # 1.28 ms (IBTA table 45)
@@ -157,8 +160,8 @@ def main():
         for f in (out, err, result):
             if os.path.exists(f):
                 os.unlink(f)
-        open(out, "w").close()
-        peer = Peer(name + "b", out)
+        open(err, "w").close()
+        peer = Peer(name + "b", err)
         peer.start()
         spec = f"mac={peer.mac},ip=10.0.0.2,qpn={PEER_QPN:#x},psn=0x0,rkey=0x0,addr=0x0"
         cmd = [exe] + EAL + [f"--file-prefix=etr{os.getpid()}", "-l", "0",

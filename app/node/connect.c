@@ -20,16 +20,34 @@ poll_port(void *ctx)
 }
 
 /* A SEND lands in the receive buffer of its QP; in ping-pong, the second
- * half of the buffer (the first is what we send). */
+ * half of the buffer (the first is what we send); in perftest's latency
+ * tests, the receive area after the send area.  A QP posts at most
+ * recv_left more (perftest's peer sends exactly --iters: none left over
+ * for the next size of --all). */
 void
 post_recv(struct node *n, uint32_t i)
 {
 	uint64_t off = n->o.mode == MODE_PINGPONG ? (n->o.server ? 0 : n->o.size)
-						   : (uint64_t)i * n->o.size;
-	struct et_recv_wr rw = {.wr_id = i, .addr = n->buf + off, .length = n->o.size,
+		     : is_lat(n->o.mode) ? n->stride : (uint64_t)i * n->stride;
+	struct et_recv_wr rw = {.wr_id = i, .addr = n->buf + off, .length = n->size,
 				.lkey = n->key};
 
+	if (n->recv_left[i] == 0)
+		return;
+	if (n->recv_left[i] != UINT64_MAX)
+		n->recv_left[i]--;
 	et_qp_post_recv(n->qp[i], &rw);
+}
+
+/* DEPTH receives per QP (fewer if per_qp is smaller), per_qp in all. */
+void
+post_recvs(struct node *n, uint64_t per_qp)
+{
+	for (uint32_t i = 0; i < n->o.qps; i++) {
+		n->recv_left[i] = per_qp;
+		for (int k = 0; k < DEPTH; k++)
+			post_recv(n, i);
+	}
 }
 
 /* The peer's MAC: a known one (--peer mac=, or the TCP exchange) becomes a
@@ -60,17 +78,14 @@ resolve_peer(struct et_nic *nic, struct et_arp *arp, struct peer *them, bool ask
 		m = et_arp_lookup(arp, them->ip);
 		if (m) {
 			memcpy(them->mac.addr_bytes, m, 6);
-			printf("ethereal-node: ARP: %s is at %02x:%02x:%02x:%02x:%02x:%02x\n",
-			       ipv4_str(them->ip, ip), m[0], m[1], m[2], m[3], m[4], m[5]);
-			fflush(stdout);
+			et_info("ARP: %s is at %02x:%02x:%02x:%02x:%02x:%02x",
+				ipv4_str(them->ip, ip), m[0], m[1], m[2], m[3], m[4], m[5]);
 			return;
 		}
 	}
 	if (node_stop)
 		return;
-	printf("ethereal-node: ARP: no answer from %s in 3 s, sending to broadcast\n",
-	       ipv4_str(them->ip, ip));
-	fflush(stdout);
+	et_warn("ARP: no answer from %s in 3 s, sending to broadcast", ipv4_str(them->ip, ip));
 }
 
 static int
@@ -83,11 +98,13 @@ create_qps(struct node *n)
 		struct et_qp_attr a;
 
 		et_qp_attr_default(&a);
-		a.dest_qpn = n->them.qpn_base + i;
+		bool tool = o->oob == OOB_PERFTEST;
+
+		a.dest_qpn = tool ? n->them_qp[i].qpn : n->them.qpn_base + i;
 		a.dest_ip = n->them.ip;
 		a.mtu = o->mtu;
 		a.sq_psn = n->me.psn;
-		a.rq_psn = n->them.psn;
+		a.rq_psn = tool ? n->them_qp[i].psn : n->them.psn;
 		a.max_send_wr = 64;
 		a.max_recv_wr = 64;
 		a.retry_cnt = 6; /* a test tool must end: 7 would retry forever */
@@ -96,10 +113,10 @@ create_qps(struct node *n)
 		n->qp[i] = et_host_qp_create(&n->host, &a);
 		if (!n->qp[i] || et_qp_ready(n->qp[i]))
 			return et_cli_error("cannot create QP %u", i);
-		if (o->mode == MODE_SEND_BW || o->mode == MODE_PINGPONG)
-			for (int k = 0; k < DEPTH; k++)
-				post_recv(n, i);
 	}
+	/* perftest's receives are posted before each size's sync message */
+	if (o->oob != OOB_PERFTEST && (o->mode == MODE_SEND_BW || o->mode == MODE_PINGPONG))
+		post_recvs(n, UINT64_MAX);
 	telemetry_show_qps(n->qp, o->qps);
 	return 0;
 }
@@ -112,12 +129,11 @@ print_local(const struct node *n)
 	const uint8_t *m = n->me.mac.addr_bytes;
 	char ip[INET_ADDRSTRLEN];
 
-	printf("ethereal-node: %s on %s, %s, local: mac=%02x:%02x:%02x:%02x:%02x:%02x,"
-	       "ip=%s,qpn=0x%x,psn=0x%x,rkey=0x%x,addr=0x%" PRIx64 "\n",
-	       o->server ? "server" : "client", o->port, mode_names[o->mode], m[0], m[1], m[2],
-	       m[3], m[4], m[5], ipv4_str(n->me.ip, ip), n->me.qpn_base, n->me.psn, n->me.rkey,
-	       n->me.addr);
-	fflush(stdout);
+	et_info("%s on %s, %s, local: mac=%02x:%02x:%02x:%02x:%02x:%02x,"
+		"ip=%s,qpn=0x%x,psn=0x%x,rkey=0x%x,addr=0x%" PRIx64,
+		o->server ? "server" : "client", o->port, mode_names[o->mode], m[0], m[1], m[2],
+		m[3], m[4], m[5], ipv4_str(n->me.ip, ip), n->me.qpn_base, n->me.psn, n->me.rkey,
+		n->me.addr);
 }
 
 /* Ready to receive: our QPs in RTS with their receives posted, on a started
@@ -144,38 +160,102 @@ learn_peer_mac(struct node *n, bool ask)
 		et_qp_set_dest_mac(n->qp[i], &n->them.mac);
 }
 
-static int
-exchange_failed(void)
+/* perftest's tools by our mode: what the peer should be running. */
+static const char *
+tool_name(enum mode m)
 {
-	if (!node_stop)
-		et_cli_error("out-of-band exchange with the peer failed");
-	return -1;
+	static const char *const names[] = {[MODE_WRITE_BW] = "ib_write_bw",
+					    [MODE_SEND_BW] = "ib_send_bw",
+					    [MODE_WRITE_LAT] = "ib_write_lat",
+					    [MODE_SEND_LAT] = "ib_send_lat",
+					    [MODE_PINGPONG] = "ibv_rc_pingpong"};
+	return names[m];
 }
 
-/* One of perftest's address messages (all alike, each re-read): the
- * client's first, then the server's.  ready, when given, runs between the
- * peer's and ours. */
+/* "out-of-band exchange failed at STEP: WHY", and in a tool's dialect what
+ * the peer must run: a tool in another mode falls out of step here. */
 int
-perftest_key(struct node *n, int (*ready)(struct node *n))
+exchange_failed(struct node *n, const char *step)
 {
-	char mine[ET_PERFTEST_MSG_LEN], theirs[ET_PERFTEST_MSG_LEN];
+	if (node_stop)
+		return -1;
+	if (n->o.oob == OOB_PERFTEST)
+		return et_cli_error("perftest exchange failed at %s: %s (the peer must run %s "
+				    "with -q %u%s; a tool in another mode falls out of step)",
+				    step, n->oob.why ? n->oob.why : "?", tool_name(n->o.mode),
+				    n->o.qps, n->o.all ? " -a" : "");
+	return et_cli_error("out-of-band exchange failed at %s: %s", step,
+			    n->oob.why ? n->oob.why : "?");
+}
+
+/* Our address message for QP i (perftest): its QPN, and the part of our
+ * buffer the peer writes to (the receive area in the latency tests). */
+static void
+perftest_mine(const struct node *n, uint32_t i, char out[ET_PERFTEST_MSG_LEN])
+{
+	struct peer me = n->me;
+
+	me.qpn_base = n->me.qpn_base + i;
+	me.addr = (uintptr_t)n->buf + (is_lat(n->o.mode) ? n->stride : (uint64_t)i * n->stride);
+	oob_tool_format(OOB_PERFTEST, &me, out);
+}
+
+/* The peer's message for its QP i: the first names the QP, later ones
+ * must name the same (a peer with more QPs than ours sends QP 1's where we
+ * expect QP 0's again; one with fewer, QP 0's where we expect QP 1's). */
+static int
+perftest_learn(struct node *n, uint32_t i, const struct peer *p)
+{
+	struct peer_qp *q = &n->them_qp[i];
+
+	if (q->qpn == 0) {
+		for (uint32_t k = 0; k < i; k++)
+			if (n->them_qp[k].qpn == p->qpn_base)
+				return et_cli_error("perftest: the peer's QPN 0x%x came again where "
+						    "our QP %u's peer belongs: it runs fewer QPs "
+						    "than our --qps %u (its -q)", p->qpn_base, i,
+						    n->o.qps);
+		*q = (struct peer_qp){.qpn = p->qpn_base, .psn = p->psn, .rkey = p->rkey,
+				      .addr = p->addr};
+		return 0;
+	}
+	if (q->qpn != p->qpn_base)
+		return et_cli_error("perftest: the peer's message for QP %u names QPN 0x%x, "
+				    "before 0x%x: it runs more QPs than our --qps %u "
+				    "(give --qps as its -q)", i, p->qpn_base, q->qpn, n->o.qps);
+	return 0;
+}
+
+/* count of perftest's address messages, one per QP when count is --qps
+ * (else QP 0's): the client's first, then the server's.  ready, when
+ * given, runs once the peer's last one is in, before our last goes out. */
+int
+perftest_keys(struct node *n, uint32_t count, int (*ready)(struct node *n))
+{
+	char mine[ET_PERFTEST_MSG_LEN], theirs[ET_PERFTEST_MSG_LEN], step[96];
 	struct peer them;
 
-	oob_tool_format(OOB_PERFTEST, &n->me, mine);
-	if ((!n->o.server && oob_write(&n->oob, mine, sizeof(mine))) ||
-	    oob_read(&n->oob, theirs, sizeof(theirs)))
-		return exchange_failed();
-	if (oob_tool_parse(OOB_PERFTEST, theirs, sizeof(theirs), &n->me, &them))
-		return -1;
-	/* the MAC is ours to learn (ARP), not the message's: after the first
-	 * message, keep what ARP found */
-	if (n->them.ip != 0)
-		them.mac = n->them.mac;
-	n->them = them;
-	if (ready && ready(n))
-		return -1;
-	if (n->o.server && oob_write(&n->oob, mine, sizeof(mine)))
-		return exchange_failed();
+	for (uint32_t k = 0; k < count; k++) {
+		uint32_t i = count == n->o.qps ? k : 0;
+
+		snprintf(step, sizeof(step), "address message %u of %u %s", k + 1, count, n->phase);
+		perftest_mine(n, i, mine);
+		if ((!n->o.server && oob_write(&n->oob, mine, sizeof(mine))) ||
+		    oob_read(&n->oob, theirs, sizeof(theirs)))
+			return exchange_failed(n, step);
+		if (oob_tool_parse(OOB_PERFTEST, theirs, sizeof(theirs), &n->me, &them) ||
+		    perftest_learn(n, i, &them))
+			return -1;
+		/* the MAC is ours to learn (ARP), not the message's: after the
+		 * first message, keep what ARP found */
+		if (n->them.ip != 0)
+			them.mac = n->them.mac;
+		n->them = them;
+		if (k + 1 == count && ready && ready(n))
+			return -1;
+		if (n->o.server && oob_write(&n->oob, mine, sizeof(mine)))
+			return exchange_failed(n, step);
+	}
 	return 0;
 }
 
@@ -203,7 +283,7 @@ connect_ethereal(struct node *n)
 
 	if ((!o->server && oob_ethereal_send(&n->oob, &n->me)) ||
 	    oob_ethereal_recv(&n->oob, &n->them))
-		return exchange_failed();
+		return n->oob.why ? exchange_failed(n, "the parameters") : -1;
 	if (n->them.nqp != o->qps || n->them.size != o->size || n->them.mtu != o->mtu) {
 		if (o->server) /* the client says so too */
 			(void)oob_ethereal_send(&n->oob, &n->me);
@@ -214,7 +294,7 @@ connect_ethereal(struct node *n)
 		return -1;
 	learn_peer_mac(n, false);
 	if (o->server && oob_ethereal_send(&n->oob, &n->me))
-		return exchange_failed();
+		return exchange_failed(n, "our parameters");
 	return 0;
 }
 
@@ -229,41 +309,64 @@ connect_pingpong(struct node *n)
 	if (!o->server) {
 		oob_tool_format(OOB_PINGPONG, &n->me, msg);
 		if (oob_write(&n->oob, msg, sizeof(msg)))
-			return exchange_failed();
+			return exchange_failed(n, "our address message");
 	}
 	if (oob_read(&n->oob, msg, sizeof(msg)))
-		return exchange_failed();
+		return exchange_failed(n, "the peer's address message");
 	if (oob_tool_parse(OOB_PINGPONG, msg, sizeof(msg), &n->me, &n->them) || get_ready(n))
 		return -1;
 	learn_peer_mac(n, true);
 	if (o->server) {
 		oob_tool_format(OOB_PINGPONG, &n->me, msg);
 		if (oob_write(&n->oob, msg, sizeof(msg)))
-			return exchange_failed();
+			return exchange_failed(n, "our address message");
 	}
 	if (o->server ? oob_read(&n->oob, done, sizeof(done)) : oob_write(&n->oob, done, sizeof(done)))
-		return exchange_failed();
+		return exchange_failed(n, "the client's \"done\"");
 	return 0;
 }
 
-/* perftest's: the MTU (the smaller), then identical address messages, the
- * first of which connects; two more before the test, send_bw a third (the
- * server's receives are posted). */
+/* perftest's: the MTU (the smaller), then the address messages (one
+ * per QP, N of them; all alike but for the QP) at the tool's points before
+ * the test: write_bw N, N, 1; send_bw and send_lat N, 1, N (then one
+ * before each size, run.c); write_lat 1, N, N, 1.  Our QPs are made once
+ * the first round is in (the tools connect theirs then), before our last
+ * message of it goes out. */
+static int
+perftest_ready(struct node *n)
+{
+	if (get_ready(n))
+		return -1;
+	learn_peer_mac(n, true);
+	return 0;
+}
+
 static int
 connect_perftest(struct node *n)
 {
 	const struct opts *o = &n->o;
+	int r;
 
+	n->oob.why = NULL;
 	if (oob_perftest_hello(&n->oob, o->server, &n->o.mtu))
-		return exchange_failed();
+		return n->oob.why ? exchange_failed(n, "the opening (version, page, MTU)") : -1;
 	n->them.mtu = n->me.mtu = o->mtu;
-	if (perftest_key(n, get_ready))
-		return -1;
-	learn_peer_mac(n, true);
-	for (int k = o->mode == MODE_SEND_BW ? 3 : 2; k > 0; k--)
-		if (perftest_key(n, NULL))
-			return -1;
-	return 0;
+	snprintf(n->phase, sizeof(n->phase), "before the test");
+	switch (o->mode) {
+	case MODE_WRITE_BW:
+		r = perftest_keys(n, o->qps, perftest_ready) || perftest_keys(n, o->qps, NULL) ||
+		    perftest_keys(n, 1, NULL);
+		break;
+	case MODE_WRITE_LAT:
+		r = perftest_keys(n, 1, NULL) || perftest_keys(n, o->qps, perftest_ready) ||
+		    perftest_keys(n, o->qps, NULL) || perftest_keys(n, 1, NULL);
+		break;
+	default: /* send_bw, send_lat */
+		r = perftest_keys(n, o->qps, perftest_ready) || perftest_keys(n, 1, NULL) ||
+		    perftest_keys(n, o->qps, NULL);
+		break;
+	}
+	return r ? -1 : 0;
 }
 
 /* The peer's parameters, its MAC, our QPs: by hand (--peer), in our

@@ -52,16 +52,24 @@ main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	telemetry_register();
 	if (node_open(&n) == 0 && connect_peer(&n) == 0) {
-		if (n.o.mode == MODE_WRITE_LAT || n.o.mode == MODE_PINGPONG)
+		if (is_lat(n.o.mode) || n.o.mode == MODE_PINGPONG)
 			n.lat = calloc(n.o.iters, sizeof(*n.lat));
 		n.bad = 0;
 		n.t0 = et_tsc_ns();
-		if (n.o.mode == MODE_PINGPONG)
+		if (n.o.oob == OOB_PERFTEST)
+			run_perftest(&n);
+		else if (n.o.mode == MODE_PINGPONG)
 			run_pingpong(&n);
 		else if (n.o.server)
 			run_server(&n);
 		else
 			run_client(&n);
+		/* the run did what was asked, or exits 1 saying what it did not */
+		if (!n.bad && n.done == 0) {
+			et_cli_error("no messages %s%s", n.o.server ? "received" : "completed",
+				     node_stop ? " before the stop" : "");
+			n.bad++;
+		}
 		report_results(&n);
 		if (n.o.save && save_buffer(&n))
 			n.bad++;

@@ -30,7 +30,7 @@
 #define MAX_QPS 64
 #define DEPTH 16 /* requests in flight per QP */
 
-enum mode { MODE_WRITE_BW, MODE_SEND_BW, MODE_WRITE_LAT, MODE_PINGPONG };
+enum mode { MODE_WRITE_BW, MODE_SEND_BW, MODE_WRITE_LAT, MODE_PINGPONG, MODE_SEND_LAT };
 extern const char *const mode_names[]; /* by enum mode, NULL-terminated */
 
 struct opts {
@@ -39,7 +39,8 @@ struct opts {
 	int server;
 	enum mode mode;
 	enum oob_dialect oob;
-	bool mode_set, size_set, mtu_set, port_set;
+	bool mode_set, size_set, mtu_set, port_set, iters_set;
+	bool all; /* --all: every size 2 .. 2^23, as perftest's -a */
 	uint32_t size, qps, mtu;
 	uint64_t iters;
 	uint64_t duration_ns; /* 0: --iters ends the run */
@@ -53,6 +54,12 @@ struct opts {
 	int verify;
 	struct et_link_model faults; /* what we send (--fault, --seed) */
 	uint32_t rx_loss_ppm;        /* what we receive (--rx-loss-ppm) */
+};
+
+/* What a row of the table showed (the JSON takes the last). */
+struct row_figures {
+	double s, gbps;
+	uint64_t bytes, pkts, p50, p99, p999;
 };
 
 /* Everything one run holds. */
@@ -70,11 +77,30 @@ struct node {
 	uint8_t *buf;
 	uint64_t buf_len;
 	struct peer me, them;
+	struct peer_qp them_qp[MAX_QPS]; /* perftest: one address message per QP */
+	uint64_t stride;      /* QP i's part of buf starts at i * stride */
+	uint32_t size;        /* the size being run (--all walks them) */
+	uint64_t recv_left[MAX_QPS]; /* receives still to post; UINT64_MAX: no end */
 	struct oob oob;
 	uint64_t *lat;
+	uint64_t nlat;        /* samples in lat (0: min(done, iters)) */
 	uint64_t done, flushed, t0, t1;
+	uint64_t pkts0;       /* packets at t0 (a row's share) */
+	struct row_figures last_row;
+	char phase[48];       /* where perftest's exchange is, for its errors */
 	int bad;
 };
+
+/* The sizes --all runs, as perftest's -a: 2, 4, ... 2^23. */
+#define ALL_MIN_SIZE 2u
+#define ALL_MAX_SIZE (1u << 23)
+
+/* perftest's bandwidth and latency tests (--oob perftest). */
+static inline bool
+is_lat(enum mode m)
+{
+	return m == MODE_WRITE_LAT || m == MODE_SEND_LAT;
+}
 
 /* SIGINT or SIGTERM: stop posting, finish what is out, report. */
 extern volatile sig_atomic_t node_stop;
@@ -108,12 +134,15 @@ void node_close(struct node *n);
 /* connect.c */
 int connect_peer(struct node *n);
 void post_recv(struct node *n, uint32_t i);
-int perftest_key(struct node *n, int (*ready)(struct node *n));
+void post_recvs(struct node *n, uint64_t per_qp);
+int perftest_keys(struct node *n, uint32_t count, int (*ready)(struct node *n));
+int exchange_failed(struct node *n, const char *step);
 
 /* run.c */
 void run_server(struct node *n);
 void run_client(struct node *n);
 void run_pingpong(struct node *n);
+void run_perftest(struct node *n);
 void check_written(struct node *n);
 uint64_t placed_bytes(const struct node *n);
 
@@ -123,6 +152,8 @@ void last_words(struct node *n);
 /* report.c */
 /* The command line's help (options.c). */
 void usage(FILE *f);
+void report_header(void);
+void report_row(struct node *n);
 void report_results(struct node *n);
 int save_buffer(const struct node *n);
 

@@ -6,7 +6,6 @@
 #include "oob.h"
 
 #include <arpa/inet.h>
-#include <endian.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <netinet/in.h>
@@ -29,11 +28,12 @@ mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* Until fd is ready for events: 0; -1 on timeout or stop. */
+/* Until fd is ready for events: 0; -1 on timeout or stop (o->why). */
 static int
 wait_fd(struct oob *o, int fd, short events)
 {
 	uint64_t until = mono_ms() + o->timeout_ms;
+	static char why[64];
 
 	while (!*o->stop && mono_ms() < until) {
 		struct pollfd p = {.fd = fd, .events = events};
@@ -41,11 +41,15 @@ wait_fd(struct oob *o, int fd, short events)
 
 		if (r > 0)
 			return 0;
-		if (r < 0 && errno != EINTR)
+		if (r < 0 && errno != EINTR) {
+			o->why = strerror(errno);
 			return -1;
+		}
 		if (o->idle)
 			o->idle(o->ctx);
 	}
+	snprintf(why, sizeof(why), "nothing from the peer for %" PRIu64 " s", o->timeout_ms / 1000);
+	o->why = *o->stop ? "interrupted" : why;
 	return -1;
 }
 
@@ -64,8 +68,7 @@ open_server(struct oob *o, uint16_t port)
 		close(fd);
 		return -1;
 	}
-	printf("ethereal-node: waiting for the peer on TCP %u\n", port);
-	fflush(stdout);
+	et_info("waiting for the peer on TCP %u", port);
 	if (wait_fd(o, fd, POLLIN) == 0)
 		do {
 			c = accept(fd, NULL, NULL);
@@ -138,8 +141,11 @@ oob_write(struct oob *o, const void *buf, size_t n)
 				return -1;
 			continue;
 		}
-		if (w <= 0)
+		if (w <= 0) {
+			o->why = w < 0 && errno == EPIPE ? "the peer closed the connection"
+			       : w < 0 ? strerror(errno) : "nothing written";
 			return -1;
+		}
 		p += w;
 		n -= (size_t)w;
 	}
@@ -159,8 +165,10 @@ oob_read(struct oob *o, void *buf, size_t n)
 		r = recv(o->fd, p, n, MSG_DONTWAIT);
 		if (r < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
-		if (r <= 0)
+		if (r <= 0) {
+			o->why = r == 0 ? "the peer closed the connection" : strerror(errno);
 			return -1;
+		}
 		p += r;
 		n -= (size_t)r;
 	}
@@ -311,40 +319,29 @@ oob_perftest_hello(struct oob *o, bool server, uint32_t *mtu)
 	return 0;
 }
 
-/* Doubles and 64-bit counts, big-endian, one 8-byte exchange each. */
-static int
-xchg_u64(struct oob *o, bool server, uint64_t mine, uint64_t *theirs)
-{
-	uint64_t be = htobe64(mine), r;
-
-	if (oob_xchg(o, server, &be, &r, 8))
-		return -1;
-	*theirs = be64toh(r);
-	return 0;
-}
-
-static int
-xchg_double(struct oob *o, bool server, double mine, double *theirs)
-{
-	uint64_t bits, r;
-
-	memcpy(&bits, &mine, 8);
-	if (xchg_u64(o, server, bits, &r))
-		return -1;
-	memcpy(theirs, &r, 8);
-	return 0;
-}
-
 int
-oob_perftest_report(struct oob *o, bool server, const struct perftest_report *mine,
-		    struct perftest_report *theirs)
+oob_perftest_report(struct oob *o, bool server, const struct et_perftest_report *mine,
+		    struct et_perftest_report *theirs)
 {
-	return xchg_u64(o, server, mine->size, &theirs->size) ||
-		       xchg_u64(o, server, mine->iters, &theirs->iters) ||
-		       xchg_double(o, server, mine->bw_peak, &theirs->bw_peak) ||
-		       xchg_double(o, server, mine->bw_avg, &theirs->bw_avg) ||
-		       xchg_double(o, server, mine->msg_rate, &theirs->msg_rate)
-		       ? -1 : 0;
+	uint8_t out[ET_PERFTEST_REPORT_LEN], in[ET_PERFTEST_REPORT_LEN];
+	char err[200];
+
+	/* five exchanges of 8 bytes, not one of 40: each side writes one
+	 * field only after reading (server) or before reading (client) one */
+	et_perftest_report_format(mine, out);
+	o->why = NULL;
+	for (int f = 0; f < 5; f++)
+		if (oob_xchg(o, server, out + 8 * f, in + 8 * f, 8))
+			return -1; /* o->why says why; the caller names the step */
+	/* ib_write_bw's server sends its report uninitialised (it ran no test):
+	 * only the client's is read */
+	if (!server) {
+		memset(theirs, 0, sizeof(*theirs));
+		return 0;
+	}
+	if (et_perftest_report_parse(in, theirs, err, sizeof(err)))
+		return et_cli_error("%s", err);
+	return 0;
 }
 
 void

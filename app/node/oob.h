@@ -28,6 +28,7 @@ struct oob {
 	void *ctx;
 	volatile sig_atomic_t *stop;
 	uint64_t timeout_ms;  /* any one wait */
+	const char *why;      /* what ended the last failed read or write */
 };
 
 /* What one side tells the other (in our dialect all of it; the tools'
@@ -38,12 +39,18 @@ struct peer {
 	uint64_t addr;
 };
 
+/* One QP of the peer, as a perftest address message gives it. */
+struct peer_qp {
+	uint32_t qpn, psn, rkey;
+	uint64_t addr;
+};
+
 /* Listen on port and take one connection (server), or connect to host:port,
  * retrying while the server is not up yet (client).  -1 with a message. */
 int oob_open(struct oob *o, bool server, const char *host, uint16_t port);
 void oob_close(struct oob *o);
 
-/* All n bytes, or -1 (peer gone, timeout, stop). */
+/* All n bytes, or -1 (peer gone, timeout, stop: o->why says which). */
 int oob_write(struct oob *o, const void *buf, size_t n);
 int oob_read(struct oob *o, void *buf, size_t n);
 /* One '\n'-terminated line, without the '\n'. */
@@ -69,13 +76,12 @@ int oob_xchg(struct oob *o, bool server, const void *mine, void *theirs, size_t 
 int oob_perftest_hello(struct oob *o, bool server, uint32_t *mtu);
 
 /* What perftest's write_bw client reports to its server after the test
- * (the server prints it); MiB/s and Mpps. */
-struct perftest_report {
-	uint64_t size, iters;
-	double bw_peak, bw_avg, msg_rate;
-};
-int oob_perftest_report(struct oob *o, bool server, const struct perftest_report *mine,
-			struct perftest_report *theirs);
+ * (the server prints it); MiB/s and Mpps.  The server's, both ways, is
+ * whatever its memory held (ib_write_bw's server ran no test): a client
+ * gets zeros.  -1: the exchange failed (o->why set, nothing said) or,
+ * server, what came is not a report (said; o->why NULL). */
+int oob_perftest_report(struct oob *o, bool server, const struct et_perftest_report *mine,
+			struct et_perftest_report *theirs);
 
 /* perftest's "done", both ways, before closing: closing with its word
  * unread would reset the connection under its own write. */

@@ -12,7 +12,7 @@
 #include "et_cli.h"
 #include "node.h"
 
-const char *const mode_names[] = {"write_bw", "send_bw", "write_lat", "pingpong", NULL};
+const char *const mode_names[] = {"write_bw", "send_bw", "write_lat", "pingpong", "send_lat", NULL};
 static const char *const oob_names[] = {"ethereal", "pingpong", "perftest", NULL};
 
 void
@@ -20,7 +20,8 @@ usage(FILE *f)
 {
 	fprintf(f,
 		"usage: ethereal-node [EAL args --] --port DEV --ip ADDR (--server | --client HOST)\n"
-		"         [--mode write_bw|send_bw|write_lat] [--size BYTES] [--iters N | --duration S]\n"
+		"         [--mode write_bw|send_bw|write_lat|send_lat] [--size BYTES | --all]\n"
+		"         [--iters N | --duration S]\n"
 		"         [--qps N] [--mtu 256..4096] [--paths N] [--rate GBPS] [--oob-port N] [--verify]\n"
 		"         [--json FILE] [--yield] [--rto-ms N] [--peer SPEC] [--mac MAC]\n"
 		"         [--oob ethereal|pingpong|perftest] [--mode pingpong]\n"
@@ -37,7 +38,11 @@ usage(FILE *f)
 		"                 prints them: mac=..,ip=..,qpn=..,psn=..,rkey=..,addr=..\n"
 		"  --oob DIALECT  the TCP exchange: ethereal (ours, default), pingpong (ibv_rc_pingpong:\n"
 		"                 mode pingpong, TCP 18515, size 4096, MTU 1024 as the tool), perftest\n"
-		"                 (ib_write_bw / ib_send_bw: mode write_bw or send_bw, TCP 18515)\n"
+		"                 (ib_write_bw, ib_send_bw, ib_write_lat, ib_send_lat: the mode of\n"
+		"                 the same name, TCP 18515, the tool's -s, -n and -q defaults)\n"
+		"  --all          perftest's -a: every size 2 .. 8388608, a row each (--oob perftest)\n"
+		"  --mode send_lat  ib_send_lat's ping-pong of SENDs (--oob perftest); write_lat with\n"
+		"                 --oob perftest is ib_write_lat's ping-pong of WRITEs\n"
 		"  --mode pingpong  one SEND each way per iteration, the client first; the server\n"
 		"                 echoes, the client times round trips and checks the echo (--verify)\n"
 		"  --fault SPEC   lose, corrupt or duplicate what we send, to test a peer's recovery:\n"
@@ -51,9 +56,12 @@ usage(FILE *f)
 		"  --size, --rate, --duration take 65536 or 64K, 100 (Gbit/s), 10 or 500ms\n"
 		"  --help         this (before or after --)\n"
 		"The table: Gbit/s of payload; Mmsg/s, messages (perftest's MsgRate); Mpps,\n"
-		"packets; latency (write_lat, pingpong only) is from post to completion, a\n"
-		"round trip (ib_write_lat prints half of it).\n"
-		"Exit: 0 done, 1 the run failed (or DPDK did), 2 a bad command line.\n"
+		"packets; latency (write_lat, send_lat, pingpong) is a round trip (ib_write_lat\n"
+		"and ib_send_lat print half of it).  A row per size (--all: 23).\n"
+		"Messages go to stderr (DPDK's log, type ethereal.node), the table to stdout.\n"
+		"Exit: 0 done; 1 the run failed (or DPDK did), said in one line: no messages,\n"
+		"wrong sizes, the peer gone or in another mode, the exchange failed; 2 a bad\n"
+		"command line.\n"
 		ET_CLI_EAL_HELP);
 }
 
@@ -127,17 +135,35 @@ tool_defaults(struct opts *o)
 		o->mode = MODE_PINGPONG;
 		o->size = o->size_set ? o->size : 4096;
 		o->mtu = o->mtu_set ? o->mtu : 1024;
-	} else if (o->oob == OOB_PERFTEST && o->mode != MODE_WRITE_BW && o->mode != MODE_SEND_BW)
-		return et_cli_error("--oob perftest runs --mode write_bw or send_bw");
+	} else if (o->oob == OOB_PERFTEST && o->mode == MODE_PINGPONG) {
+		return et_cli_error("--oob perftest runs --mode write_bw, send_bw, write_lat or "
+				    "send_lat");
+	} else if (o->oob == OOB_PERFTEST) {
+		/* the tools' defaults: 2 bytes for latency, write_bw 5000 times */
+		if (!o->size_set)
+			o->size = is_lat(o->mode) ? 2 : 65536;
+		if (!o->iters_set)
+			o->iters = o->mode == MODE_WRITE_BW ? 5000 : 1000;
+	}
+	if (o->mode == MODE_SEND_LAT && o->oob != OOB_PERFTEST)
+		return et_cli_error("--mode send_lat is ib_send_lat's test: give --oob perftest");
+	if (o->all && o->oob != OOB_PERFTEST)
+		return et_cli_error("--all is perftest's -a: give --oob perftest");
+	if (o->all && o->size_set)
+		return et_cli_error("--all runs every size: give it or --size, not both");
+	if (o->all && o->duration_ns)
+		return et_cli_error("--all counts messages per size: give --iters, not --duration");
 	if (o->oob != OOB_ETHEREAL && !o->port_set)
 		o->oob_port = 18515;
 	if (o->oob != OOB_ETHEREAL && o->peer)
 		return et_cli_error("--peer replaces the exchange: give it or --oob, not both");
-	if (o->oob == OOB_PERFTEST && o->qps != 1)
-		return et_cli_error("--oob perftest runs one QP (--qps 1), like perftest's default");
-	if (o->oob == OOB_PERFTEST && o->mode == MODE_SEND_BW && o->duration_ns)
-		return et_cli_error("--oob perftest --mode send_bw counts messages: "
-				    "give --iters, not --duration (the peer expects exactly that many)");
+	if (o->oob == OOB_PERFTEST && is_lat(o->mode) && o->qps != 1)
+		return et_cli_error("--oob perftest --mode %s runs one QP (the tool's -q is for "
+				    "bandwidth tests only)", mode_names[o->mode]);
+	if (o->oob == OOB_PERFTEST && o->mode != MODE_WRITE_BW && o->duration_ns)
+		return et_cli_error("--oob perftest --mode %s counts messages: "
+				    "give --iters, not --duration (the peer expects exactly that many)",
+				    mode_names[o->mode]);
 	if (o->mode == MODE_PINGPONG && o->qps != 1)
 		return et_cli_error("--mode pingpong runs one QP (--qps 1)");
 	return 0;
@@ -159,7 +185,7 @@ parse_options(int argc, char **argv, struct opts *o)
 		{"mac", required_argument, NULL, 'A'}, {"oob", required_argument, NULL, 'O'},
 		{"fault", required_argument, NULL, 'F'}, {"rx-loss-ppm", required_argument, NULL, 'L'},
 		{"seed", required_argument, NULL, 'S'}, {"save", required_argument, NULL, 'W'},
-		{"pcap", required_argument, NULL, 'C'},
+		{"pcap", required_argument, NULL, 'C'}, {"all", no_argument, NULL, 'a'},
 		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
 	};
 	struct in_addr a;
@@ -206,7 +232,9 @@ parse_options(int argc, char **argv, struct opts *o)
 		case 'n':
 			if (et_cli_u64("--iters", optarg, 0, UINT64_MAX, &o->iters))
 				return -1;
+			o->iters_set = true;
 			break;
+		case 'a': o->all = true; break;
 		case 'D':
 			if (et_cli_time_ns("--duration", optarg, 1000000000,
 					   "seconds > 0 (or a time like 500ms)", &o->duration_ns))

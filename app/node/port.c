@@ -28,11 +28,15 @@ node_open(struct node *n)
 	int r;
 
 	n->mp = et_app_pool("node", 16383, ET_APP_MBUF_4K_FRAME);
-	/* ping-pong: what we send, then what we receive */
-	n->buf_len = (uint64_t)o->size * (o->mode == MODE_PINGPONG ? 2 : o->qps);
-	/* perftest's small writes walk its cycle buffer (a page, 64 KiB at most) */
-	if (o->oob == OOB_PERFTEST && n->buf_len < 65536)
-		n->buf_len = 65536;
+	/* QP i's part starts at i * stride; perftest's small writes walk its
+	 * cycle buffer (a page, 64 KiB at most), --all's sizes go to 8 MiB */
+	n->size = o->all ? ALL_MIN_SIZE : o->size;
+	n->stride = o->oob != OOB_PERFTEST ? o->size
+		  : o->all || o->size > 65536 ? (o->all ? ALL_MAX_SIZE : o->size) : 65536;
+	/* ping-pong and the latency tests: what we send, then what we receive */
+	bool two_areas = o->mode == MODE_PINGPONG || (o->oob == OOB_PERFTEST && is_lat(o->mode));
+
+	n->buf_len = n->stride * (two_areas ? 2 : o->qps);
 	n->buf = calloc(1, n->buf_len);
 	/* frames go to broadcast until the peer's MAC is known */
 	memset(&mac, 0xff, sizeof(mac));
@@ -68,8 +72,10 @@ node_open(struct node *n)
 	 * at most 100 frames/s out, bursts of 8 */
 	et_arp_init(&n->arp, mac.addr_bytes, o->ip, 10000000, 8);
 	n->nic.arp = &n->arp;
+	/* what a client sends; the latency tests' receive area stays zero (the
+	 * peer's counter lands in its last byte) */
 	if (!o->server && o->mode != MODE_PINGPONG)
-		for (uint64_t k = 0; k < n->buf_len; k++)
+		for (uint64_t k = 0; k < (two_areas ? n->stride : n->buf_len); k++)
 			n->buf[k] = test_pattern(k);
 	n->key = et_host_reg(&n->host, n->buf, n->buf_len,
 			     ET_ACCESS_LOCAL_WRITE | ET_ACCESS_REMOTE_WRITE);
@@ -135,8 +141,7 @@ node_close(struct node *n)
 	if (n->nic_open)
 		et_nic_free(&n->nic);
 	if (n->cap) {
-		printf("ethereal-node: %s: %" PRIu64 " frames sent\n", n->o.pcap,
-		       et_capture_count(n->cap));
+		et_info("%s: %" PRIu64 " frames sent", n->o.pcap, et_capture_count(n->cap));
 		et_capture_close(n->cap);
 	}
 	if (n->port_open)

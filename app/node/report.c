@@ -44,45 +44,79 @@ lat_us(const struct node *n, uint64_t ns, char *buf, size_t cap)
 	return buf;
 }
 
+void
+report_header(void)
+{
+	printf("%-10s %10s %6s %12s %10s %10s %10s %10s %10s %10s %10s %8s\n", "mode", "size",
+	       "qps", "messages", "seconds", "Gbit/s", "Mmsg/s", "Mpps", "p50_us", "p99_us",
+	       "p99.9_us", "verify");
+}
+
+/* One row: n->done messages of n->size bytes between n->t0 and n->t1 (a
+ * server of WRITEs: the bytes placed, and n->done as finish.c counted). */
+static void
+row(struct node *n, struct row_figures *f)
+{
+	const struct opts *o = &n->o;
+	char l50[24], l99[24], l999[24], size[16];
+
+	f->s = (double)(n->t1 - n->t0) / 1e9;
+	f->bytes = o->server && o->mode == MODE_WRITE_BW ? placed_bytes(n) : n->done * n->size;
+	f->pkts = (o->server ? n->nic.st.rx_pkts : n->nic.st.tx_pkts) - n->pkts0;
+	f->gbps = f->s > 0 ? f->bytes * 8 / f->s / 1e9 : 0;
+	f->p50 = f->p99 = f->p999 = 0;
+	if (n->lat && n->done && (n->nlat || !is_lat(o->mode) || o->oob != OOB_PERFTEST)) {
+		uint64_t nl = n->nlat ? n->nlat : n->done < o->iters ? n->done : o->iters;
+
+		qsort(n->lat, nl, sizeof(*n->lat), cmp_u64);
+		f->p50 = n->lat[nl / 2];
+		f->p99 = n->lat[nl * 99 / 100];
+		f->p999 = n->lat[nl * 999 / 1000];
+	}
+	if (o->all && o->server && o->mode == MODE_WRITE_BW)
+		snprintf(size, sizeof(size), "%u-%u", ALL_MIN_SIZE, ALL_MAX_SIZE);
+	else
+		snprintf(size, sizeof(size), "%u", n->size);
+	printf("%-10s %10s %6u %12" PRIu64 " %10.3f %10.2f %10.4f %10.3f %10s %10s %10s %8s\n",
+	       mode_names[o->mode], size, o->qps, n->done, f->s, f->gbps,
+	       f->s > 0 ? n->done / f->s / 1e6 : 0, f->s > 0 ? f->pkts / f->s / 1e6 : 0,
+	       lat_us(n, f->p50, l50, sizeof(l50)), lat_us(n, f->p99, l99, sizeof(l99)),
+	       lat_us(n, f->p999, l999, sizeof(l999)),
+	       !o->verify ? "off" : n->bad ? "FAILED" : "ok");
+	fflush(stdout);
+}
+
+void
+report_row(struct node *n)
+{
+	row(n, &n->last_row);
+}
+
 /* The table: like perftest's, Gbit/s of payload and messages per second
  * (its MsgRate), and packets per second beside them; latency only where
  * the mode measures it, from a request's post to its completion: a round
- * trip (ib_write_lat prints half of it, ib_send_lat too). */
+ * trip (ib_write_lat prints half of it, ib_send_lat too).  In perftest's
+ * dialect the rows are out already (one per size); here the rest. */
 void
 report_results(struct node *n)
 {
 	const struct opts *o = &n->o;
-	double s = (double)(n->t1 - n->t0) / 1e9;
-	/* a server counts the payload placed here; the rest, whole messages */
-	uint64_t bytes = o->server && o->mode != MODE_PINGPONG ? placed_bytes(n) : n->done * o->size;
-	uint64_t pkts = o->server ? n->nic.st.rx_pkts : n->nic.st.tx_pkts;
-	uint64_t p50 = 0, p99 = 0, p999 = 0, retx = 0, tmo = 0;
+	uint64_t retx = 0, tmo = 0;
 	struct rte_eth_stats es;
-	char l50[24], l99[24], l999[24];
-	double gbps;
+	struct row_figures f;
 
 	for (uint32_t i = 0; i < o->qps; i++) {
 		retx += et_qp_stats(n->qp[i])->retransmits;
 		tmo += et_qp_stats(n->qp[i])->timeouts;
 	}
-	gbps = bytes * 8 / s / 1e9;
-	if (n->lat && n->done) {
-		uint64_t nl = n->done < o->iters ? n->done : o->iters;
-
-		qsort(n->lat, nl, sizeof(*n->lat), cmp_u64);
-		p50 = n->lat[nl / 2];
-		p99 = n->lat[nl * 99 / 100];
-		p999 = n->lat[nl * 999 / 1000];
+	if (o->oob != OOB_PERFTEST) {
+		report_header();
+		row(n, &f);
+	} else {
+		f = n->last_row;
 	}
-	printf("%-10s %10s %6s %12s %10s %10s %10s %10s %10s %10s %10s %8s\n", "mode", "size",
-	       "qps", "messages", "seconds", "Gbit/s", "Mmsg/s", "Mpps", "p50_us", "p99_us",
-	       "p99.9_us", "verify");
-	printf("%-10s %10u %6u %12" PRIu64 " %10.3f %10.2f %10.4f %10.3f %10s %10s %10s %8s\n",
-	       mode_names[o->mode], o->size, o->qps, n->done, s, gbps, n->done / s / 1e6,
-	       pkts / s / 1e6, lat_us(n, p50, l50, sizeof(l50)), lat_us(n, p99, l99, sizeof(l99)),
-	       lat_us(n, p999, l999, sizeof(l999)), !o->verify ? "off" : n->bad ? "FAILED" : "ok");
-	if (n->lat && !o->server)
-		printf("latency: from post to completion, a round trip (ib_write_lat prints half)\n");
+	if (n->lat && !o->server && n->done)
+		printf("latency: a round trip (ib_write_lat and ib_send_lat print half)\n");
 	printf("retransmits %" PRIu64 ", timeouts %" PRIu64 ", rx bad ICRC %" PRIu64
 	       ", rx unknown QPN %" PRIu64 ", rx for another IP %" PRIu64 ", rx not RoCE %" PRIu64
 	       "\n", retx, tmo, n->nic.st.rx_bad[ET_WIRE_E_ICRC], n->nic.st.rx_unknown_qpn,
@@ -107,16 +141,16 @@ report_results(struct node *n)
 
 		json_object_set_new(j, "mode", json_string(mode_names[o->mode]));
 		json_object_set_new(j, "role", json_string(o->server ? "server" : "client"));
-		et_json_set_u64(j, "size", o->size);
+		et_json_set_u64(j, "size", n->size);
 		et_json_set_u64(j, "qps", o->qps);
 		et_json_set_u64(j, "messages", n->done);
-		json_object_set_new(j, "seconds", et_json_fixed(s, 6));
-		json_object_set_new(j, "gbps", et_json_fixed(gbps, 3));
-		json_object_set_new(j, "msg_rate_mps", et_json_fixed(n->done / s / 1e6, 4));
-		json_object_set_new(j, "mpps", et_json_fixed(pkts / s / 1e6, 4));
-		et_json_set_u64(j, "lat_p50_ns", p50);
-		et_json_set_u64(j, "lat_p99_ns", p99);
-		et_json_set_u64(j, "lat_p999_ns", p999);
+		json_object_set_new(j, "seconds", et_json_fixed(f.s, 6));
+		json_object_set_new(j, "gbps", et_json_fixed(f.gbps, 3));
+		json_object_set_new(j, "msg_rate_mps", et_json_fixed(f.s > 0 ? n->done / f.s / 1e6 : 0, 4));
+		json_object_set_new(j, "mpps", et_json_fixed(f.s > 0 ? f.pkts / f.s / 1e6 : 0, 4));
+		et_json_set_u64(j, "lat_p50_ns", f.p50);
+		et_json_set_u64(j, "lat_p99_ns", f.p99);
+		et_json_set_u64(j, "lat_p999_ns", f.p999);
 		et_json_set_u64(j, "retransmits", retx);
 		et_json_set_u64(j, "timeouts", tmo);
 		json_object_set_new(j, "verified", et_json_verdict(o->verify, !n->bad));
@@ -133,9 +167,13 @@ report_results(struct node *n)
 int
 save_buffer(const struct node *n)
 {
-	uint64_t len = (uint64_t)n->o.size * n->o.qps;
+	/* where the peer's messages land: perftest's latency tests write and
+	 * send into the receive area after the send area */
+	uint64_t off = n->o.oob == OOB_PERFTEST && is_lat(n->o.mode) ? n->stride : 0;
+	uint64_t len = off ? n->stride
+		     : n->o.oob == OOB_PERFTEST ? n->buf_len : (uint64_t)n->o.size * n->o.qps;
 	FILE *f = fopen(n->o.save, "wb");
-	bool ok = f != NULL && fwrite(n->buf, 1, len, f) == len;
+	bool ok = f != NULL && fwrite(n->buf + off, 1, len, f) == len;
 
 	if (f != NULL && fclose(f) != 0)
 		ok = false;

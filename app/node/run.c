@@ -24,8 +24,15 @@ run_deadline(const struct node *n)
 void
 check_written(struct node *n)
 {
-	for (uint64_t k = 0; k < (uint64_t)n->o.size * n->o.qps; k++)
-		n->bad += n->buf[k] != test_pattern(k);
+	uint64_t wrong = 0;
+
+	for (uint32_t i = 0; i < n->o.qps; i++)
+		for (uint64_t k = i * n->stride; k < i * n->stride + n->size; k++)
+			wrong += n->buf[k] != test_pattern(k);
+	if (wrong)
+		et_cli_error("--verify: %" PRIu64 " bytes of our memory differ from what the "
+			     "client wrote", wrong);
+	n->bad += wrong != 0;
 }
 
 /* The payload the peer placed in our memory, all QPs. */
@@ -39,13 +46,41 @@ placed_bytes(const struct node *n)
 	return bytes;
 }
 
-/* Answer until the client says it is done (or SIGINT / --duration with a
- * static peer), then check the memory it wrote. */
-void
-run_server(struct node *n)
+/* A SEND received: the size the peer was asked for, or the run failed
+ * (a peer with another -s, or -a against a node without --all). */
+static bool
+check_recv(struct node *n, const struct et_wc *wc)
+{
+	if (wc->status != ET_WC_SUCCESS) {
+		if (wc->status != ET_WC_WR_FLUSH_ERR || !node_stop) {
+			et_cli_error("receive %" PRIu64 " on QP %u: %s", n->done,
+				     et_qp_qpn(n->qp[wc->wr_id]), et_wc_status_str(wc->status));
+			n->bad++;
+		}
+		return false;
+	}
+	if (wc->byte_len != n->size) {
+		et_cli_error("message %" PRIu64 " is %u bytes, expected %u (the peer's -s%s must "
+			     "match our %s)", n->done + 1, wc->byte_len, n->size,
+			     n->o.oob == OOB_PERFTEST ? " and -a" : "",
+			     n->o.all ? "--all" : "--size");
+		n->bad++;
+		return false;
+	}
+	return true;
+}
+
+/* Answer until the client says so on TCP (or SIGINT / --duration with a
+ * static peer), counting what arrives; a peer that goes quiet for 10 s
+ * with its word unsaid is named.  (Not when the SENDs it should send are
+ * in: its word comes once our last ACK is out, and it is the port polled
+ * here that sends it.) */
+static void
+serve(struct node *n)
 {
 	const struct opts *o = &n->o;
-	uint64_t deadline = run_deadline(n);
+	uint64_t deadline = run_deadline(n), last = et_tsc_ns(), placed = 0;
+
 	for (;;) {
 		for (int k = 0; k < 4096; k++) {
 			struct et_wc wc;
@@ -54,14 +89,30 @@ run_server(struct node *n)
 				sched_yield();
 			/* a failed QP completes a receive posted to it at once,
 			 * flushed: post again only what came in */
-			while (et_cq_poll(&n->host.rcq, &wc, 1))
-				if (wc.status == ET_WC_SUCCESS) {
+			while (!n->bad && et_cq_poll(&n->host.rcq, &wc, 1))
+				if (check_recv(n, &wc)) {
 					n->done++;
 					post_recv(n, (uint32_t)wc.wr_id);
 				}
 		}
-		if (node_stop || et_tsc_ns() > deadline)
+		uint64_t t = et_tsc_ns(), now_placed = placed_bytes(n);
+
+		if (now_placed != placed) {
+			placed = now_placed;
+			last = t;
+		}
+		if (node_stop || n->bad || t > deadline)
 			break;
+		if (n->oob.fd >= 0 && o->oob == OOB_PERFTEST && t - last > 10000000000ull) {
+			if (o->mode == MODE_SEND_BW && n->done == 1)
+				et_cli_error("one message, then nothing for 10 s: the peer waits for "
+					     "an answer, it runs ib_send_lat's test; we run send_bw");
+			else
+				et_cli_error("nothing from the peer for 10 s (%" PRIu64 " bytes in, "
+					     "no word on TCP)", placed);
+			n->bad++;
+			break;
+		}
 		if (n->oob.fd < 0)
 			continue;
 		struct pollfd p = {.fd = n->oob.fd, .events = POLLIN};
@@ -70,6 +121,16 @@ run_server(struct node *n)
 			break;
 	}
 	n->t1 = et_tsc_ns();
+}
+
+/* Our dialect's server (or a static peer's): answer, then check the
+ * memory the client wrote. */
+void
+run_server(struct node *n)
+{
+	const struct opts *o = &n->o;
+
+	serve(n);
 	if (o->mode != MODE_SEND_BW) /* WRITEs complete nothing here: count bytes */
 		n->done = placed_bytes(n) / o->size;
 	if (n->oob.fd >= 0)
@@ -90,14 +151,18 @@ count_send_wc(struct node *n, const struct et_wc *wc)
 	}
 }
 
-/* Post, keep DEPTH (1 for latency) requests in flight per QP, complete. */
-void
-run_client(struct node *n)
+/* Post, keep DEPTH (1 for latency) requests in flight per QP, complete:
+ * --iters per QP, of n->size bytes, from QP i's part of our buffer to its
+ * peer's. */
+static void
+client_loop(struct node *n)
 {
 	const struct opts *o = &n->o;
 	uint64_t deadline = run_deadline(n);
 	uint64_t want = o->duration_ns ? UINT64_MAX : o->iters * o->qps;
 	uint64_t *posted_at = calloc(o->qps, sizeof(*posted_at));
+	uint64_t per_qp[MAX_QPS] = {0}; /* each QP its --iters: a peer's QP takes that many */
+	uint64_t qp_want = o->duration_ns ? UINT64_MAX : o->iters;
 	uint64_t drain_until = 0, posted = 0;
 	uint32_t i;
 
@@ -117,19 +182,23 @@ run_client(struct node *n)
 		for (i = 0; !node_stop && i < o->qps && posted < want && et_tsc_ns() < deadline; i++) {
 			uint32_t depth = o->mode == MODE_WRITE_LAT ? 1 : DEPTH;
 
-			while (et_qp_sq_outstanding(n->qp[i]) < depth && posted < want) {
+			while (et_qp_sq_outstanding(n->qp[i]) < depth && posted < want &&
+			       per_qp[i] < qp_want) {
+				bool tool = o->oob == OOB_PERFTEST;
 				struct et_send_wr wr = {
 					.wr_id = i,
 					.opcode = o->mode == MODE_SEND_BW ? ET_WR_SEND : ET_WR_RDMA_WRITE,
-					.local_addr = n->buf + (uint64_t)i * o->size, .length = o->size,
+					.local_addr = n->buf + (uint64_t)i * n->stride, .length = n->size,
 					.lkey = n->key,
-					.remote_addr = n->them.addr + (uint64_t)i * o->size,
-					.rkey = n->them.rkey};
+					.remote_addr = tool ? n->them_qp[i].addr
+							    : n->them.addr + (uint64_t)i * o->size,
+					.rkey = tool ? n->them_qp[i].rkey : n->them.rkey};
 
 				if (et_nic_post_send(&n->nic, n->qp[i], &wr))
 					break;
 				posted_at[i] = et_tsc_ns();
 				posted++;
+				per_qp[i]++;
 			}
 		}
 		if (et_nic_poll(&n->nic, et_tsc_ns()) == 0 && o->yield)
@@ -145,8 +214,14 @@ run_client(struct node *n)
 	n->t1 = et_tsc_ns();
 	free(posted_at);
 	if (drain_until && !n->bad)
-		printf("ethereal-node: stopped: %" PRIu64 " requests completed, %" PRIu64 " flushed\n",
-		       n->done - n->flushed, n->flushed);
+		et_info("stopped: %" PRIu64 " requests completed, %" PRIu64 " flushed",
+			n->done - n->flushed, n->flushed);
+}
+
+void
+run_client(struct node *n)
+{
+	client_loop(n);
 	/* tell the server, which then checks its memory; wait until it has
 	 * stopped polling before closing the port: DPDK 22.11's memif unmaps
 	 * the shared rings from its control thread when the peer leaves,
@@ -239,4 +314,258 @@ run_pingpong(struct node *n)
 	     t < end && t - quiet < 300000000ull; t = et_tsc_ns())
 		if (et_nic_poll(&n->nic, t))
 			quiet = t;
+}
+
+/* ---- perftest's tests (--oob perftest) ---- */
+
+/* The latency tests' wait: poll the port and complete our WRITEs and
+ * SENDs until done() says so; false on a failed request, SIGINT, or 10 s
+ * without it (a peer that does not answer as the tool does). */
+struct lat {
+	struct node *n;
+	uint64_t scnt, rcnt, ccnt, t_post;
+	uint8_t *sbuf, *rbuf;
+};
+
+static bool
+lat_poll(struct lat *l, bool (*done)(struct lat *l), const char *what)
+{
+	struct node *n = l->n;
+	uint64_t start = et_tsc_ns();
+
+	for (;;) {
+		struct et_wc wc;
+
+		if (done(l))
+			return !n->bad;
+		uint64_t t = et_tsc_ns();
+
+		if (et_nic_poll(&n->nic, t) == 0 && n->o.yield)
+			sched_yield();
+		while (et_cq_poll(&n->host.scq, &wc, 1)) {
+			count_send_wc(n, &wc);
+			l->ccnt++;
+		}
+		if (node_stop || n->bad)
+			return false;
+		if (t - start > 10000000000ull) {
+			et_cli_error("size %u, round %" PRIu64 ": no %s from the peer for 10 s (it does "
+				     "not answer as %s does: is it another tool?)", n->size,
+				     l->rcnt + (n->o.mode == MODE_SEND_LAT), what, n->o.mode == MODE_WRITE_LAT ? "ib_write_lat"
+										: "ib_send_lat");
+			n->bad++;
+			return false;
+		}
+	}
+}
+
+static bool
+write_arrived(struct lat *l)
+{
+	return l->rbuf[l->n->size - 1] == (uint8_t)l->rcnt;
+}
+
+static bool
+all_completed(struct lat *l)
+{
+	return l->ccnt >= l->scnt;
+}
+
+/* ib_write_lat's ping-pong: each side WRITEs its message into the other's
+ * receive area, a round's counter in the last byte, and waits for the
+ * peer's counter to appear in its own; the server writes first.  The
+ * client times from its post to the answer's arrival: a round trip. */
+static void
+lat_write(struct node *n)
+{
+	const struct opts *o = &n->o;
+	struct lat l = {.n = n, .sbuf = n->buf, .rbuf = n->buf + n->stride};
+	uint64_t iters = o->iters;
+
+	/* a peer that writes before the exchange ends is not ib_write_lat */
+	if (placed_bytes(n) > 0) {
+		et_cli_error("the peer wrote %" PRIu64 " bytes before the exchange ended: it runs "
+			     "ib_write_bw's test, we run write_lat", placed_bytes(n));
+		n->bad++;
+		return;
+	}
+	while (l.scnt < iters || l.ccnt < iters || l.rcnt < iters) {
+		if (l.rcnt < iters && !(l.scnt < 1 && o->server)) {
+			l.rcnt++;
+			if (!lat_poll(&l, write_arrived, "WRITE"))
+				break;
+			/* the server writes first: an answer is to our post before */
+			if (!o->server && n->lat && l.rcnt > 1)
+				n->lat[n->nlat++] = et_tsc_ns() - l.t_post;
+			n->done++;
+		}
+		if (l.scnt < iters) {
+			struct et_send_wr wr = {.wr_id = 0, .opcode = ET_WR_RDMA_WRITE,
+						.local_addr = l.sbuf, .length = n->size,
+						.lkey = n->key, .remote_addr = n->them_qp[0].addr,
+						.rkey = n->them_qp[0].rkey};
+
+			l.sbuf[n->size - 1] = (uint8_t)++l.scnt;
+			l.t_post = et_tsc_ns();
+			if (et_nic_post_send(&n->nic, n->qp[0], &wr)) {
+				et_cli_error("cannot post WRITE %" PRIu64, l.scnt);
+				n->bad++;
+				break;
+			}
+		}
+		if (!lat_poll(&l, all_completed, "ACK"))
+			break;
+	}
+	n->t1 = et_tsc_ns();
+}
+
+static bool
+send_arrived(struct lat *l)
+{
+	struct node *n = l->n;
+	struct et_wc wc;
+
+	if (!et_cq_poll(&n->host.rcq, &wc, 1))
+		return false;
+	if (!check_recv(n, &wc))
+		return true; /* n->bad: lat_poll returns false */
+	l->rcnt++;
+	post_recv(n, 0);
+	/* the peer answers one SEND with one: another before our answer is a
+	 * bandwidth test's */
+	if (l->rcnt < n->o.iters && et_cq_poll(&n->host.rcq, &wc, 1)) {
+		et_cli_error("the peer sends without waiting for our answer (SEND %" PRIu64
+			     " came before our answer to %" PRIu64 "): it runs ib_send_bw's test, "
+			     "we run send_lat", l->rcnt + 1, l->rcnt);
+		n->bad++;
+	}
+	return true;
+}
+
+/* ib_send_lat's ping-pong: one SEND each way a round, the client first. */
+static void
+lat_send(struct node *n)
+{
+	const struct opts *o = &n->o;
+	struct lat l = {.n = n, .sbuf = n->buf, .rbuf = n->buf + n->stride};
+	uint64_t iters = o->iters;
+
+	while (l.scnt < iters || l.rcnt < iters) {
+		if (l.rcnt < iters && !(l.scnt < 1 && !o->server)) {
+			if (!lat_poll(&l, send_arrived, "SEND"))
+				break;
+			if (!o->server && n->lat)
+				n->lat[n->nlat++] = et_tsc_ns() - l.t_post;
+			n->done++;
+		}
+		if (l.scnt < iters) {
+			struct et_send_wr wr = {.wr_id = 0, .opcode = ET_WR_SEND, .local_addr = l.sbuf,
+						.length = n->size, .lkey = n->key};
+
+			l.scnt++;
+			l.t_post = et_tsc_ns();
+			if (et_nic_post_send(&n->nic, n->qp[0], &wr)) {
+				et_cli_error("cannot post SEND %" PRIu64, l.scnt);
+				n->bad++;
+				break;
+			}
+		}
+	}
+	if (!n->bad && !node_stop)
+		(void)lat_poll(&l, all_completed, "ACK");
+	n->t1 = et_tsc_ns();
+}
+
+/* The tools end without a last word on the port: our last ACK may be lost
+ * or the peer's last request resent; answer until it has been quiet for
+ * 300 ms (at most 3 s). */
+static void
+linger(struct node *n)
+{
+	for (uint64_t quiet = et_tsc_ns(), end = quiet + 3000000000ull, t = quiet;
+	     t < end && t - quiet < 300000000ull; t = et_tsc_ns())
+		if (et_nic_poll(&n->nic, t))
+			quiet = t;
+}
+
+/* perftest's one sync message before a size (send tests: the receives are
+ * posted) and, send_bw -a, after it. */
+static bool
+sync_size(struct node *n, const char *when)
+{
+	snprintf(n->phase, sizeof(n->phase), "%s size %u", when, n->size);
+	if (perftest_keys(n, 1, NULL) == 0)
+		return true;
+	n->bad++;
+	return false;
+}
+
+/* One size of a perftest test; the row is printed by the caller. */
+static void
+perftest_size(struct node *n)
+{
+	const struct opts *o = &n->o;
+	bool send = o->mode == MODE_SEND_BW || o->mode == MODE_SEND_LAT;
+
+	n->done = n->flushed = 0;
+	/* as the tool: exactly --iters receives per QP, none left for the next
+	 * size; a send_bw client posts none */
+	if (o->mode == MODE_SEND_LAT || (o->mode == MODE_SEND_BW && o->server))
+		post_recvs(n, o->iters);
+	if (send && !sync_size(n, "before"))
+		return;
+	n->t0 = et_tsc_ns();
+	n->pkts0 = o->server ? n->nic.st.rx_pkts : n->nic.st.tx_pkts;
+	switch (o->mode) {
+	case MODE_WRITE_LAT: lat_write(n); break;
+	case MODE_SEND_LAT: lat_send(n); break;
+	default:
+		if (o->server)
+			serve(n);
+		else
+			client_loop(n);
+	}
+	if (n->bad || node_stop)
+		return;
+	if (o->server && o->mode == MODE_SEND_BW && n->done != o->iters * o->qps) {
+		et_cli_error("size %u: %" PRIu64 " of %" PRIu64 " messages arrived (the peer's -n "
+			     "and -q must match --iters %" PRIu64 " --qps %u)", n->size, n->done,
+			     o->iters * o->qps, o->iters, o->qps);
+		n->bad++;
+		return;
+	}
+	if (o->mode == MODE_SEND_BW && o->all && !sync_size(n, "after"))
+		return;
+}
+
+/* perftest's test, each size (--all: 2 .. 2^23) a row; then its last
+ * words.  write_bw's server cannot tell sizes apart: it answers until the
+ * client's word and counts the bytes (finish.c checks them). */
+void
+run_perftest(struct node *n)
+{
+	const struct opts *o = &n->o;
+	bool write_server = o->server && o->mode == MODE_WRITE_BW;
+	uint32_t first = o->all ? ALL_MIN_SIZE : o->size, last = o->all ? ALL_MAX_SIZE : o->size;
+
+	report_header();
+	if (write_server) {
+		n->size = o->size;
+		n->t0 = et_tsc_ns();
+		serve(n);
+	} else {
+		for (uint32_t size = first; size <= last && size >= first; size *= 2) {
+			n->size = size;
+			n->nlat = 0;
+			perftest_size(n);
+			if (n->bad || node_stop)
+				break;
+			report_row(n);
+		}
+	}
+	/* our last ACK out before the port goes unpolled (last_words) */
+	if (is_lat(o->mode))
+		linger(n);
+	if (!n->bad && !node_stop)
+		last_words(n); /* write_bw's server prints its row there */
 }

@@ -5,6 +5,7 @@
  */
 #include "host/et_oob_tools.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -172,5 +173,84 @@ et_perftest_parse(const char *msg, size_t len, struct et_oob_dest *d, char *err,
 	d->rkey = (uint32_t)rkey;
 	d->vaddr = vaddr;
 	d->srqn = (uint32_t)srqn;
+	return 0;
+}
+
+static void
+store64(uint8_t *p, uint64_t v)
+{
+	et_store32(p, (uint32_t)(v >> 32));
+	et_store32(p + 4, (uint32_t)v);
+}
+
+static uint64_t
+load64(const uint8_t *p)
+{
+	return (uint64_t)et_load32(p) << 32 | et_load32(p + 4);
+}
+
+static uint64_t
+double_bits(double d)
+{
+	uint64_t b;
+
+	memcpy(&b, &d, 8);
+	return b;
+}
+
+static double
+bits_double(uint64_t b)
+{
+	double d;
+
+	memcpy(&d, &b, 8);
+	return d;
+}
+
+void
+et_perftest_report_format(const struct et_perftest_report *r,
+			  uint8_t out[ET_PERFTEST_REPORT_LEN])
+{
+	store64(out, r->size);
+	store64(out + 8, r->iters);
+	store64(out + 16, double_bits(r->bw_peak));
+	store64(out + 24, double_bits(r->bw_avg));
+	store64(out + 32, double_bits(r->msg_rate));
+}
+
+/* Eight bytes of an address message ("0000:000" ...): hex digits and ':'. */
+static bool
+looks_like_text(const uint8_t *p)
+{
+	for (int i = 0; i < 8; i++)
+		if (hexval((char)p[i]) < 0 && p[i] != ':')
+			return false;
+	return true;
+}
+
+int
+et_perftest_report_parse(const uint8_t msg[ET_PERFTEST_REPORT_LEN], struct et_perftest_report *r,
+			 char *err, size_t errlen)
+{
+	for (int f = 0; f < 5; f++)
+		if (looks_like_text(msg + 8 * f))
+			return fail(err, errlen, "perftest report: '%.8s' where a number belongs: "
+				    "the peer sent an address message, it is at another step "
+				    "of the exchange (another tool, or another QP count)", msg + 8 * f);
+	r->size = load64(msg);
+	r->iters = load64(msg + 8);
+	r->bw_peak = bits_double(load64(msg + 16));
+	r->bw_avg = bits_double(load64(msg + 24));
+	r->msg_rate = bits_double(load64(msg + 32));
+	if (r->size == 0 || r->size > (1ull << 31))
+		return fail(err, errlen, "perftest report: message size %llu is not 1 B .. 2 GiB",
+			    (unsigned long long)r->size);
+	if (r->iters > (1ull << 40))
+		return fail(err, errlen, "perftest report: %llu iterations is not a count",
+			    (unsigned long long)r->iters);
+	if (!isfinite(r->bw_peak) || !isfinite(r->bw_avg) || !isfinite(r->msg_rate) ||
+	    r->bw_peak < 0 || r->bw_avg < 0 || r->msg_rate < 0)
+		return fail(err, errlen, "perftest report: figures %g %g %g are not rates",
+			    r->bw_peak, r->bw_avg, r->msg_rate);
 	return 0;
 }

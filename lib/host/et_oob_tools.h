@@ -3,8 +3,10 @@
  * so ethereal-node can sit on either end of them (docs/rxe.md):
  *
  *   ibv_rc_pingpong (rdma-core): "LID:QPN:PSN:GID" as fixed-width hex text;
- *   perftest (ib_write_bw, ib_send_bw): "LID:OUT_READS:QPN:PSN:RKEY:VADDR:
- *   SRQN:GID" as fixed-width hex text, the GID as 16 ':'-separated bytes.
+ *   perftest (ib_write_bw, ib_send_bw, ib_write_lat, ib_send_lat):
+ *   "LID:OUT_READS:QPN:PSN:RKEY:VADDR:GID:SRQN:" as fixed-width hex text,
+ *   the GID as 16 ':'-separated bytes, one message per QP; and the
+ *   bandwidth tools' figures after the test, binary.
  *
  * Only formatting and parsing lives here (no sockets), so every message can
  * be checked byte for byte; the conversations (who writes first, what
@@ -50,5 +52,24 @@ int et_pingpong_parse(const char *msg, size_t len, struct et_oob_dest *d,
 void et_perftest_format(const struct et_oob_dest *d, char out[ET_PERFTEST_MSG_LEN]);
 int et_perftest_parse(const char *msg, size_t len, struct et_oob_dest *d,
 		      char *err, size_t errlen);
+
+/* perftest's figures after a bandwidth test (xchg_bw_reports, perftest
+ * >= 5.33): size and iterations as 64-bit integers, then peak MB/s,
+ * average MB/s and the message rate (Mpps) as IEEE doubles, each
+ * big-endian, 8 bytes each: 40 bytes, traded in five 8-byte exchanges. */
+#define ET_PERFTEST_REPORT_LEN 40
+
+struct et_perftest_report {
+	uint64_t size, iters;
+	double bw_peak, bw_avg, msg_rate;
+};
+
+void et_perftest_report_format(const struct et_perftest_report *r,
+			       uint8_t out[ET_PERFTEST_REPORT_LEN]);
+/* Strict: a size of 1 B .. 2 GiB, at most 2^40 iterations, figures finite
+ * and not negative; text where the numbers belong (an address message:
+ * the peer is at another step of the exchange) is named as such. */
+int et_perftest_report_parse(const uint8_t msg[ET_PERFTEST_REPORT_LEN],
+			     struct et_perftest_report *r, char *err, size_t errlen);
 
 #endif /* ET_OOB_TOOLS_H */

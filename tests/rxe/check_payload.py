@@ -1,13 +1,14 @@
 #!/usr/bin/python3
 """Is what the peer sent last what landed in our memory?
 
-check_payload.py CAPTURE SAVED NODE_IP
+check_payload.py CAPTURE SAVED NODE_IP [QPN]
 
 CAPTURE: the RoCEv2 frames to NODE_IP, as the kernel saw them on the link
 (tcpdump on the veth); SAVED: ethereal-node's buffer after the run (--save).
 The last complete message of SENDs or RDMA WRITEs (by PSN; a retransmitted
 PSN counts once, its last copy) is rebuilt from the frames and must equal
-the start of SAVED byte for byte.  Independent of our receive path: plain
+the start of SAVED byte for byte; with QPN, only the frames to that QP
+count (several QPs interleave their PSNs).  Independent of our receive path: plain
 header arithmetic from the RoCEv2 spec, no code of ours.
 """
 import struct
@@ -37,8 +38,9 @@ def frames(path):
             yield data
 
 
-def payloads(path, node_ip):
-    """(psn, kind, payload) of each data frame to node_ip, in capture order."""
+def payloads(path, node_ip, qpn=None):
+    """(psn, kind, payload) of each data frame to node_ip (and qpn), in
+    capture order."""
     want = bytes(int(x) for x in node_ip.split("."))
     for f in frames(path):
         if len(f) < 14 + 20 or f[12:14] != b"\x08\x00":
@@ -55,6 +57,8 @@ def payloads(path, node_ip):
         op = bth[0]
         if op not in KIND:
             continue  # ACKs and the like
+        if qpn is not None and struct.unpack(">I", b"\0" + bth[5:8])[0] != qpn:
+            continue
         kind, ext = KIND[op]
         pad = (bth[1] >> 4) & 3
         psn = struct.unpack(">I", b"\0" + bth[9:12])[0]
@@ -62,10 +66,10 @@ def payloads(path, node_ip):
         yield psn, kind, body[:len(body) - pad]
 
 
-def last_message(path, node_ip):
+def last_message(path, node_ip, qpn=None):
     seen = {}
     base = None
-    for psn, kind, body in payloads(path, node_ip):
+    for psn, kind, body in payloads(path, node_ip, qpn):
         if base is None:
             base = psn
         seen[(psn - base) & 0xffffff] = (kind, body)  # a resend replaces
@@ -87,7 +91,8 @@ def last_message(path, node_ip):
 
 def main():
     cap, saved, node_ip = sys.argv[1:4]
-    msg, npkts = last_message(cap, node_ip)
+    qpn = int(sys.argv[4], 0) if len(sys.argv) > 4 else None
+    msg, npkts = last_message(cap, node_ip, qpn)
     mem = open(saved, "rb").read()
     if len(msg) > len(mem):
         sys.exit(f"FAIL: the last message has {len(msg)} bytes, our buffer {len(mem)}")

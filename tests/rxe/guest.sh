@@ -26,7 +26,8 @@ while IFS='|' read -r name role cmd; do
     timeout "$T" bash -c "$cmd" > "$SHARE/$name.guest.log" 2>&1; rc=$?
   fi
   cat "$SHARE/$name.guest.log"
-  echo "$rc" > "$SHARE/$name.guest-rc"
+  # written whole, then renamed: the host must not read the file empty
+  echo "$rc" > "$SHARE/$name.guest-rc.tmp" && mv "$SHARE/$name.guest-rc.tmp" "$SHARE/$name.guest-rc"
   echo "--- $name: guest rc $rc"
   [ "$rc" = 0 ] || fails=$((fails + 1))
   wait_file "$SHARE/$name.host-rc" "$T" || echo "(no host verdict for $name)"

@@ -13,8 +13,9 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 NODE=${ET_NODE:?ET_NODE: path of ethereal-node}
 PLAN=${ET_PLAN:?ET_PLAN: the scenario plan}
 T=${RXE_TEST_TIMEOUT:-120}
-EAL=(--no-huge --no-shconf --no-pci -m 1024 -l 0 --no-telemetry --log-level=error
-     --vdev=net_af_packet0,iface=rxe-peer)
+# DPDK's messages at errors, ours at info: "waiting for the peer" is awaited
+EAL=(--no-huge --no-shconf --no-pci -m 1024 -l 0 --no-telemetry --log-level='*:error'
+     --log-level='ethereal.*:info' --vdev=net_af_packet0,iface=rxe-peer)
 wait_file() { for i in $(seq 1 $((4 * $2))); do [ -f "$1" ] && return 0; sleep 0.25; done; return 1; }
 scenarios=$(grep -v '^#' "$PLAN" | grep .)
 cut -d'|' -f1-3 <<< "$scenarios" > "$RXE_SHARE/plan.tmp"
@@ -41,14 +42,15 @@ while IFS='|' read -r name role cmd args; do
     sleep 0.5; kill -INT $dump; wait $dump
     grep -h "dropped by kernel" "$RXE_RUN/$name.tcpdump.log"
     if [ "$rc" = 0 ]; then
-      /usr/bin/python3 "$HERE/check_payload.py" "$cap" "$RXE_RUN/$name.mem" 10.77.0.3 || rc=1
+      # the node's QP 0 is QPN 0x100: its last message is where --save starts
+      /usr/bin/python3 "$HERE/check_payload.py" "$cap" "$RXE_RUN/$name.mem" 10.77.0.3 0x100 || rc=1
     fi
     [ "$rc" = 0 ] && rm -f "$cap" "$RXE_RUN/$name.mem"
   fi
   cat "$out"
   wait_file "$RXE_SHARE/$name.guest-rc" "$T" || echo "(no guest verdict for $name)"
   grc=$(cat "$RXE_SHARE/$name.guest-rc" 2>/dev/null || echo none)
-  echo "$rc" > "$RXE_SHARE/$name.host-rc"
+  echo "$rc" > "$RXE_SHARE/$name.host-rc.tmp" && mv "$RXE_SHARE/$name.host-rc.tmp" "$RXE_SHARE/$name.host-rc"
   if [ "$rc" = 0 ] && [ "$grc" = 0 ]; then
     echo "ok   $name"
   else
