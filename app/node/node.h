@@ -87,6 +87,7 @@ struct node {
 	uint64_t done, flushed, t0, t1;
 	uint64_t pkts0;       /* packets at t0 (a row's share) */
 	struct row_figures last_row;
+	struct json_t *rows; /* --json: every row printed, one per size with --all */
 	char phase[48];       /* where perftest's exchange is, for its errors */
 	int bad;
 };

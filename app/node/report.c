@@ -84,6 +84,21 @@ row(struct node *n, struct row_figures *f)
 	       lat_us(n, f->p999, l999, sizeof(l999)),
 	       !o->verify ? "off" : n->bad ? "FAILED" : "ok");
 	fflush(stdout);
+	if (o->json && (n->rows != NULL || (n->rows = json_array()) != NULL)) {
+		json_t *r = json_object();
+
+		json_object_set_new(r, "size", json_string(size));
+		et_json_set_u64(r, "messages", n->done);
+		json_object_set_new(r, "seconds", et_json_fixed(f->s, 6));
+		json_object_set_new(r, "gbps", et_json_fixed(f->gbps, 3));
+		json_object_set_new(r, "msg_rate_mps",
+				    et_json_fixed(f->s > 0 ? n->done / f->s / 1e6 : 0, 4));
+		json_object_set_new(r, "mpps", et_json_fixed(f->s > 0 ? f->pkts / f->s / 1e6 : 0, 4));
+		et_json_set_u64(r, "lat_p50_ns", f->p50);
+		et_json_set_u64(r, "lat_p99_ns", f->p99);
+		et_json_set_u64(r, "lat_p999_ns", f->p999);
+		json_array_append_new(n->rows, r);
+	}
 }
 
 void
@@ -154,6 +169,9 @@ report_results(struct node *n)
 		et_json_set_u64(j, "retransmits", retx);
 		et_json_set_u64(j, "timeouts", tmo);
 		json_object_set_new(j, "verified", et_json_verdict(o->verify, !n->bad));
+		/* the table's rows (the keys above are the last one's) */
+		json_object_set_new(j, "rows", n->rows ? n->rows : json_array());
+		n->rows = NULL;
 		/* every QP counter, summed: what a retransmission followed */
 		json_object_set_new(j, "qp_counters", qp_counters(n));
 		json_object_set_new(j, "nic_counters", json_object());
