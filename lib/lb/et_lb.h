@@ -3,8 +3,10 @@
  * one collective step into QPs, and which path ID each QP (or each packet)
  * takes.
  *
- *   ethereal   Algorithm 1 per destination leaf (pod in a fat-tree) over the
- *              good paths; rack-local flows go at once; random start jitter
+ *   ethereal   the batch sorted by destination ToR; Algorithm 1 per
+ *              destination leaf (pod in a fat-tree) over the good paths,
+ *              ordered so that a split flow's parts climb to different
+ *              switches; rack-local flows go at once; random start jitter
  *              and active-list position; reroute on NAK and timeout.
  *   ecmp       one QP per flow, a random UDP source port, ECMP switches.
  *   mprdma:X   every flow in X equal subflows, each a QP with its own

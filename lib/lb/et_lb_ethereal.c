@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Ethereal (paper, section 4): Algorithm 1 per destination group over the
- * good paths, start jitter and a random active-list position per subflow,
- * and the path state's hook that reroutes on NAK and timeout. */
+/* Ethereal (paper, section 4): the batch sorted by destination ToR,
+ * Algorithm 1 per destination group over the good paths in an order that
+ * spreads consecutive ones over the switches above the ToR, start jitter
+ * and a random active-list position per subflow, and the path state's hook
+ * that reroutes on NAK and timeout. */
 #include <stdlib.h>
 
 #include "lb/et_lb_assign.h"
+#include "lb/et_lb_order.h"
 #include "lb/et_lb_priv.h"
 #include "base/et_rand.h"
 #include "topo/et_path.h"
@@ -21,8 +24,9 @@ group_of(const struct et_lb_host *h, uint32_t dst)
 	return et_topo_tor_of(t, dst);
 }
 
-/* The good paths towards a group: inside a fat-tree pod only the first
- * byte (the aggregation switch) matters, so one ID per first byte. */
+/* The good paths towards a group, spread over the switches above the ToR
+ * (et_lb_order.h): inside a fat-tree pod only the first byte (the ToR
+ * uplink) matters, so one ID per first byte. */
 static uint32_t
 good_paths(struct et_lb_host *h, uint32_t dst, uint64_t now, uint16_t *out)
 {
@@ -31,8 +35,10 @@ good_paths(struct et_lb_host *h, uint32_t dst, uint64_t now, uint16_t *out)
 	if (n == 0) /* all bad: use them all rather than none */
 		n = et_lb_paths_good(&h->paths, UINT64_MAX, out);
 	if (h->t.kind != ET_TOPO_FAT_TREE ||
-	    et_topo_pod_of(&h->t, dst) != et_topo_pod_of(&h->t, h->host))
+	    et_topo_pod_of(&h->t, dst) != et_topo_pod_of(&h->t, h->host)) {
+		et_lb_spread_paths(&h->t, et_topo_tor_of(&h->t, h->host), out, n);
 		return n;
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t j;
 
@@ -41,6 +47,7 @@ good_paths(struct et_lb_host *h, uint32_t dst, uint64_t now, uint16_t *out)
 		if (j == k)
 			out[k++] = out[i];
 	}
+	et_lb_spread_paths(&h->t, et_topo_tor_of(&h->t, h->host), out, k);
 	return k;
 }
 
@@ -48,15 +55,17 @@ static uint32_t
 plan(struct et_lb_host *h, const struct et_lb_flow *f, uint32_t n, uint64_t now,
 	      struct et_lb_sub *out)
 {
-	uint32_t k = 0, *members = malloc(n * sizeof(*members));
+	uint32_t k = 0, *members = malloc(n * sizeof(*members)), *order = malloc(n * sizeof(*order));
 	bool *done = calloc(n, sizeof(*done));
 	struct et_subflow *subs = NULL;
 
-	if (!members || !done)
+	if (!members || !order || !done)
 		goto out;
-	for (uint32_t i = 0; i < n; i++) {
+	/* the interceptor's sort: a group's members, and the plan, in ToR order */
+	et_lb_order_by_tor(&h->t, f, n, order);
+	for (uint32_t oi = 0; oi < n; oi++) {
 		uint16_t paths[ET_LB_MAX_PATHS];
-		uint32_t m = 0, s, ns, rot;
+		uint32_t m = 0, s, ns, rot, i = order[oi];
 
 		if (done[i])
 			continue;
@@ -67,12 +76,15 @@ plan(struct et_lb_host *h, const struct et_lb_flow *f, uint32_t n, uint64_t now,
 			continue;
 		}
 		/* flows of one group and one size share the group's paths */
-		for (uint32_t j = i; j < n; j++)
+		for (uint32_t oj = oi; oj < n; oj++) {
+			uint32_t j = order[oj];
+
 			if (!done[j] && f[j].len == f[i].len &&
 			    group_of(h, f[j].dst) == group_of(h, f[i].dst)) {
 				members[m++] = j;
 				done[j] = true;
 			}
+		}
 		s = good_paths(h, f[i].dst, now, paths);
 		if (s == 0)
 			s = 1, paths[0] = 0;
@@ -98,6 +110,7 @@ plan(struct et_lb_host *h, const struct et_lb_flow *f, uint32_t n, uint64_t now,
 out:
 	free(subs);
 	free(members);
+	free(order);
 	free(done);
 	return k;
 }
