@@ -446,6 +446,122 @@ test_timer_heap(void **state)
 	hosts_free(&a, NULL);
 }
 
+/* The QP table as a 512-host MP-RDMA-8 all-to-all fills it: 511 peers x 8
+ * subflows x 2 ends = 8,176 QPs on one NIC of 65,536 QPNs, whose memory is
+ * the pages its QPs are in; QPNs reused as late as possible; a full table
+ * refuses; a page goes with its last QP, and a timer its QP left behind
+ * finds nothing. */
+#define BIG_QPS 8176
+
+static struct et_qp *
+big_qp(struct et_nic *n, struct et_mr_table *mrs, struct et_cq *cq)
+{
+	struct et_qp_attr a;
+
+	et_qp_attr_default(&a);
+	a.max_send_wr = a.max_recv_wr = 2;
+	a.dest_ip = RTE_IPV4(10, 0, 0, 2);
+	return et_nic_qp_create(n, &a, mrs, cq, cq);
+}
+
+static uint32_t
+pages_held(const struct et_nic *n)
+{
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < (n->max_qps + ET_NIC_QP_PAGE - 1) / ET_NIC_QP_PAGE; i++)
+		k += n->pages[i] != NULL;
+	return k;
+}
+
+static void
+count_qp(void *ctx, struct et_qp *qp)
+{
+	(void)qp;
+	++*(uint32_t *)ctx;
+}
+
+static void
+test_large_qp_table(void **state)
+{
+	struct et_link_model lm = {.rate_bps = 100000000000ull, .latency_ns = 1000};
+	struct rte_ether_addr mac = {{0x02, 0, 0, 0, 0, 1}};
+	struct et_nic *n = &H[0].nic;
+	struct et_mr_table mrs;
+	struct et_cq cq;
+	struct et_port a, b;
+	static struct et_qp *q[BIG_QPS];
+	struct et_qp *x;
+	uint32_t seen = 0;
+
+	assert_int_equal(et_port_ring_pair(&a, &b, "big", 1024, 0), 0);
+	assert_int_equal(et_mr_table_init(&mrs, 4), 0);
+	assert_int_equal(et_cq_init(&cq, 64), 0);
+	assert_int_equal(et_nic_init(n, &a, &lm, pool, &mac, RTE_IPV4(10, 0, 0, 1), 0x100, 65536), 0);
+	assert_int_equal(pages_held(n), 0);
+	for (uint32_t i = 0; i < BIG_QPS; i++) {
+		q[i] = big_qp(n, &mrs, &cq);
+		assert_non_null(q[i]);
+		assert_int_equal(et_qp_qpn(q[i]), 0x100 + i);
+	}
+	assert_int_equal(n->n_qps, BIG_QPS);
+	assert_int_equal(n->st.qps_max, BIG_QPS);
+	assert_int_equal(n->st.qps_made, BIG_QPS);
+	assert_int_equal(pages_held(n), (BIG_QPS + ET_NIC_QP_PAGE - 1) / ET_NIC_QP_PAGE);
+	et_nic_each_qp(n, count_qp, &seen);
+	assert_int_equal(seen, BIG_QPS);
+
+	/* the first page emptied: it goes; the next QPN is past the last, not
+	 * the first one freed */
+	for (uint32_t i = 0; i < ET_NIC_QP_PAGE; i++)
+		et_nic_qp_destroy(n, q[i]);
+	assert_null(n->pages[0]);
+	x = big_qp(n, &mrs, &cq);
+	assert_int_equal(et_qp_qpn(x), 0x100 + BIG_QPS);
+	assert_int_equal(n->n_qps, BIG_QPS - ET_NIC_QP_PAGE + 1);
+	assert_int_equal(n->st.qps_max, BIG_QPS);
+	et_nic_qp_destroy(n, x);
+	for (uint32_t i = ET_NIC_QP_PAGE; i < BIG_QPS; i++)
+		et_nic_qp_destroy(n, q[i]);
+	assert_int_equal(n->n_qps, 0);
+	assert_int_equal(pages_held(n), 0);
+	et_nic_free(n);
+
+	/* 300 QPNs (a page and a part): the 301st is refused; a freed slot is
+	 * the only one left, so it is taken again */
+	assert_int_equal(et_nic_init(n, &a, &lm, pool, &mac, RTE_IPV4(10, 0, 0, 1), 0x100, 300), 0);
+	for (uint32_t i = 0; i < 300; i++)
+		assert_non_null(q[i] = big_qp(n, &mrs, &cq));
+	assert_null(big_qp(n, &mrs, &cq));
+	et_nic_qp_destroy(n, q[7]);
+	assert_non_null(q[7] = big_qp(n, &mrs, &cq));
+	assert_int_equal(et_qp_qpn(q[7]), 0x100 + 7);
+	for (uint32_t i = 0; i < 300; i++)
+		et_nic_qp_destroy(n, q[i]);
+	assert_int_equal(pages_held(n), 0);
+
+	/* a QP with its retransmission timer set goes, and its page with it:
+	 * the heap's entry fires on nothing */
+	x = big_qp(n, &mrs, &cq);
+	assert_int_equal(et_qp_connect(x, 0x999), 0);
+	assert_int_equal(et_qp_ready(x), 0);
+	assert_int_equal(et_nic_post_send(n, x, &(struct et_send_wr){
+		.opcode = ET_WR_RDMA_WRITE, .local_addr = NULL, .length = 0}), 0);
+	et_nic_poll(n, 1);
+	assert_int_equal(n->heap_n, 1);
+	et_nic_qp_destroy(n, x);
+	assert_int_equal(pages_held(n), 0);
+	et_nic_poll(n, 1000000000);
+	assert_int_equal(n->heap_n, 0);
+	assert_int_equal(n->st.timer_fires, 0);
+	et_nic_free(n);
+	et_port_close(&b);
+	et_port_close(&a);
+	et_mr_table_free(&mrs);
+	et_cq_free(&cq);
+	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+}
+
 /* Hostile frames at an endpoint, one table row each: every one is dropped
  * or answered with the right NAK, counted by its reason, and nothing is
  * written outside the one region a peer may write (host 1's window). */
@@ -979,6 +1095,7 @@ main(void)
 		cmocka_unit_test(test_bad_input_and_pause),
 		cmocka_unit_test(test_round_robin),
 		cmocka_unit_test(test_timer_heap),
+		cmocka_unit_test(test_large_qp_table),
 		cmocka_unit_test(test_rnr_wait_ends),
 		cmocka_unit_test(test_slow_receiver),
 		cmocka_unit_test(test_sender_away),

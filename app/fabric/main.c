@@ -172,6 +172,29 @@ run_trace(const struct et_trace *t, const struct et_fabric_params *p, struct out
 	return rc == -EINVAL ? 2 : rc ? 1 : 0;
 }
 
+/* QPs per host as the paper counts them (maxqp above): the hosts' spread,
+ * and the histogram's buckets that hold any. */
+static void
+print_qps(const struct et_fabric_stats *s, bool workload)
+{
+	const char *sep = "; hosts with ";
+
+	printf("QPs per host (most its NIC held at once, requester and responder ends%s): max %" PRIu64
+	       ", p99 %" PRIu64 ", p50 %" PRIu64,
+	       workload ? ", largest collective" : "", s->max_qps_per_host, s->qps_per_host_p99,
+	       s->qps_per_host_p50);
+	for (int i = 0; i < ET_FABRIC_QPS_BUCKETS; i++) {
+		if (s->qps_per_host_hist[i] == 0)
+			continue;
+		if (i == ET_FABRIC_QPS_BUCKETS - 1)
+			printf("%s>%s: %" PRIu64, sep, et_fabric_qps_bucket(i - 1), s->qps_per_host_hist[i]);
+		else
+			printf("%s<=%s: %" PRIu64, sep, et_fabric_qps_bucket(i), s->qps_per_host_hist[i]);
+		sep = ", ";
+	}
+	printf("\n");
+}
+
 /* The table and the JSON; -1 when the JSON cannot be written. */
 static int
 report(const struct et_fabric_params *p, const struct cli *o, const struct outcome *r)
@@ -221,6 +244,7 @@ report(const struct et_fabric_params *p, const struct cli *o, const struct outco
 			       "overlapped %.2f us\n",
 			       r->dag.iteration_ns / 1e3, r->dag.comm_ns / 1e3, r->dag.compute_ns / 1e3,
 			       ((double)r->dag.comm_ns + r->dag.compute_ns - r->dag.iteration_ns) / 1e3);
+		print_qps(s, o->workload != NULL);
 	}
 	if (o->json) {
 		json_t *j = json_object();

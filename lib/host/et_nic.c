@@ -13,6 +13,9 @@
 #define BURST 32
 #define RX_CATCH_UP 8 /* bursts more, when timers are due */
 #define NONE UINT32_MAX
+#define PAGE_MASK (ET_NIC_QP_PAGE - 1)
+/* the timer heap's first size; it doubles as deadlines pile up */
+#define HEAP_FIRST 256
 
 ET_CTR_DEFINE(et_nic_ctrs, struct et_nic_stats, ET_NIC_COUNTERS);
 
@@ -37,12 +40,12 @@ et_nic_init(struct et_nic *n, const struct et_port *port, const struct et_link_m
 	/* with a rate, keep the queue short so the round robin stays fine
 	 * grained; on a wire, hand the port whole bursts */
 	n->tx_budget = lm->rate_bps ? 2 : BURST;
-	n->q = calloc(max_qps, sizeof(*n->q));
-	n->heap_cap = max_qps * 2 + 16;
+	n->pages = calloc((max_qps + PAGE_MASK) >> ET_NIC_QP_PAGE_SHIFT, sizeof(*n->pages));
+	n->heap_cap = HEAP_FIRST;
 	n->heap = calloc(n->heap_cap, sizeof(*n->heap));
 	model = *lm;
 	model.seed = et_link_seed(lm->seed, mac_id(mac));
-	if (!n->q || !n->heap || et_egress_init(&n->eg, &n->port, &model, 64)) {
+	if (!n->pages || !n->heap || et_egress_init(&n->eg, &n->port, &model, 64)) {
 		et_nic_free(n);
 		return -ENOMEM;
 	}
@@ -52,21 +55,41 @@ et_nic_init(struct et_nic *n, const struct et_port *port, const struct et_link_m
 void
 et_nic_free(struct et_nic *n)
 {
-	uint32_t i;
+	uint32_t i, k;
 
-	for (i = 0; n->q && i < n->max_qps; i++)
-		et_qp_destroy(n->q[i].qp);
+	for (i = 0; n->pages && i < (n->max_qps + PAGE_MASK) >> ET_NIC_QP_PAGE_SHIFT; i++) {
+		for (k = 0; n->pages[i] && k < ET_NIC_QP_PAGE; k++)
+			et_qp_destroy(n->pages[i]->q[k].qp);
+		free(n->pages[i]);
+	}
 	et_egress_free(&n->eg);
-	free(n->q);
+	free(n->pages);
 	free(n->heap);
-	n->q = NULL;
+	n->pages = NULL;
 	n->heap = NULL;
+	n->n_qps = 0;
 }
 
 static inline uint32_t
 idx_of(const struct et_nic *n, const struct et_qp *qp)
 {
 	return et_qp_qpn(qp) - n->qpn_base;
+}
+
+/* The slot of QPN qpn_base + idx; NULL when its page holds no QP. */
+static inline struct et_nic_qp *
+slot(const struct et_nic *n, uint32_t idx)
+{
+	struct et_nic_qp_page *p = n->pages[idx >> ET_NIC_QP_PAGE_SHIFT];
+
+	return p ? &p->q[idx & PAGE_MASK] : NULL;
+}
+
+/* The slot of a QP that exists: its page does. */
+static inline struct et_nic_qp *
+live(const struct et_nic *n, uint32_t idx)
+{
+	return &n->pages[idx >> ET_NIC_QP_PAGE_SHIFT]->q[idx & PAGE_MASK];
 }
 
 /* ---- timers: a binary min-heap of (deadline, QP) ---- */
@@ -117,7 +140,7 @@ heap_pop(struct et_nic *n)
 static void
 schedule_from(struct et_nic *n, uint32_t idx, uint64_t not_before)
 {
-	struct et_nic_qp *e = &n->q[idx];
+	struct et_nic_qp *e = live(n, idx);
 	uint64_t d = et_qp_deadline(e->qp);
 
 	if (d == UINT64_MAX)
@@ -144,7 +167,7 @@ void
 et_nic_activate(struct et_nic *n, struct et_qp *qp, int pos)
 {
 	uint32_t idx = idx_of(n, qp), at;
-	struct et_nic_qp *e = &n->q[idx];
+	struct et_nic_qp *e = live(n, idx);
 
 	if (e->active)
 		return;
@@ -159,12 +182,12 @@ et_nic_activate(struct et_nic *n, struct et_qp *qp, int pos)
 	at = n->cur;
 	if (pos >= 0) {
 		for (int k = 0; k <= pos % (int)n->n_active; k++)
-			at = n->q[at].next;
+			at = live(n, at)->next;
 	}
 	e->next = at;
-	e->prev = n->q[at].prev;
-	n->q[e->prev].next = idx;
-	n->q[at].prev = idx;
+	e->prev = live(n, at)->prev;
+	live(n, e->prev)->next = idx;
+	live(n, at)->prev = idx;
 	if (pos == 0)
 		n->cur = idx;
 }
@@ -172,15 +195,15 @@ et_nic_activate(struct et_nic *n, struct et_qp *qp, int pos)
 static void
 deactivate(struct et_nic *n, uint32_t idx)
 {
-	struct et_nic_qp *e = &n->q[idx];
+	struct et_nic_qp *e = live(n, idx);
 
 	e->active = false;
 	if (--n->n_active == 0) {
 		n->cur = NONE;
 		return;
 	}
-	n->q[e->prev].next = e->next;
-	n->q[e->next].prev = e->prev;
+	live(n, e->prev)->next = e->next;
+	live(n, e->next)->prev = e->prev;
 	if (n->cur == idx)
 		n->cur = e->next;
 }
@@ -192,35 +215,72 @@ et_nic_qp_create(struct et_nic *n, const struct et_qp_attr *a, struct et_mr_tabl
 		 struct et_cq *send_cq, struct et_cq *recv_cq)
 {
 	struct et_qp_attr x = *a;
+	struct et_nic_qp_page **pg;
+	struct et_qp *qp;
 	uint32_t i = 0, k;
 
 	/* the slot after the last one taken: a QPN is reused as late as
-	 * possible, so a late frame for a destroyed QP finds no successor */
-	for (k = 0; k < n->max_qps; k++) {
+	 * possible, so a late frame for a destroyed QP finds no successor;
+	 * a page with no QP is all free, a full one is passed whole */
+	for (k = 0; k < n->max_qps;) {
+		const struct et_nic_qp_page *p;
+
 		i = (n->next_slot + k) % n->max_qps;
-		if (n->q[i].qp == NULL)
+		p = n->pages[i >> ET_NIC_QP_PAGE_SHIFT];
+		if (p == NULL || p->q[i & PAGE_MASK].qp == NULL)
 			break;
+		k += p->used == ET_NIC_QP_PAGE ? ET_NIC_QP_PAGE - (i & PAGE_MASK) : 1;
 	}
-	if (k == n->max_qps)
+	if (k >= n->max_qps)
 		return NULL;
 	n->next_slot = (i + 1) % n->max_qps;
+	pg = &n->pages[i >> ET_NIC_QP_PAGE_SHIFT];
+	if (*pg == NULL && (*pg = calloc(1, sizeof(**pg))) == NULL)
+		return NULL;
 	x.qpn = n->qpn_base + i;
 	x.mac = n->mac;
 	x.ip = n->ip;
-	n->q[i] = (struct et_nic_qp){0};
-	n->q[i].qp = et_qp_create(&x, mrs, send_cq, recv_cq, n->pool);
-	return n->q[i].qp;
+	qp = et_qp_create(&x, mrs, send_cq, recv_cq, n->pool);
+	if (qp == NULL) {
+		if ((*pg)->used == 0) {
+			free(*pg);
+			*pg = NULL;
+		}
+		return NULL;
+	}
+	(*pg)->q[i & PAGE_MASK] = (struct et_nic_qp){.qp = qp};
+	(*pg)->used++;
+	n->st.qps_made++;
+	if (++n->n_qps > n->st.qps_max)
+		n->st.qps_max = n->n_qps;
+	return qp;
 }
 
 void
 et_nic_qp_destroy(struct et_nic *n, struct et_qp *qp)
 {
 	uint32_t idx = idx_of(n, qp);
+	struct et_nic_qp_page **pg = &n->pages[idx >> ET_NIC_QP_PAGE_SHIFT];
 
-	if (n->q[idx].active)
+	if (live(n, idx)->active)
 		deactivate(n, idx);
 	et_qp_destroy(qp);
-	n->q[idx] = (struct et_nic_qp){0}; /* its stale heap entries find no QP */
+	/* its stale heap entries find no QP (or no page) */
+	(*pg)->q[idx & PAGE_MASK] = (struct et_nic_qp){0};
+	n->n_qps--;
+	if (--(*pg)->used == 0) {
+		free(*pg);
+		*pg = NULL;
+	}
+}
+
+void
+et_nic_each_qp(const struct et_nic *n, void (*fn)(void *ctx, struct et_qp *qp), void *ctx)
+{
+	for (uint32_t i = 0; n->pages && i < (n->max_qps + PAGE_MASK) >> ET_NIC_QP_PAGE_SHIFT; i++)
+		for (uint32_t k = 0; n->pages[i] && k < ET_NIC_QP_PAGE; k++)
+			if (n->pages[i]->q[k].qp)
+				fn(ctx, n->pages[i]->q[k].qp);
 }
 
 int
@@ -242,6 +302,7 @@ rx_one(struct et_nic *n, struct rte_mbuf *m, uint64_t now)
 {
 	const uint8_t *f;
 	struct et_roce_pkt p;
+	struct et_nic_qp *e;
 	uint16_t quanta, type, len;
 	uint32_t idx;
 	int rc;
@@ -283,15 +344,15 @@ rx_one(struct et_nic *n, struct rte_mbuf *m, uint64_t now)
 		return;
 	}
 	idx = p.h.dest_qp - n->qpn_base;
-	if (p.h.dest_qp < n->qpn_base || idx >= n->max_qps || !n->q[idx].qp) {
+	if (p.h.dest_qp < n->qpn_base || idx >= n->max_qps || !(e = slot(n, idx)) || !e->qp) {
 		n->st.rx_unknown_qpn++;
 		return;
 	}
 	n->st.rx_pkts++;
 	n->st.rx_bytes += rte_pktmbuf_pkt_len(m);
-	et_qp_rx(n->q[idx].qp, &p, now);
+	et_qp_rx(e->qp, &p, now);
 	/* it may owe an ACK, or its window may have opened */
-	et_nic_activate(n, n->q[idx].qp, -1);
+	et_nic_activate(n, e->qp, -1);
 	schedule(n, idx);
 }
 
@@ -384,9 +445,9 @@ et_nic_poll(struct et_nic *n, uint64_t now)
 	 * per now, and this loop ends after the entries that were due */
 	while (n->heap_n && n->heap[0].at <= now) {
 		struct et_nic_timer t = heap_pop(n);
-		struct et_nic_qp *e = &n->q[t.idx];
+		struct et_nic_qp *e = slot(n, t.idx);
 
-		if (e->qp == NULL || e->timer_at != t.at)
+		if (e == NULL || e->qp == NULL || e->timer_at != t.at)
 			continue; /* destroyed, or superseded by an earlier entry */
 		e->timer_at = 0;
 		n->st.timer_fires++;
@@ -399,9 +460,10 @@ et_nic_poll(struct et_nic *n, uint64_t now)
 	/* one packet per active QP per turn, until the egress holds enough */
 	while (n->cur != NONE && et_egress_qlen(&n->eg) < n->tx_budget) {
 		uint32_t idx = n->cur;
+		struct et_nic_qp *e = live(n, idx);
 		struct rte_mbuf *m;
 
-		if (et_qp_tx(n->q[idx].qp, now, &m, 1) == 0) {
+		if (et_qp_tx(e->qp, now, &m, 1) == 0) {
 			deactivate(n, idx);
 			/* an empty pool: the QP's deadline wakes it to try again */
 			schedule(n, idx);
@@ -412,7 +474,7 @@ et_nic_poll(struct et_nic *n, uint64_t now)
 			break;
 		}
 		n->st.tx_pkts++;
-		n->cur = n->q[idx].next;
+		n->cur = e->next;
 		schedule(n, idx);
 		work++;
 	}

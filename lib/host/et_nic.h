@@ -10,6 +10,11 @@
  * port; a received PAUSE/PFC frame holds that egress.
  * Timers: one min-heap of QP deadlines for the whole host, so a host with
  * thousands of QPs does not scan them on every loop.
+ * The QP table grows with what it holds: QPNs are handed out over the
+ * whole space the NIC was given (reused as late as possible), their slots
+ * live in pages of ET_NIC_QP_PAGE made when a QPN in them is taken and
+ * freed when their last QP goes, so a NIC of 65,536 QPNs holding a few
+ * costs a few pages.
  */
 #ifndef ET_NIC_H
 #define ET_NIC_H
@@ -40,7 +45,9 @@
 	X(ctrl_tx_drop, INFO, "ARP answers with no mbuf or queue room") \
 	X(timer_fires, INFO, "QP timers fired") \
 	X(timer_stalls, INFO, "QP timers still due once fired: put off to the next ns") \
-	X(rx_catch_up, INFO, "RX bursts read before due timers fire (their ACKs may wait)")
+	X(rx_catch_up, INFO, "RX bursts read before due timers fire (their ACKs may wait)") \
+	X(qps_made, INFO, "QPs created on this NIC, requester and responder ends alike") \
+	X(qps_max, MAX, "most QPs this NIC held at once, requester and responder ends alike")
 
 struct et_nic_stats {
 	ET_NIC_COUNTERS(ET_CTR_FIELD, ET_CTR_ARRAY_FIELD)
@@ -52,6 +59,16 @@ struct et_nic_qp {
 	uint32_t next, prev;  /* active list links */
 	bool active;
 	uint64_t timer_at;    /* deadline the heap holds for it; 0: none */
+};
+
+/* Slots of QPNs qpn_base + k * ET_NIC_QP_PAGE ..: made with their first QP,
+ * freed with their last. */
+#define ET_NIC_QP_PAGE_SHIFT 8
+#define ET_NIC_QP_PAGE (1u << ET_NIC_QP_PAGE_SHIFT)
+
+struct et_nic_qp_page {
+	uint32_t used;
+	struct et_nic_qp q[ET_NIC_QP_PAGE];
 };
 
 struct et_nic_timer {
@@ -66,8 +83,9 @@ struct et_nic {
 	struct rte_ether_addr mac;
 	uint32_t ip;
 	uint32_t qpn_base;
-	uint32_t max_qps;
-	struct et_nic_qp *q;
+	uint32_t max_qps;        /* QPNs qpn_base .. qpn_base + max_qps - 1 */
+	struct et_nic_qp_page **pages; /* max_qps / ET_NIC_QP_PAGE, rounded up; NULL: empty */
+	uint32_t n_qps;          /* QPs open now */
 	uint32_t next_slot;      /* where the next QP's slot search starts */
 	uint32_t cur;            /* next QP to serve; UINT32_MAX: none active */
 	uint32_t n_active;
@@ -86,7 +104,8 @@ struct et_nic {
 };
 
 /* The NIC uses port (the caller still closes it); its QPNs are qpn_base ..
- * qpn_base + max_qps - 1. */
+ * qpn_base + max_qps - 1 (memory is taken as QPs are made, not for
+ * max_qps). */
 int et_nic_init(struct et_nic *n, const struct et_port *port,
 		const struct et_link_model *lm, struct rte_mempool *pool,
 		const struct rte_ether_addr *mac, uint32_t ip, uint32_t qpn_base,
@@ -99,6 +118,9 @@ struct et_qp *et_nic_qp_create(struct et_nic *n, const struct et_qp_attr *a,
 			       struct et_mr_table *mrs, struct et_cq *send_cq,
 			       struct et_cq *recv_cq);
 void et_nic_qp_destroy(struct et_nic *n, struct et_qp *qp);
+
+/* Every QP the NIC holds, in QPN order (control path: reports, teardown). */
+void et_nic_each_qp(const struct et_nic *n, void (*fn)(void *ctx, struct et_qp *qp), void *ctx);
 
 /* Post and put the QP on the active list (at the tail). */
 int et_nic_post_send(struct et_nic *n, struct et_qp *qp, const struct et_send_wr *wr);

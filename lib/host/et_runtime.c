@@ -128,8 +128,6 @@ sub_post(struct et_rt_host *h, uint32_t i)
 	}
 	et_nic_activate(h->host.nic, s->qp, s->insert_pos);
 	h->st.qps_created++;
-	if (h->qps > h->qps_max)
-		h->qps_max = h->qps;
 	return 0;
 }
 
@@ -168,6 +166,16 @@ plan(struct et_rt_host *h, uint64_t now, bool batched)
 		failed(h, ET_RT_TOO_MANY_QPS, 0, 0);
 		rc = -ENOSPC;
 		goto out;
+	}
+	if (h->n_waiting + k > h->waiting_cap) {
+		uint32_t cap = h->n_waiting + k > 2 * h->waiting_cap ? h->n_waiting + k
+								      : 2 * h->waiting_cap;
+		uint32_t *w = realloc(h->waiting, cap * sizeof(*w));
+
+		if (w == NULL)
+			goto out;
+		h->waiting = w;
+		h->waiting_cap = cap;
 	}
 	for (i = 0; i < k; i++) {
 		uint32_t j = sub_alloc(h);
@@ -382,8 +390,7 @@ et_rt_host_init_in(struct et_rt_host *h, const struct et_rt_conf *c,
 	h->staging_key = et_host_reg(&h->host, h->staging, slen,
 				     ET_ACCESS_LOCAL_WRITE | ET_ACCESS_REMOTE_WRITE);
 	h->recv_left = calloc(r->nrecvs + 1, sizeof(*h->recv_left));
-	h->waiting = calloc(ET_RT_MAX_QPS, sizeof(*h->waiting));
-	if (!h->recv_left || !h->waiting || !h->data_key || !h->staging_key)
+	if (!h->recv_left || !h->data_key || !h->staging_key)
 		return -ENOMEM;
 	for (uint32_t k = 0; k < r->nrecvs; k++)
 		h->recv_left[k] = r->recvs[k].len;
@@ -431,7 +438,7 @@ et_rt_strerror(const struct et_rt_host *h, char *buf, size_t len)
 		break;
 	case ET_RT_NO_QP:
 		snprintf(buf, len, "host %u or %u: no QP left (%u per host)", h->rank, f->peer,
-			 ET_RT_MAX_QPS);
+			 h->host.nic->max_qps);
 		break;
 	case ET_RT_POST:
 		snprintf(buf, len, "host %u: cannot post %" PRIu64 " bytes to host %u", h->rank,

@@ -29,8 +29,10 @@
 #include "transport/et_mr.h"
 #include "transport/et_qp.h"
 
-/* QPs a host may have open or planned at once. */
-#define ET_RT_MAX_QPS 4096
+/* Subflows (requester QPs) a rank may have open or planned at once: MP-RDMA-64
+ * all-to-all on 512 hosts is 511 x 64.  The NIC must hold as many again as
+ * responder ends of its peers' subflows. */
+#define ET_RT_MAX_QPS 32768
 
 /* One QP pair carrying bytes [off, off + len) of one send of a step. */
 struct et_rt_sub {
@@ -128,9 +130,9 @@ struct et_rt_host {
 	uint32_t sends_left;      /* subflows of the step not yet complete */
 	uint64_t *recv_left;      /* per receive of the schedule: bytes to come */
 	uint32_t *waiting;        /* subflows planned, not yet posted */
-	uint32_t n_waiting;
+	uint32_t n_waiting, waiting_cap;
 	uint64_t batch_at;        /* when the interceptor's batch closes; 0: none */
-	uint32_t qps, qps_max;
+	uint32_t qps;             /* subflows open: requester QPs on this NIC */
 	uint64_t done_ns;         /* when the rank finished, + 1; 0: not yet */
 	struct et_rt_stats st;
 	struct et_rt_failure fail;

@@ -3,6 +3,7 @@
  * frame made accounted for, per link and in total. */
 #include <inttypes.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include <rte_mbuf.h>
 
@@ -13,9 +14,68 @@ ET_CTR_DEFINE(et_fabric_ctrs, struct et_fabric_stats, ET_FABRIC_COUNTERS);
 const char *
 et_fabric_qps_bucket(int i)
 {
-	static const char *const names[8] = {"1", "2", "4", "8", "16", "32", "64", "more"};
+	static const char *const names[ET_FABRIC_QPS_BUCKETS] = {
+		"1", "2", "4", "8", "16", "32", "64", "128", "256", "512", "1024", "2048",
+		"4096", "8192", "16384", "more"};
 
-	return i >= 0 && i < 8 ? names[i] : "?";
+	return i >= 0 && i < ET_FABRIC_QPS_BUCKETS ? names[i] : "?";
+}
+
+static int
+cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The value of sorted v[0..n) that pct % of them do not exceed (nearest rank). */
+static uint32_t
+percentile(const uint32_t *v, uint32_t n, uint32_t pct)
+{
+	uint64_t rank = ((uint64_t)n * pct + 99) / 100;
+
+	return n ? v[rank ? rank - 1 : 0] : 0;
+}
+
+void
+et_fabric_qps_summary(struct et_fabric_stats *s, uint32_t *per_host, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t q = per_host[i], b = 0;
+
+		if (q > s->max_qps_per_host)
+			s->max_qps_per_host = q;
+		while (b < ET_FABRIC_QPS_BUCKETS - 1 && q > (1u << b))
+			b++;
+		s->qps_per_host_hist[b]++;
+	}
+	qsort(per_host, n, sizeof(*per_host), cmp_u32);
+	s->qps_per_host_p50 = percentile(per_host, n, 50);
+	s->qps_per_host_p99 = percentile(per_host, n, 99);
+}
+
+/* Each host's most QPs at once, as its NIC counted them (requester and
+ * responder ends). */
+static void
+count_qps(struct et_fabric *f)
+{
+	uint32_t *v = malloc((f->n_hosts + 1) * sizeof(*v));
+
+	if (v == NULL) {
+		et_fabric_fail(f, "out of memory counting QPs");
+		return;
+	}
+	for (uint32_t i = 0; i < f->n_hosts; i++)
+		v[i] = (uint32_t)f->h[i].nic.st.qps_max;
+	et_fabric_qps_summary(&f->st, v, f->n_hosts);
+	free(v);
+}
+
+static void
+add_open_qp(void *ctx, struct et_qp *qp)
+{
+	et_rt_stats_add_qp(ctx, qp);
 }
 
 /* Every frame a NIC took off its link, whatever became of it. */
@@ -183,7 +243,6 @@ et_fabric_collect(struct et_fabric *f)
 		}
 	for (uint32_t i = 0; i < f->n_hosts; i++) {
 		const struct et_fabric_host *h = &f->h[i];
-		uint32_t q = h->rt.qps_max, b = 0;
 		struct et_rt_stats rs = h->rt.st;
 
 		add_egress(s, &h->nic.eg.st);
@@ -195,15 +254,9 @@ et_fabric_collect(struct et_fabric *f)
 		s->reps_frozen += h->rt.lb.st.reps_frozen;
 		s->reps_explored += h->rt.lb.st.reps_explored;
 		s->reps_recycled += h->rt.lb.st.reps_recycled;
-		if (q > s->max_qps_per_host)
-			s->max_qps_per_host = q;
-		while (b < 7 && q > (1u << b))
-			b++;
-		s->qps_per_host_hist[b]++;
 		/* QPs still open (a failed run) */
-		for (uint32_t k = 0; h->nic.q && k < h->nic.max_qps; k++)
-			if (h->nic.q[k].qp)
-				et_rt_stats_add_qp(&rs, h->nic.q[k].qp);
+		if (h->nic.pages)
+			et_nic_each_qp(&h->nic, add_open_qp, &rs);
 		s->qps_created += rs.qps_created;
 		s->retransmits += rs.qp.retransmits;
 		s->timeouts += rs.qp.timeouts;
@@ -212,5 +265,6 @@ et_fabric_collect(struct et_fabric *f)
 		s->alloc_fail += rs.qp.alloc_fail;
 	}
 	s->drops += s->rx_bad;
+	count_qps(f);
 	account(f, &y);
 }

@@ -235,7 +235,7 @@ dag_poll(void *ctx, uint32_t host, uint64_t now)
 	struct dag *d = ctx;
 	struct et_fabric *f = d->f;
 	struct dag_rank *rk = &d->rank[host];
-	uint32_t work = et_nic_poll(&f->h[host].nic, now), qps = 0, i;
+	uint32_t work = et_nic_poll(&f->h[host].nic, now), i;
 
 	for (i = 0; i < rk->n_parts;) {
 		struct dag_part p = rk->parts[i];
@@ -252,7 +252,6 @@ dag_poll(void *ctx, uint32_t host, uint64_t now)
 			return work;
 		}
 		if (rt->done_ns == 0) {
-			qps += rt->qps;
 			i++;
 			continue;
 		}
@@ -262,8 +261,6 @@ dag_poll(void *ctx, uint32_t host, uint64_t now)
 			coll_end(d, p.c, now);
 		node_done(d, host, p.c->node, now);
 	}
-	if (qps > f->h[host].rt.qps_max)
-		f->h[host].rt.qps_max = qps;
 	for (i = 0; i < rk->n_timers;) {
 		struct dag_timer tm = rk->timers[i];
 

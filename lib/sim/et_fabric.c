@@ -151,6 +151,10 @@ static const struct et_rt_peer_ops peer_ops = {et_fabric_peer_ip, peer_open, pee
  * decodes QP 1's frames as management datagrams); ethereal-node starts at
  * 0x100 too. */
 #define FABRIC_QPN_BASE 0x100
+/* A host's NIC holds the requester ends of its subflows and the responder
+ * ends of its peers': each at most a rank's limit.  The table takes memory
+ * as QPs are made, not for this many. */
+#define FABRIC_QPS_PER_HOST (2 * ET_RT_MAX_QPS)
 
 static int
 host_init(struct et_fabric *f, uint32_t i, uint64_t shared_len)
@@ -161,7 +165,7 @@ host_init(struct et_fabric *f, uint32_t i, uint64_t shared_len)
 	et_net_host_mac(i, &mac);
 	et_net_tor_mac(&f->net, i, &gw);
 	if (et_nic_init(&h->nic, &f->net.host_port[i], &f->p.host_link, f->pool, &mac,
-			et_net_host_ip(&f->p.t, i), FABRIC_QPN_BASE, ET_RT_MAX_QPS) ||
+			et_net_host_ip(&f->p.t, i), FABRIC_QPN_BASE, FABRIC_QPS_PER_HOST) ||
 	    et_rt_host_init(&h->rt, &f->rc, &f->sched, i, &h->nic, &gw, f->light_buf, shared_len,
 			    &peer_ops, f))
 		return et_fabric_fail(f, "host %u: out of memory", i);

@@ -72,10 +72,18 @@ struct et_fabric_host {
 
 /* What a run reports (JSON, tables), summed over every switch port, NIC,
  * QP and policy of the fabric; declared once. */
+/* QPs are counted as the paper counts them: per host, the QPs its NIC holds
+ * at once, both ends of the QP pairs (requester of its own subflows,
+ * responder of its peers'); each host's high-water mark, then their
+ * distribution over the hosts.  A workload's percentiles are the largest
+ * of its collectives'. */
+#define ET_FABRIC_QPS_BUCKETS 16
 #define ET_FABRIC_COUNTERS(X, A) \
-	X(max_qps_per_host, MAX, "most QPs a host had open at once") \
-	A(qps_per_host_hist, INFO, 8, et_fabric_qps_bucket, "qps_per_host", \
-	  "hosts by their most QPs at once: <=1, 2, 4, .., 64, more") \
+	X(max_qps_per_host, MAX, "most QPs a host's NIC held at once, requester and responder ends") \
+	X(qps_per_host_p50, MAX, "the median host's most QPs at once") \
+	X(qps_per_host_p99, MAX, "the 99th-percentile host's most QPs at once") \
+	A(qps_per_host_hist, INFO, ET_FABRIC_QPS_BUCKETS, et_fabric_qps_bucket, "qps_per_host", \
+	  "hosts by their most QPs at once: <=1, 2, <=4, .., <=16384, more") \
 	X(qps_created, INFO, "QP pairs made") \
 	X(retransmits, INFO, "packets sent again") \
 	X(timeouts, INFO, "retransmission timer expiries") \
@@ -104,8 +112,11 @@ struct et_fabric_stats {
 	ET_FABRIC_COUNTERS(ET_CTR_FIELD, ET_CTR_ARRAY_FIELD)
 };
 extern const struct et_ctr_table et_fabric_ctrs;
-/* "1", "2", "4", .., "64", "more" */
+/* "1", "2", "4", .., "16384", "more": bucket i holds 2^(i-1) + 1 .. 2^i */
 const char *et_fabric_qps_bucket(int i);
+/* Into s: the hosts' most QPs at once, per_host[0..n) (sorted here): their
+ * maximum, median, 99th percentile (nearest rank) and histogram. */
+void et_fabric_qps_summary(struct et_fabric_stats *s, uint32_t *per_host, uint32_t n);
 
 /* What runs on the hosts instead of the fabric's one collective (a
  * trace's DAG, sim/et_dag): a host's turn, its NIC included, the work done;
