@@ -112,9 +112,9 @@ main(int argc, char **argv)
 		printf("leaf-spine: %u leaves x %u spines x %u hosts per leaf, %u link(s) per pair: %u hosts\n",
 		       t.tors, t.spines, t.hosts_per_tor, t.links_per_pair, hosts);
 	else
-		printf("fat-tree: %u pods x (%u ToRs, %u aggs), %u cores per agg, %u hosts per ToR: %u hosts\n",
+		printf("fat-tree: %u pods x (%u ToRs, %u aggs), %u cores per agg, %u hosts per ToR, %u link(s) per pair: %u hosts\n",
 		       t.pods, t.tors_per_pod, t.aggs_per_pod, t.cores_per_agg,
-		       t.hosts_per_tor, hosts);
+		       t.hosts_per_tor, t.links_per_pair, hosts);
 
 	n = et_path_count(&t, src, dst);
 	ids = calloc(n, sizeof(*ids));

@@ -90,7 +90,7 @@ check_fail(const struct et_topo *t, const struct et_fabric_fail *x, const char *
 {
 	bool agg = x->tier == ET_TIER_AGG;
 	uint32_t n_sw = agg ? t->pods * t->aggs_per_pod : t->tors;
-	uint32_t n_up = agg ? t->cores_per_agg : et_topo_tor_uplinks(t);
+	uint32_t n_up = agg ? et_topo_agg_uplinks(t) : et_topo_tor_uplinks(t);
 	const char *kind = agg ? "aggregation switch" : "ToR";
 	char range[160];
 
