@@ -188,6 +188,14 @@ test_fat_tree_lanes(void **state)
 	check_pair(&t, 0, 17);
 	check_pair(&t, 100, 300);
 	assert_int_equal(et_path_count(&t, 0, 511), 256);
+	/* 32 ports a switch, as the paper's Tomahawk-like switches */
+	assert_int_equal(et_topo_max_ports(&t), 32);
+	et_topo_fat_tree(&t, 8, 4, 4, 4, 16, 1);
+	assert_int_equal(et_topo_max_ports(&t), 20); /* ToR: 16 hosts, 4 up */
+	et_topo_leaf_spine(&t, 16, 16, 16, 1);
+	assert_int_equal(et_topo_max_ports(&t), 32);
+	et_topo_leaf_spine(&t, 2, 2, 2, 40);
+	assert_int_equal(et_topo_max_ports(&t), 82);
 }
 
 static void

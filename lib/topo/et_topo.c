@@ -58,6 +58,25 @@ et_topo_agg_uplinks(const struct et_topo *t)
 	return t->kind == ET_TOPO_FAT_TREE ? t->cores_per_agg * t->links_per_pair : 0;
 }
 
+static uint32_t
+max3(uint32_t a, uint32_t b, uint32_t c)
+{
+	uint32_t m = a > b ? a : b;
+
+	return m > c ? m : c;
+}
+
+uint32_t
+et_topo_max_ports(const struct et_topo *t)
+{
+	uint32_t tor = t->hosts_per_tor + et_topo_tor_uplinks(t);
+
+	if (t->kind == ET_TOPO_LEAF_SPINE)
+		return max3(tor, t->tors * t->links_per_pair, 0);
+	return max3(tor, t->tors_per_pod * t->links_per_pair + et_topo_agg_uplinks(t),
+		    t->pods * t->links_per_pair);
+}
+
 int
 et_topo_uplink_peer(const struct et_topo *t, struct et_node sw, uint32_t u,
 		    struct et_node *above, uint32_t *lane)

@@ -61,6 +61,9 @@ uint32_t et_topo_hosts(const struct et_topo *t);
  * leaf-spine), counting every lane. */
 uint32_t et_topo_tor_uplinks(const struct et_topo *t);
 uint32_t et_topo_agg_uplinks(const struct et_topo *t);
+/* The most ports any one switch of t has: its hosts or lower switches and
+ * its uplinks, every lane counted. */
+uint32_t et_topo_max_ports(const struct et_topo *t);
 
 /* The one wiring rule: switch sw's uplink u leads to *above, on parallel
  * lane *lane (the lane counts the links between the same two switches).
