@@ -42,10 +42,13 @@ print_hops(const struct et_topo *t, const char *what, const struct et_hop *h,
 	int i;
 
 	printf("    %s:", what);
-	for (i = 0; i < n; i++)
-		printf(" %s%" PRIu32 "->%s%" PRIu32 "%s[%u]", et_tier_name(t, h[i].from.tier),
-		       h[i].from.index, et_tier_name(t, h[i].to.tier), h[i].to.index,
-		       h[i].lane ? "~" : "", h[i].id);
+	for (i = 0; i < n; i++) {
+		printf(" %s%" PRIu32 "->%s%" PRIu32, et_tier_name(t, h[i].from.tier),
+		       h[i].from.index, et_tier_name(t, h[i].to.tier), h[i].to.index);
+		if (h[i].lane)
+			printf("~%" PRIu32, h[i].lane);
+		printf("[%u]", h[i].id);
+	}
 	printf("\n");
 }
 
@@ -112,9 +115,9 @@ main(int argc, char **argv)
 		printf("leaf-spine: %u leaves x %u spines x %u hosts per leaf, %u link(s) per pair: %u hosts\n",
 		       t.tors, t.spines, t.hosts_per_tor, t.links_per_pair, hosts);
 	else
-		printf("fat-tree: %u pods x (%u ToRs, %u aggs), %u cores per agg, %u hosts per ToR: %u hosts\n",
+		printf("fat-tree: %u pods x (%u ToRs, %u aggs), %u cores per agg, %u hosts per ToR, %u link(s) per pair: %u hosts\n",
 		       t.pods, t.tors_per_pod, t.aggs_per_pod, t.cores_per_agg,
-		       t.hosts_per_tor, hosts);
+		       t.hosts_per_tor, t.links_per_pair, hosts);
 
 	n = et_path_count(&t, src, dst);
 	ids = calloc(n, sizeof(*ids));
@@ -122,7 +125,7 @@ main(int argc, char **argv)
 		return 1;
 	et_path_enumerate(&t, src, dst, ids, n);
 	printf("host %u -> host %u: %u path(s); [id] is the UDP source port on each link, as\n"
-	       "Wireshark shows it (in hex: the high byte picks the uplink), ~ a parallel lane\n",
+	       "Wireshark shows it (in hex: the high byte picks the uplink), ~N: on parallel lane N\n",
 	       src, dst, n);
 	for (i = 0; i < n; i++) {
 		struct et_hop data[ET_PATH_MAX_HOPS], ack[ET_PATH_MAX_HOPS];

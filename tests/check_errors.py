@@ -40,6 +40,8 @@ FABRIC = [
      ["FILE: [topology] kind", "leaf-spine", "'torus'"]),
     ("topology: inconsistent", TOPO + "links-per-pair = 200\n", [], None,
      ["FILE: [topology]", "inconsistent topology"]),
+    ("topology: too many ports", TOPO + "links-per-pair = 40\n", [], None,
+     ["FILE: [topology]", "would have 82 ports", "at most 64"]),
     # [link]
     ("link: unknown key", TOPO + "[link]\nrate = 100\n", [], None,
      ["FILE: [link] rate", "unknown key", "rate-gbps"]),

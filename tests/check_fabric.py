@@ -2,7 +2,8 @@
 """ethereal-fabric end to end: every collective algorithm x every policy
 completes with its data verified on the smoke fabric (healthy and with a
 failed ToR-spine link), on the 16-host fabric at a small size and on a
-k = 4 fat-tree (healthy and with a failed aggregation-core link); two
+k = 4 fat-tree (healthy, with a failed aggregation-core link and with a
+failed ToR-aggregation link; with two lanes per switch pair); two
 virtual-clock runs with one seed give the same JSON; one flow on an idle
 fabric comes within a few percent of the lower bound; a real-clock run
 completes and verifies.  Bad confs and arguments: check_errors.py.
@@ -86,6 +87,21 @@ def main():
         t.verified(ft, ["--lb", lb, "--size", "256K"], f"fat-tree {lb} allreduce/a2a")
         t.verified(ft, ["--lb", lb, "--algo", "rd", "--size", "256K", "--fail", "agg:0.1@0"],
                    f"fat-tree {lb} allreduce/rd, aggregation 0 uplink 1 failed")
+        # a ToR-aggregation link: the ToRs of the other pod must stop using
+        # their uplink 1 for ToR 3 too, or ECMP and MP-RDMA never finish
+        t.verified(ft, ["--lb", lb, "--size", "256K", "--fail", "3.1@0"],
+                   f"fat-tree {lb} allreduce/a2a, ToR 3 uplink 1 failed")
+
+    # the same fat-tree with two lanes between every two switches (the
+    # paper's has four): healthy, and one lane of a pair failed
+    ft2 = os.path.join(work, "fat-tree-8-lanes.ini")
+    with open(ft2, "w") as f:
+        f.write("[topology]\nkind = fat-tree\npods = 2\ntors-per-pod = 2\naggs-per-pod = 2\n"
+                "cores-per-agg = 2\nhosts-per-tor = 2\nlinks-per-pair = 2\n")
+    for lb in POLICIES:
+        t.verified(ft2, ["--lb", lb, "--size", "256K"], f"fat-tree with lanes {lb} allreduce/a2a")
+        t.verified(ft2, ["--lb", lb, "--size", "256K", "--fail", "3.2@0"],
+                   f"fat-tree with lanes {lb} allreduce/a2a, ToR 3 uplink 2 (lane 0) failed")
 
     # every fault of the link model at once, on every link: every byte still
     # arrives exactly once and the corrupted frames are caught and counted

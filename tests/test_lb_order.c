@@ -21,7 +21,7 @@
 static void
 fat_tree(struct et_topo *t)
 {
-	et_topo_fat_tree(t, 2, 2, 4, 4, 8);
+	et_topo_fat_tree(t, 2, 2, 4, 4, 8, 1);
 }
 
 static void

@@ -60,18 +60,26 @@ check_pair(const struct et_topo *t, uint32_t src, uint32_t dst)
 
 			assert_int_equal(d[1].from.tier, ET_TIER_TOR);
 			assert_int_equal(d[1].to.tier, ET_TIER_AGG);
+			assert_int_equal(d[1].lane, a % t->links_per_pair);
 			if (t->kind == ET_TOPO_LEAF_SPINE) {
 				assert_int_equal(d[1].to.index, a / t->links_per_pair);
-				assert_int_equal(d[1].lane, a % t->links_per_pair);
-				assert_int_equal(d[2].lane, d[1].lane);
 			} else {
-				assert_int_equal(d[1].to.index % t->aggs_per_pod, a);
+				assert_int_equal(d[1].to.index % t->aggs_per_pod,
+						 a / t->links_per_pair);
 				assert_int_equal(d[1].to.index / t->aggs_per_pod,
 						 et_topo_pod_of(t, src));
 			}
+			/* down on the lanes the way up took, tier for tier */
+			if (nd == 4)
+				assert_int_equal(d[2].lane, d[1].lane);
 			if (nd == 6) {
 				assert_int_equal(d[2].to.tier, ET_TIER_CORE);
-				assert_int_equal(d[2].to.index, a * t->cores_per_agg + b);
+				assert_int_equal(d[2].to.index,
+						 a / t->links_per_pair * t->cores_per_agg +
+							 b / t->links_per_pair);
+				assert_int_equal(d[2].lane, b % t->links_per_pair);
+				assert_int_equal(d[3].lane, d[2].lane);
+				assert_int_equal(d[4].lane, d[1].lane);
 			}
 		}
 		/* one swap per switch: the ID each link carries */
@@ -140,7 +148,7 @@ test_fat_tree(void **state)
 {
 	struct et_topo t;
 
-	et_topo_fat_tree(&t, 4, 2, 2, 2, 2);
+	et_topo_fat_tree(&t, 4, 2, 2, 2, 2, 1);
 	check_all_pairs(&t, 1);
 	assert_int_equal(et_path_count(&t, 0, 1), 1);  /* same ToR */
 	assert_int_equal(et_path_count(&t, 0, 2), 2);  /* same pod */
@@ -152,10 +160,42 @@ test_paper_fat_tree(void **state)
 {
 	struct et_topo t;
 
-	et_topo_fat_tree(&t, 8, 4, 4, 4, 16);
+	et_topo_fat_tree(&t, 8, 4, 4, 4, 16, 1);
 	assert_int_equal(et_topo_hosts(&t), 512);
 	check_all_pairs(&t, 61);
 	assert_int_equal(et_path_count(&t, 0, 511), 16);
+}
+
+/* Parallel lanes between every two switches: each lane is an uplink of its
+ * own, a path ID names one lane up from the ToR and one from the
+ * aggregation switch, and the way down takes the same lanes. */
+static void
+test_fat_tree_lanes(void **state)
+{
+	struct et_topo t;
+
+	et_topo_fat_tree(&t, 4, 2, 2, 2, 2, 3);
+	check_all_pairs(&t, 1);
+	assert_int_equal(et_topo_tor_uplinks(&t), 6);
+	assert_int_equal(et_topo_agg_uplinks(&t), 6);
+	assert_int_equal(et_path_count(&t, 0, 1), 1);
+	assert_int_equal(et_path_count(&t, 0, 2), 6);
+	assert_int_equal(et_path_count(&t, 0, 15), 36);
+	/* the paper's: 4 x 400 Gbit/s between two switches, 256 paths across
+	 * the core (all pairs would take long: a few) */
+	et_topo_fat_tree(&t, 8, 4, 4, 4, 16, 4);
+	check_pair(&t, 0, 511);
+	check_pair(&t, 0, 17);
+	check_pair(&t, 100, 300);
+	assert_int_equal(et_path_count(&t, 0, 511), 256);
+	/* 32 ports a switch, as the paper's Tomahawk-like switches */
+	assert_int_equal(et_topo_max_ports(&t), 32);
+	et_topo_fat_tree(&t, 8, 4, 4, 4, 16, 1);
+	assert_int_equal(et_topo_max_ports(&t), 20); /* ToR: 16 hosts, 4 up */
+	et_topo_leaf_spine(&t, 16, 16, 16, 1);
+	assert_int_equal(et_topo_max_ports(&t), 32);
+	et_topo_leaf_spine(&t, 2, 2, 2, 40);
+	assert_int_equal(et_topo_max_ports(&t), 82);
 }
 
 static void
@@ -167,7 +207,7 @@ test_bad_uplink_is_dropped(void **state)
 	et_topo_leaf_spine(&t, 4, 4, 4, 1);
 	assert_int_equal(et_path_walk(&t, 0, 15, et_path_make(4, 0), h), -1);
 	assert_int_equal(et_path_walk(&t, 0, 3, et_path_make(200, 0), h), 2);
-	et_topo_fat_tree(&t, 4, 2, 2, 2, 2);
+	et_topo_fat_tree(&t, 4, 2, 2, 2, 2, 1);
 	assert_int_equal(et_path_walk(&t, 0, 15, et_path_make(1, 2), h), -1);
 	assert_int_equal(et_path_walk(&t, 0, 2, et_path_make(1, 200), h), 4);
 }
@@ -183,7 +223,11 @@ test_shape_validation(void **state)
 	et_topo_leaf_spine(&t, 4, 64, 4, 5);
 	assert_int_equal(et_topo_validate(&t, why, sizeof(why)), -1);
 	assert_non_null(strstr(why, "320 uplinks"));
-	et_topo_fat_tree(&t, 2, 2, 300, 1, 1);
+	et_topo_fat_tree(&t, 2, 2, 300, 1, 1, 1);
+	assert_int_equal(et_topo_validate(&t, why, sizeof(why)), -1);
+	et_topo_fat_tree(&t, 2, 2, 4, 100, 1, 3); /* 300 uplinks per agg */
+	assert_int_equal(et_topo_validate(&t, why, sizeof(why)), -1);
+	et_topo_fat_tree(&t, 2, 2, 4, 4, 1, 0);
 	assert_int_equal(et_topo_validate(&t, why, sizeof(why)), -1);
 	et_topo_leaf_spine(&t, 4096, 16, 4096, 1);
 	assert_int_equal(et_topo_validate(&t, why, sizeof(why)), -1);
@@ -198,6 +242,7 @@ main(void)
 		cmocka_unit_test(test_paper_leaf_spine),
 		cmocka_unit_test(test_fat_tree),
 		cmocka_unit_test(test_paper_fat_tree),
+		cmocka_unit_test(test_fat_tree_lanes),
 		cmocka_unit_test(test_bad_uplink_is_dropped),
 		cmocka_unit_test(test_shape_validation),
 	};

@@ -247,7 +247,7 @@ test_fat_tree(void **state)
 	struct et_topo t;
 
 	net_params(&p, false, ET_SW_SOURCE_ROUTE);
-	et_topo_fat_tree(&t, 2, 2, 2, 2, 1);
+	et_topo_fat_tree(&t, 2, 2, 2, 2, 1, 1);
 	assert_int_equal(et_net_build(&n, &t, &p, pool, 0), 0);
 	check_all_paths(&n);
 	et_net_free(&n);
@@ -425,19 +425,26 @@ test_pfc(void **state)
 	assert_int_equal(rte_mempool_in_use_count(pool), 0);
 }
 
+/* One frame src -> dst on source port id at now: 1 if it arrived. */
 static uint32_t
-send_at(struct et_net *n, uint64_t now, uint16_t id)
+send_from(struct et_net *n, uint64_t now, uint32_t src, uint32_t dst, uint16_t id)
 {
 	struct rte_mbuf *m;
 	uint32_t k;
 
-	inject(n, 0, frame(n, 0, 1, id, 64, 0));
+	inject(n, src, frame(n, src, dst, id, 64, 0));
 	for (int i = 0; i < 10 && et_net_poll(n, now); i++)
 		;
-	k = receive(n, 1, &m, 1);
+	k = receive(n, dst, &m, 1);
 	if (k)
 		rte_pktmbuf_free(m);
 	return k;
+}
+
+static uint32_t
+send_at(struct et_net *n, uint64_t now, uint16_t id)
+{
+	return send_from(n, now, 0, 1, id);
 }
 
 static void
@@ -517,6 +524,114 @@ test_remote_failure_withdrawn(void **state)
 	remote_failure(ET_SW_ECMP, 0);
 }
 
+/* k = 4 fat-tree, one host per ToR: pod 0 holds ToRs (hosts) 0 and 1,
+ * pod 1 ToRs 2 and 3.  The link ToR 3 - aggregation switch 3 (pod 1's
+ * second) dies at 10 ms.  Host 0, in the other pod, sends to host 3 over
+ * its ToR's uplink 1: through aggregation switch 1 and the cores 2 and 3,
+ * which come down into pod 1 only through aggregation switch 3.  Once the
+ * failure is known, ToR 0 must stop using uplink 1 for ToR 3, or the
+ * traffic is lost until the run ends. */
+static void
+fat_tree_cross_pod_failure(enum et_sw_mode mode, uint16_t id)
+{
+	const uint64_t ms = 1000000;
+	struct et_net_params p;
+	struct et_net n;
+	struct et_topo t;
+	struct et_sw_port *up0, *up1;
+	uint64_t tx0, tx1;
+
+	net_params(&p, false, mode);
+	p.sw.compact_routes = true;
+	et_topo_fat_tree(&t, 2, 2, 2, 2, 1, 1);
+	assert_int_equal(et_net_build(&n, &t, &p, pool, 0), 0);
+	up0 = &n.sw[0].ports[1];
+	up1 = &n.sw[0].ports[2];
+	assert_int_equal(et_net_fail_uplink(&n, (struct et_node){ET_TIER_TOR, 3}, 1, 10 * ms), 0);
+	/* ECMP: a source port that ToR 0 hashes onto uplink 1 */
+	while (mode == ET_SW_ECMP && up1->eg.st.tx_pkts == 0)
+		assert_int_equal(send_from(&n, 1 * ms, 0, 3, ++id), 1);
+	tx0 = up0->eg.st.tx_pkts;
+	tx1 = up1->eg.st.tx_pkts;
+	assert_int_equal(send_from(&n, 2 * ms, 0, 3, id), 1);
+	/* failed, not yet known: lost */
+	assert_int_equal(send_from(&n, 50 * ms, 0, 3, id), 0);
+	/* known: ToR 0 goes through aggregation switch 0 instead */
+	assert_int_equal(send_from(&n, 111 * ms, 0, 3, id), 1);
+	assert_int_equal(send_from(&n, 112 * ms, 0, 3, id), 1);
+	assert_int_equal(up1->eg.st.tx_pkts, tx1 + 2);
+	assert_int_equal(up0->eg.st.tx_pkts, tx0 + 2);
+	/* the in-pod ToR too; and other destinations keep uplink 1 */
+	assert_int_equal(send_from(&n, 113 * ms, 2, 3, et_path_make(1, 0)), 1);
+	assert_int_equal(send_from(&n, 114 * ms, 0, 2, id), 1);
+	et_net_free(&n);
+	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+}
+
+static void
+test_fat_tree_cross_pod_failure(void **state)
+{
+	(void)state;
+	fat_tree_cross_pod_failure(ET_SW_SOURCE_ROUTE, et_path_make(1, 0));
+	fat_tree_cross_pod_failure(ET_SW_ECMP, 0);
+}
+
+/* Two lanes between every two switches: each is an uplink, every path ID
+ * takes the lanes it names, up and down. */
+static void
+test_fat_tree_lanes(void **state)
+{
+	struct et_net_params p;
+	struct et_net n;
+	struct et_topo t;
+
+	(void)state;
+	net_params(&p, false, ET_SW_SOURCE_ROUTE);
+	p.sw.compact_routes = true;
+	et_topo_fat_tree(&t, 2, 2, 2, 2, 1, 2);
+	assert_int_equal(et_net_build(&n, &t, &p, pool, 0), 0);
+	assert_int_equal(n.sw[0].n_uplinks, 4);
+	assert_int_equal(n.sw[n.first[ET_TIER_AGG]].n_uplinks, 4);
+	check_all_paths(&n);
+	et_net_free(&n);
+	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+}
+
+/* One lane of two between ToR 3 and aggregation switch 3 dies: the other
+ * lane still joins them, so once the aggregation switch knows, it comes
+ * down on the live lane; nobody else need change. */
+static void
+test_fat_tree_lane_failure(void **state)
+{
+	const uint64_t ms = 1000000;
+	/* ToR 0 uplink 2: aggregation switch 1, lane 0; its uplink 0: core 2,
+	 * lane 0; down into pod 1 through aggregation switch 3, to ToR 3 on
+	 * lane 2 % 2 = 0, the dead one */
+	const uint16_t id = et_path_make(2, 0);
+	struct et_net_params p;
+	struct et_net n;
+	struct et_topo t;
+	struct et_switch *agg3;
+
+	(void)state;
+	net_params(&p, false, ET_SW_SOURCE_ROUTE);
+	p.sw.compact_routes = true;
+	et_topo_fat_tree(&t, 2, 2, 2, 2, 1, 2);
+	assert_int_equal(et_net_build(&n, &t, &p, pool, 0), 0);
+	agg3 = et_net_switch(&n, ET_TIER_AGG, 3);
+	assert_int_equal(et_net_fail_uplink(&n, (struct et_node){ET_TIER_TOR, 3}, 2, 10 * ms), 0);
+	assert_int_equal(n.sw[0].n_withdrawn, 0);
+	assert_int_equal(send_from(&n, 1 * ms, 0, 3, id), 1);
+	assert_int_equal(send_from(&n, 50 * ms, 0, 3, id), 0);
+	assert_int_equal(send_from(&n, 111 * ms, 0, 3, id), 1);
+	/* lane 1 carried it */
+	assert_int_equal(agg3->ports[et_net_port_to(&n, (struct et_node){ET_TIER_AGG, 3},
+						    (struct et_node){ET_TIER_TOR, 3}, 1)]
+				 .eg.st.tx_pkts, 1);
+	et_net_free(&n);
+	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+}
+
 static void
 test_fat_tree_compact_routes(void **state)
 {
@@ -527,7 +642,7 @@ test_fat_tree_compact_routes(void **state)
 	(void)state;
 	net_params(&p, false, ET_SW_SOURCE_ROUTE);
 	p.sw.compact_routes = true;
-	et_topo_fat_tree(&t, 2, 2, 2, 2, 2);
+	et_topo_fat_tree(&t, 2, 2, 2, 2, 2, 1);
 	assert_int_equal(et_net_build(&n, &t, &p, pool, 0), 0);
 	assert_null(n.sw[0].lpm);
 	check_all_paths(&n);
@@ -978,6 +1093,9 @@ main(void)
 		cmocka_unit_test(test_remote_failure_withdrawn),
 		cmocka_unit_test(test_fat_tree_compact_routes),
 		cmocka_unit_test(test_arp_gateway),
+		cmocka_unit_test(test_fat_tree_lanes),
+		cmocka_unit_test(test_fat_tree_cross_pod_failure),
+		cmocka_unit_test(test_fat_tree_lane_failure),
 	};
 
 	return cmocka_run_group_tests_name("switch", tests, setup, teardown);

@@ -93,7 +93,7 @@ check_fail(const struct et_topo *t, const struct et_fabric_fail *x, const char *
 {
 	bool agg = x->tier == ET_TIER_AGG;
 	uint32_t n_sw = agg ? t->pods * t->aggs_per_pod : t->tors;
-	uint32_t n_up = agg ? t->cores_per_agg : et_topo_tor_uplinks(t);
+	uint32_t n_up = agg ? et_topo_agg_uplinks(t) : et_topo_tor_uplinks(t);
 	const char *kind = agg ? "aggregation switch" : "ToR";
 	char range[160];
 
@@ -146,6 +146,19 @@ parse_fails(const char *spec, const char *what, struct et_fabric_params *p)
 	return 0;
 }
 
+/* Every switch of the shape must fit the switch's port table. */
+static int
+check_ports(struct et_conf *c, const struct et_topo *t)
+{
+	uint32_t n = et_topo_max_ports(t);
+
+	if (n <= ET_SW_MAX_PORTS)
+		return 0;
+	return et_conf_fail(c, "topology", NULL,
+			    "a switch of this shape would have %u ports (hosts, links, lanes); a switch has at most %u",
+			    n, ET_SW_MAX_PORTS);
+}
+
 int
 load_conf(const char *file, struct et_fabric_params *p, struct cli *o)
 {
@@ -174,7 +187,7 @@ load_conf(const char *file, struct et_fabric_params *p, struct cli *o)
 	if (et_conf_open(&c, file))
 		goto out;
 	if (et_conf_check_sections(&c, sections, NULL) < 0 || et_topo_load(&c, &p->t) ||
-	    et_conf_check_keys(&c, "link", link_keys) ||
+	    check_ports(&c, &p->t) || et_conf_check_keys(&c, "link", link_keys) ||
 	    et_conf_check_keys(&c, "switch", sw_keys) ||
 	    et_conf_check_keys(&c, "transport", tr_keys) ||
 	    et_conf_check_keys(&c, "lb", lb_keys) || et_conf_check_keys(&c, "run", run_keys) ||

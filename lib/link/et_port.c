@@ -6,9 +6,39 @@
 #include <rte_bus.h>
 #include <rte_dev.h>
 #include <rte_eth_ring.h>
+#include <rte_errno.h>
+#include <rte_malloc.h>
 #include <rte_mbuf.h>
 
 #include "link/et_port.h"
+
+/* A ring in rte_malloc memory, not a memzone: DPDK 22.11 has at most
+ * RTE_MAX_MEMZONE (2560) memzones per process, and rte_ring_create takes one
+ * per ring; the paper's fat-tree with its 4 lanes per switch pair has 1536
+ * links, 3072 rings.  Nobody looks these rings up by name. */
+static struct rte_ring *
+ring_alloc(const char *name, unsigned int size, int socket)
+{
+	const unsigned int flags = RING_F_SP_ENQ | RING_F_SC_DEQ;
+	ssize_t bytes = rte_ring_get_memsize(size);
+	struct rte_ring *r;
+
+	if (bytes < 0) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	r = rte_zmalloc_socket(name, (size_t)bytes, RTE_CACHE_LINE_SIZE, socket);
+	if (r == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	if (rte_ring_init(r, name, size, flags) != 0) {
+		rte_free(r);
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	return r;
+}
 
 int
 et_port_ring_pair(struct et_port *a, struct et_port *b, const char *name,
@@ -18,12 +48,12 @@ et_port_ring_pair(struct et_port *a, struct et_port *b, const char *name,
 	struct rte_ring *ab, *ba;
 
 	snprintf(n, sizeof(n), "%s>", name);
-	ab = rte_ring_create(n, size, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	ab = ring_alloc(n, size, socket);
 	snprintf(n, sizeof(n), "%s<", name);
-	ba = rte_ring_create(n, size, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	ba = ring_alloc(n, size, socket);
 	if (ab == NULL || ba == NULL) {
-		rte_ring_free(ab);
-		rte_ring_free(ba);
+		rte_free(ab);
+		rte_free(ba);
 		return -rte_errno;
 	}
 	memset(a, 0, sizeof(*a));
@@ -129,7 +159,7 @@ et_port_free_rings(struct et_port *p)
 		while ((n = rte_ring_dequeue_burst(p->own[r], (void **)m, 32, NULL)) > 0)
 			for (i = 0; i < n; i++)
 				rte_pktmbuf_free(m[i]);
-		rte_ring_free(p->own[r]);
+		rte_free(p->own[r]); /* ring_alloc's, not a memzone */
 		p->own[r] = NULL;
 	}
 }

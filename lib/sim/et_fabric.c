@@ -234,7 +234,7 @@ et_fabric_build(struct et_fabric *f, const struct et_fabric_params *p)
 	f->p.net.sw.ecmp_seed = (uint32_t)(p->seed * 2654435761u);
 	/* net_ring ethdevs where Debian's 32-port limit allows, bare rings beyond */
 	links = f->n_hosts + p->t.tors * et_topo_tor_uplinks(&p->t) +
-		(p->t.kind == ET_TOPO_FAT_TREE ? p->t.pods * p->t.aggs_per_pod * p->t.cores_per_agg : 0);
+		p->t.pods * p->t.aggs_per_pod * et_topo_agg_uplinks(&p->t);
 	f->p.net.ethdev = 2 * links <= RTE_MAX_ETHPORTS;
 	f->p.net.ring_size = RING_SIZE;
 	f->p.net.sw.compact_routes = true;

@@ -169,15 +169,20 @@ et_net_build(struct et_net *n, const struct et_topo *t, const struct et_net_para
 			struct et_node agg = {ET_TIER_AGG,
 					      pod * t->aggs_per_pod + i / t->cores_per_agg};
 
-			/* agg uplink j = i % cores_per_agg; cores are wired in order, so
-			 * every agg gets its uplinks 0, 1, ... in order */
-			TRY(wire(n, p, mp, socket, &links, agg, ET_SW_UP,
-				 (uint8_t)(i % t->cores_per_agg), core, ET_SW_DOWN, 0, 0));
-			TRY(et_net_port_to(n, core, agg, 0));
-			down = (uint16_t)rc;
-			for (j = pod * t->tors_per_pod; j < (pod + 1) * t->tors_per_pod; j++)
-				TRY(et_switch_add_route(&n->sw[sw_index(n, core)],
-							tor_prefix(j), 24, down));
+			/* agg uplink (i % cores_per_agg) * links_per_pair + lane; cores
+			 * and lanes are wired in order, so every agg gets its uplinks
+			 * 0, 1, ... in order, and the core's group for a ToR lists the
+			 * lanes in order (the group member is the lane) */
+			for (l = 0; l < t->links_per_pair; l++) {
+				TRY(wire(n, p, mp, socket, &links, agg, ET_SW_UP,
+					 (uint8_t)(i % t->cores_per_agg * t->links_per_pair + l),
+					 core, ET_SW_DOWN, 0, l));
+				TRY(et_net_port_to(n, core, agg, l));
+				down = (uint16_t)rc;
+				for (j = pod * t->tors_per_pod; j < (pod + 1) * t->tors_per_pod; j++)
+					TRY(et_switch_add_route(&n->sw[sw_index(n, core)],
+								tor_prefix(j), 24, down));
+			}
 		}
 	}
 	return 0;
@@ -252,7 +257,7 @@ et_net_fail_uplink(struct et_net *n, struct et_node a, uint32_t uplink, uint64_t
 {
 	const struct et_topo *t = &n->t;
 	struct et_node b;
-	uint32_t lane, i, j, first, last, pod;
+	uint32_t lane, i, j, pod;
 	uint64_t seen;
 	int pa, pb;
 
@@ -265,21 +270,26 @@ et_net_fail_uplink(struct et_net *n, struct et_node a, uint32_t uplink, uint64_t
 	et_switch_fail(&n->sw[sw_index(n, a)], (uint16_t)pa, at_ns, 0);
 	et_switch_fail(&n->sw[sw_index(n, b)], (uint16_t)pb, at_ns, 0);
 	seen = at_ns + n->sw[sw_index(n, b)].p.detect_delay_ns;
+	/* parallel lanes still join a and b: both ends route around the dead
+	 * lane once they notice, and every path through b still works */
+	if (t->links_per_pair > 1)
+		return 0;
 	if (a.tier == ET_TIER_TOR) {
-		/* parallel lanes still reach a: nothing to withdraw */
-		if (t->kind == ET_TOPO_LEAF_SPINE && t->links_per_pair > 1)
-			return 0;
-		/* the ToRs that reach b on the same uplink index stop using it for a */
-		first = t->kind == ET_TOPO_LEAF_SPINE ? 0 : a.index / t->tors_per_pod * t->tors_per_pod;
-		last = t->kind == ET_TOPO_LEAF_SPINE ? t->tors : first + t->tors_per_pod;
-		for (i = first; i < last; i++)
+		/* b no longer reaches ToR a, and nothing above b does either: in a
+		 * fat-tree the cores of b's group come down into a's pod only
+		 * through b, so the aggregation switches at b's place in the other
+		 * pods have no way to a at all.  Every other ToR's uplink `uplink`
+		 * leads to b (leaf-spine, same pod) or to one of those (other
+		 * pods): each ToR stops using it for a's hosts. */
+		for (i = 0; i < t->tors; i++)
 			if (i != a.index && et_switch_withdraw(&n->sw[i], tor_prefix(a.index), 24,
 							       (uint8_t)uplink, seen))
 				return -ENOSPC;
 		return 0;
 	}
 	/* core b no longer reaches a's pod: the aggregation switches of the
-	 * other pods stop using their uplink to b for that pod's ToRs */
+	 * other pods stop using their uplink to b for that pod's ToRs (they
+	 * keep their other cores, so the ToRs need not change) */
 	pod = a.index / t->aggs_per_pod;
 	for (i = 0; i < t->pods; i++) {
 		struct et_node o = {ET_TIER_AGG, i * t->aggs_per_pod + a.index % t->aggs_per_pod};

@@ -6,11 +6,10 @@ et_path_count(const struct et_topo *t, uint32_t src, uint32_t dst)
 {
 	if (et_topo_tor_of(t, src) == et_topo_tor_of(t, dst))
 		return 1;
-	if (t->kind == ET_TOPO_LEAF_SPINE)
-		return t->spines * t->links_per_pair;
-	if (et_topo_pod_of(t, src) == et_topo_pod_of(t, dst))
-		return t->aggs_per_pod;
-	return t->aggs_per_pod * t->cores_per_agg;
+	if (t->kind == ET_TOPO_LEAF_SPINE ||
+	    et_topo_pod_of(t, src) == et_topo_pod_of(t, dst))
+		return et_topo_tor_uplinks(t);
+	return et_topo_tor_uplinks(t) * et_topo_agg_uplinks(t);
 }
 
 uint32_t
@@ -21,7 +20,7 @@ et_path_enumerate(const struct et_topo *t, uint32_t src, uint32_t dst,
 	/* second byte used only when the path climbs two tiers */
 	uint32_t second = (t->kind == ET_TOPO_FAT_TREE &&
 			   et_topo_pod_of(t, src) != et_topo_pod_of(t, dst))
-				  ? t->cores_per_agg
+				  ? et_topo_agg_uplinks(t)
 				  : 1;
 
 	if (n > max)
@@ -63,13 +62,13 @@ down(const struct et_topo *t, struct et_node sw, uint32_t dst, uint16_t id,
 	case ET_TIER_AGG:
 		n.tier = ET_TIER_TOR;
 		n.index = et_topo_tor_of(t, dst);
-		if (t->kind == ET_TOPO_LEAF_SPINE)
-			*lane = et_path_down_lane(id, t->links_per_pair);
+		*lane = et_path_down_lane(id, t->links_per_pair);
 		break;
 	default: /* core: to the aggregation switch of its group in dst's pod */
 		n.tier = ET_TIER_AGG;
 		n.index = et_topo_pod_of(t, dst) * t->aggs_per_pod +
 			  sw.index / t->cores_per_agg;
+		*lane = et_path_down_lane(id, t->links_per_pair);
 		break;
 	}
 	return n;

@@ -25,7 +25,7 @@ et_topo_leaf_spine(struct et_topo *t, uint32_t leaves, uint32_t spines,
 void
 et_topo_fat_tree(struct et_topo *t, uint32_t pods, uint32_t tors_per_pod,
 		 uint32_t aggs_per_pod, uint32_t cores_per_agg,
-		 uint32_t hosts_per_tor)
+		 uint32_t hosts_per_tor, uint32_t links_per_pair)
 {
 	memset(t, 0, sizeof(*t));
 	t->kind = ET_TOPO_FAT_TREE;
@@ -35,6 +35,7 @@ et_topo_fat_tree(struct et_topo *t, uint32_t pods, uint32_t tors_per_pod,
 	t->aggs_per_pod = aggs_per_pod;
 	t->cores_per_agg = cores_per_agg;
 	t->hosts_per_tor = hosts_per_tor;
+	t->links_per_pair = links_per_pair;
 }
 
 uint32_t
@@ -48,7 +49,32 @@ et_topo_tor_uplinks(const struct et_topo *t)
 {
 	if (t->kind == ET_TOPO_LEAF_SPINE)
 		return t->spines * t->links_per_pair;
-	return t->aggs_per_pod;
+	return t->aggs_per_pod * t->links_per_pair;
+}
+
+uint32_t
+et_topo_agg_uplinks(const struct et_topo *t)
+{
+	return t->kind == ET_TOPO_FAT_TREE ? t->cores_per_agg * t->links_per_pair : 0;
+}
+
+static uint32_t
+max3(uint32_t a, uint32_t b, uint32_t c)
+{
+	uint32_t m = a > b ? a : b;
+
+	return m > c ? m : c;
+}
+
+uint32_t
+et_topo_max_ports(const struct et_topo *t)
+{
+	uint32_t tor = t->hosts_per_tor + et_topo_tor_uplinks(t);
+
+	if (t->kind == ET_TOPO_LEAF_SPINE)
+		return max3(tor, t->tors * t->links_per_pair, 0);
+	return max3(tor, t->tors_per_pod * t->links_per_pair + et_topo_agg_uplinks(t),
+		    t->pods * t->links_per_pair);
 }
 
 int
@@ -60,18 +86,17 @@ et_topo_uplink_peer(const struct et_topo *t, struct et_node sw, uint32_t u,
 		if (sw.index >= t->tors || u >= et_topo_tor_uplinks(t))
 			return -1;
 		above->tier = ET_TIER_AGG;
-		if (t->kind == ET_TOPO_LEAF_SPINE) {
-			above->index = u / t->links_per_pair;
-			*lane = u % t->links_per_pair;
-		} else {
-			above->index = sw.index / t->tors_per_pod * t->aggs_per_pod + u;
-		}
+		above->index = u / t->links_per_pair;
+		if (t->kind == ET_TOPO_FAT_TREE)
+			above->index += sw.index / t->tors_per_pod * t->aggs_per_pod;
+		*lane = u % t->links_per_pair;
 		return 0;
 	}
 	if (sw.tier == ET_TIER_AGG && t->kind == ET_TOPO_FAT_TREE &&
-	    sw.index < t->pods * t->aggs_per_pod && u < t->cores_per_agg) {
+	    sw.index < t->pods * t->aggs_per_pod && u < et_topo_agg_uplinks(t)) {
 		above->tier = ET_TIER_CORE;
-		above->index = sw.index % t->aggs_per_pod * t->cores_per_agg + u;
+		above->index = sw.index % t->aggs_per_pod * t->cores_per_agg + u / t->links_per_pair;
+		*lane = u % t->links_per_pair;
 		return 0;
 	}
 	return -1;
@@ -113,12 +138,15 @@ et_topo_validate(const struct et_topo *t, char *err, size_t errlen)
 		return 0;
 	}
 	if (t->pods == 0 || t->tors_per_pod == 0 || t->aggs_per_pod == 0 ||
-	    t->cores_per_agg == 0) {
-		snprintf(err, errlen, "a fat-tree needs pods, tors-per-pod, aggs-per-pod and cores-per-agg >= 1");
+	    t->cores_per_agg == 0 || t->links_per_pair == 0) {
+		snprintf(err, errlen, "a fat-tree needs pods, tors-per-pod, aggs-per-pod, cores-per-agg and links-per-pair >= 1");
 		return -1;
 	}
-	if (t->aggs_per_pod > MAX_UPLINKS || t->cores_per_agg > MAX_UPLINKS) {
-		snprintf(err, errlen, "aggs-per-pod and cores-per-agg are uplink counts: at most %u",
+	if (t->aggs_per_pod * t->links_per_pair > MAX_UPLINKS ||
+	    t->cores_per_agg * t->links_per_pair > MAX_UPLINKS) {
+		snprintf(err, errlen,
+			 "aggs-per-pod and cores-per-agg, times links-per-pair, are uplink counts (%u and %u); a path ID byte names at most %u",
+			 t->aggs_per_pod * t->links_per_pair, t->cores_per_agg * t->links_per_pair,
 			 MAX_UPLINKS);
 		return -1;
 	}
@@ -129,14 +157,14 @@ int
 et_topo_load(struct et_conf *c, struct et_topo *t)
 {
 	static const char *const kinds[] = {"leaf-spine", "fat-tree", NULL};
-	static const char *const keys[][7] = {
+	static const char *const keys[][8] = {
 		[ET_TOPO_LEAF_SPINE] = {"kind", "leaves", "spines", "hosts-per-leaf",
 					"links-per-pair", NULL},
 		[ET_TOPO_FAT_TREE] = {"kind", "pods", "tors-per-pod", "aggs-per-pod",
-				      "cores-per-agg", "hosts-per-tor", NULL},
+				      "cores-per-agg", "hosts-per-tor", "links-per-pair", NULL},
 	};
 	const char *s = "topology";
-	uint32_t a, b, h, l, d;
+	uint32_t a, b, h, l, d, lanes;
 	char why[256];
 	int kind;
 
@@ -156,9 +184,10 @@ et_topo_load(struct et_conf *c, struct et_topo *t)
 		    et_conf_u32(c, s, "tors-per-pod", 1, 4096, true, 0, &b) ||
 		    et_conf_u32(c, s, "aggs-per-pod", 1, MAX_UPLINKS, true, 0, &l) ||
 		    et_conf_u32(c, s, "cores-per-agg", 1, MAX_UPLINKS, true, 0, &d) ||
-		    et_conf_u32(c, s, "hosts-per-tor", 1, 4096, true, 0, &h))
+		    et_conf_u32(c, s, "hosts-per-tor", 1, 4096, true, 0, &h) ||
+		    et_conf_u32(c, s, "links-per-pair", 1, MAX_UPLINKS, false, 1, &lanes))
 			return -1;
-		et_topo_fat_tree(t, a, b, l, d, h);
+		et_topo_fat_tree(t, a, b, l, d, h, lanes);
 	}
 	if (et_topo_validate(t, why, sizeof(why)))
 		return et_conf_fail(c, s, NULL, "inconsistent topology: %s", why);
