@@ -234,8 +234,9 @@ test_tor_downlinks_balanced(void **state)
 		}
 }
 
-/* Two lanes per leaf-spine pair: a flow in two parts takes two spines, not
- * both lanes of one. */
+/* Two lanes per leaf-spine pair: Algorithm 1's s is the 4 spines, not the
+ * 8 lanes; a flow's parts take different spines, and the parts a spine
+ * gets take its two lanes in turn. */
 static void
 test_leaf_spine_lanes_parts_on_distinct_spines(void **state)
 {
@@ -250,9 +251,9 @@ test_leaf_spine_lanes_parts_on_distinct_spines(void **state)
 		uint32_t spine[2][4] = {{0}}, k;
 
 		ethereal_host(&h, &t, 0, seed);
-		/* 2 flows over 8 paths: r = 2, g = 2, each flow in 4 parts */
+		/* 2 flows over 4 spines: r = 2, g = 2, each flow in 2 parts */
 		k = et_lb_plan(&h, f, 2, 0, out);
-		assert_int_equal(k, 8);
+		assert_int_equal(k, 4);
 		for (uint32_t i = 0; i < k; i++) {
 			uint32_t u, d;
 
@@ -260,9 +261,49 @@ test_leaf_spine_lanes_parts_on_distinct_spines(void **state)
 			assert_int_equal(u, d);
 			spine[out[i].flow][u]++;
 		}
-		for (uint32_t i = 0; i < 2; i++)
-			for (uint32_t s = 0; s < 4; s++)
-				assert_int_equal(spine[i][s], 1);
+		for (uint32_t sp = 0; sp < 4; sp++) {
+			assert_true(spine[0][sp] <= 1 && spine[1][sp] <= 1);
+			assert_int_equal(spine[0][sp] + spine[1][sp], 1);
+		}
+	}
+}
+
+/* A fat-tree with 2 lanes per switch pair: 64 lane paths between pods but
+ * 16 cores, the paper's s.  One flow goes in 16 parts, one per core; with a
+ * lane marked bad still 16 (before, s = 63 lane paths: 63 parts), none on
+ * the bad lane. */
+static void
+test_fat_tree_lanes_split_by_core(void **state)
+{
+	struct et_topo t;
+	struct et_lb_host h;
+	struct et_lb_flow f[1] = {{16, FLOW}}; /* host 0 in pod 0 -> pod 1 */
+	struct et_lb_sub out[256];
+	uint16_t bad = 0;
+
+	(void)state;
+	et_topo_fat_tree(&t, 2, 2, 4, 4, 8, 2);
+	for (int marked = 0; marked < 2; marked++) {
+		uint32_t core[4][4] = {{0}}, k;
+
+		ethereal_host(&h, &t, 0, 7);
+		if (marked) {
+			bad = h.paths.id[5];
+			et_lb_paths_mark_bad(&h.paths, bad, 0);
+		}
+		k = et_lb_plan(&h, f, 1, 0, out);
+		assert_int_equal(k, 16);
+		for (uint32_t i = 0; i < k; i++) {
+			uint32_t lanes = t.links_per_pair;
+			uint32_t agg = et_path_uplink(out[i].path) / lanes;
+			uint32_t c = (out[i].path & 0xff) / lanes;
+
+			assert_true(!marked || out[i].path != bad);
+			core[agg][c]++;
+		}
+		for (uint32_t a = 0; a < 4; a++)
+			for (uint32_t c = 0; c < 4; c++)
+				assert_int_equal(core[a][c], 1);
 	}
 }
 
@@ -277,6 +318,7 @@ main(void)
 		cmocka_unit_test(test_split_parts_on_distinct_aggs),
 		cmocka_unit_test(test_tor_downlinks_balanced),
 		cmocka_unit_test(test_leaf_spine_lanes_parts_on_distinct_spines),
+		cmocka_unit_test(test_fat_tree_lanes_split_by_core),
 	};
 
 	return cmocka_run_group_tests_name("lb-order", tests, NULL, NULL);

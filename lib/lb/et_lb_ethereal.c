@@ -51,6 +51,67 @@ good_paths(struct et_lb_host *h, uint32_t dst, uint64_t now, uint16_t *out)
 	return k;
 }
 
+/* Algorithm 1's s is the number of spines, or of cores across fat-tree
+ * pods (paper, 4.2): the parallel lanes of one switch pair are one path to
+ * it.  Counting each lane as a path would make s = 255 once one of 256
+ * lanes is marked bad, and split every remainder flow 255 ways.  The
+ * subflows a switch path gets take its good lanes in turn. */
+struct switch_paths {
+	uint32_t s;                       /* switch paths, in the order first seen */
+	uint16_t first[ET_LB_MAX_PATHS];  /* each one's first lane in lane[] */
+	uint16_t count[ET_LB_MAX_PATHS];  /* and how many it has */
+	uint16_t given[ET_LB_MAX_PATHS];  /* subflows given to it so far */
+	uint16_t lane[ET_LB_MAX_PATHS];   /* the good path IDs, by switch path */
+};
+
+static uint32_t
+switch_path_key(const struct et_topo *t, uint16_t id, bool cross_pod)
+{
+	uint32_t lanes = t->links_per_pair ? t->links_per_pair : 1;
+	uint32_t key = et_path_uplink(id) / lanes;
+
+	return cross_pod ? key << 8 | (uint32_t)(id & 0xff) / lanes : key;
+}
+
+static void
+switch_paths_of(const struct et_lb_host *h, uint32_t dst, const uint16_t *ids, uint32_t n,
+		struct switch_paths *sp)
+{
+	const struct et_topo *t = &h->t;
+	bool cross_pod = t->kind == ET_TOPO_FAT_TREE &&
+			 et_topo_pod_of(t, dst) != et_topo_pod_of(t, h->host);
+	uint32_t key[ET_LB_MAX_PATHS], of[ET_LB_MAX_PATHS], i, j;
+
+	sp->s = 0;
+	for (i = 0; i < n; i++) {
+		uint32_t k = switch_path_key(t, ids[i], cross_pod);
+
+		for (j = 0; j < sp->s && key[j] != k; j++)
+			;
+		if (j == sp->s) {
+			key[sp->s] = k;
+			sp->count[sp->s++] = 0;
+		}
+		of[i] = j;
+		sp->count[j]++;
+	}
+	for (j = 0, i = 0; j < sp->s; i += sp->count[j++]) {
+		sp->first[j] = (uint16_t)i;
+		sp->given[j] = 0;
+	}
+	for (i = 0; i < n; i++)
+		sp->lane[sp->first[of[i]] + sp->given[of[i]]++] = ids[i];
+	for (j = 0; j < sp->s; j++)
+		sp->given[j] = 0;
+}
+
+/* The next lane of switch path p. */
+static uint16_t
+switch_path_lane(struct switch_paths *sp, uint32_t p)
+{
+	return sp->lane[sp->first[p] + sp->given[p]++ % sp->count[p]];
+}
+
 static uint32_t
 plan(struct et_lb_host *h, const struct et_lb_flow *f, uint32_t n, uint64_t now,
 	      struct et_lb_sub *out)
@@ -58,6 +119,7 @@ plan(struct et_lb_host *h, const struct et_lb_flow *f, uint32_t n, uint64_t now,
 	uint32_t k = 0, *members = malloc(n * sizeof(*members)), *order = malloc(n * sizeof(*order));
 	bool *done = calloc(n, sizeof(*done));
 	struct et_subflow *subs = NULL;
+	struct switch_paths sp;
 
 	if (!members || !order || !done)
 		goto out;
@@ -88,6 +150,8 @@ plan(struct et_lb_host *h, const struct et_lb_flow *f, uint32_t n, uint64_t now,
 		s = good_paths(h, f[i].dst, now, paths);
 		if (s == 0)
 			s = 1, paths[0] = 0;
+		switch_paths_of(h, f[i].dst, paths, s, &sp);
+		s = sp.s;
 		free(subs);
 		subs = malloc(et_lb_assign_count(m, s) * sizeof(*subs));
 		if (subs == NULL)
@@ -99,7 +163,7 @@ plan(struct et_lb_host *h, const struct et_lb_flow *f, uint32_t n, uint64_t now,
 		for (uint32_t q = 0; q < ns; q++)
 			out[k++] = (struct et_lb_sub){
 				members[subs[q].flow], subs[q].offset, subs[q].length,
-				paths[(subs[q].path + rot) % s], 0, 0};
+				switch_path_lane(&sp, (subs[q].path + rot) % s), 0, 0};
 	}
 	for (uint32_t q = 0; q < k; q++) {
 		if (out[q].insert_pos < 0)
