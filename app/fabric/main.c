@@ -61,6 +61,17 @@ progress_thread(void *arg)
 	return NULL;
 }
 
+/* The fabric of p; false (and out's error) when it cannot be built. */
+static bool
+build(struct et_fabric *f, const struct et_fabric_params *p, struct outcome *out)
+{
+	if (et_fabric_build(f, p) == 0)
+		return true;
+	snprintf(out->error, sizeof(out->error), "%s", f->error);
+	et_fabric_free(f);
+	return false;
+}
+
 /* Build, run, check and tear down one fabric; 2 when it cannot be built. */
 static int
 run_one(const struct et_fabric_params *p, struct outcome *out)
@@ -69,11 +80,8 @@ run_one(const struct et_fabric_params *p, struct outcome *out)
 	struct timespec t0, t1;
 	int rc;
 
-	if (et_fabric_build(&f, p)) {
-		snprintf(out->error, sizeof(out->error), "%s", f.error);
-		et_fabric_free(&f);
+	if (!build(&f, p, out))
 		return 2;
-	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	rc = et_fabric_run(&f);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -133,11 +141,8 @@ run_trace(const struct et_trace *t, const struct et_fabric_params *p, struct out
 	struct timespec t0, t1;
 	int rc;
 
-	if (et_fabric_build(&f, p)) {
-		snprintf(out->error, sizeof(out->error), "%s", f.error);
-		et_fabric_free(&f);
+	if (!build(&f, p, out))
 		return 2;
-	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	rc = et_dag_run(&f, t, p->algo, p->chunk, &out->dag);
 	clock_gettime(CLOCK_MONOTONIC, &t1);

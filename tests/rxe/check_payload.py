@@ -11,8 +11,12 @@ the start of SAVED byte for byte; with QPN, only the frames to that QP
 count (several QPs interleave their PSNs).  Independent of our receive path: plain
 header arithmetic from the RoCEv2 spec, no code of ours.
 """
+import os
 import struct
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "vm"))
+from pcap_frames import records  # noqa: E402
 
 FIRST, MIDDLE, LAST, ONLY = "first", "middle", "last", "only"
 # RC opcodes carrying payload: SEND first/middle/last/only (+imm), WRITE
@@ -23,19 +27,10 @@ KIND = {0x00: (FIRST, 0), 0x01: (MIDDLE, 0), 0x02: (LAST, 0), 0x03: (LAST, 4),
 
 
 def frames(path):
-    with open(path, "rb") as f:
-        hdr = f.read(24)
-        magic = struct.unpack("<I", hdr[:4])[0]
-        end = "<" if magic in (0xa1b2c3d4, 0xa1b23c4d) else ">"
-        while True:
-            rec = f.read(16)
-            if len(rec) < 16:
-                return
-            incl, orig = struct.unpack(end + "II", rec[8:16])
-            data = f.read(incl)
-            if incl != orig:
-                sys.exit(f"FAIL: capture truncated a frame ({incl} of {orig} bytes): use -s 0")
-            yield data
+    for data, orig in records(path):
+        if len(data) != orig:
+            sys.exit(f"FAIL: capture truncated a frame ({len(data)} of {orig} bytes): use -s 0")
+        yield data
 
 
 def payloads(path, node_ip, qpn=None):
