@@ -16,6 +16,8 @@
 #define PAGE_MASK (ET_NIC_QP_PAGE - 1)
 /* the timer heap's first size; it doubles as deadlines pile up */
 #define HEAP_FIRST 256
+/* pages of QP slots a table of max_qps needs */
+#define N_PAGES(max_qps) (((max_qps) + PAGE_MASK) >> ET_NIC_QP_PAGE_SHIFT)
 
 ET_CTR_DEFINE(et_nic_ctrs, struct et_nic_stats, ET_NIC_COUNTERS);
 
@@ -40,7 +42,7 @@ et_nic_init(struct et_nic *n, const struct et_port *port, const struct et_link_m
 	/* with a rate, keep the queue short so the round robin stays fine
 	 * grained; on a wire, hand the port whole bursts */
 	n->tx_budget = lm->rate_bps ? 2 : BURST;
-	n->pages = calloc((max_qps + PAGE_MASK) >> ET_NIC_QP_PAGE_SHIFT, sizeof(*n->pages));
+	n->pages = calloc(N_PAGES(max_qps), sizeof(*n->pages));
 	n->heap_cap = HEAP_FIRST;
 	n->heap = calloc(n->heap_cap, sizeof(*n->heap));
 	model = *lm;
@@ -57,7 +59,7 @@ et_nic_free(struct et_nic *n)
 {
 	uint32_t i, k;
 
-	for (i = 0; n->pages && i < (n->max_qps + PAGE_MASK) >> ET_NIC_QP_PAGE_SHIFT; i++) {
+	for (i = 0; n->pages && i < N_PAGES(n->max_qps); i++) {
 		for (k = 0; n->pages[i] && k < ET_NIC_QP_PAGE; k++)
 			et_qp_destroy(n->pages[i]->q[k].qp);
 		free(n->pages[i]);
@@ -277,7 +279,7 @@ et_nic_qp_destroy(struct et_nic *n, struct et_qp *qp)
 void
 et_nic_each_qp(const struct et_nic *n, void (*fn)(void *ctx, struct et_qp *qp), void *ctx)
 {
-	for (uint32_t i = 0; n->pages && i < (n->max_qps + PAGE_MASK) >> ET_NIC_QP_PAGE_SHIFT; i++)
+	for (uint32_t i = 0; n->pages && i < N_PAGES(n->max_qps); i++)
 		for (uint32_t k = 0; n->pages[i] && k < ET_NIC_QP_PAGE; k++)
 			if (n->pages[i]->q[k].qp)
 				fn(ctx, n->pages[i]->q[k].qp);

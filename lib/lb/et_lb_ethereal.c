@@ -12,16 +12,25 @@
 #include "base/et_rand.h"
 #include "topo/et_path.h"
 
+/* Whether a fat-tree's pod holds both h and dst (pod is true) or only one
+ * of them (pod is false); never in a leaf-spine. */
+static bool
+fat_tree_pod(const struct et_lb_host *h, uint32_t dst, bool pod)
+{
+	const struct et_topo *t = &h->t;
+
+	return t->kind == ET_TOPO_FAT_TREE &&
+	       (et_topo_pod_of(t, dst) == et_topo_pod_of(t, h->host)) == pod;
+}
+
 /* Destination group of Ethereal's interceptor: the leaf, or in a fat-tree
  * the ToR within the pod and the pod beyond it. */
 static uint32_t
 group_of(const struct et_lb_host *h, uint32_t dst)
 {
-	const struct et_topo *t = &h->t;
-
-	if (t->kind == ET_TOPO_FAT_TREE && et_topo_pod_of(t, dst) != et_topo_pod_of(t, h->host))
-		return UINT32_MAX - et_topo_pod_of(t, dst);
-	return et_topo_tor_of(t, dst);
+	if (fat_tree_pod(h, dst, false))
+		return UINT32_MAX - et_topo_pod_of(&h->t, dst);
+	return et_topo_tor_of(&h->t, dst);
 }
 
 /* The good paths towards a group, spread over the switches above the ToR
@@ -34,8 +43,7 @@ good_paths(struct et_lb_host *h, uint32_t dst, uint64_t now, uint16_t *out)
 
 	if (n == 0) /* all bad: use them all rather than none */
 		n = et_lb_paths_good(&h->paths, UINT64_MAX, out);
-	if (h->t.kind != ET_TOPO_FAT_TREE ||
-	    et_topo_pod_of(&h->t, dst) != et_topo_pod_of(&h->t, h->host)) {
+	if (!fat_tree_pod(h, dst, true)) {
 		et_lb_spread_paths(&h->t, et_topo_tor_of(&h->t, h->host), out, n);
 		return n;
 	}
@@ -78,8 +86,7 @@ switch_paths_of(const struct et_lb_host *h, uint32_t dst, const uint16_t *ids, u
 		struct switch_paths *sp)
 {
 	const struct et_topo *t = &h->t;
-	bool cross_pod = t->kind == ET_TOPO_FAT_TREE &&
-			 et_topo_pod_of(t, dst) != et_topo_pod_of(t, h->host);
+	bool cross_pod = fat_tree_pod(h, dst, false);
 	uint32_t key[ET_LB_MAX_PATHS], of[ET_LB_MAX_PATHS], i, j;
 
 	sp->s = 0;
