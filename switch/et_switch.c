@@ -58,6 +58,14 @@ et_sw_default_ecn_k(uint64_t rate_bps)
 
 /* ---- buffer accounting and PFC ---- */
 
+/* The poll runs a port's egress only when it is due or was changed: every
+ * change outside et_egress_run() says so here. */
+static inline void
+touch(struct et_switch *sw, uint16_t pi)
+{
+	sw->eg_dirty |= 1ull << pi;
+}
+
 static void
 send_pause(struct et_switch *sw, uint16_t pi, uint16_t quanta)
 {
@@ -68,6 +76,7 @@ send_pause(struct et_switch *sw, uint16_t pi, uint16_t quanta)
 		rte_pktmbuf_free(m);
 		return;
 	}
+	touch(sw, pi);
 	p->st.pause_tx++;
 }
 
@@ -90,6 +99,7 @@ on_dequeue(void *ctx, struct rte_mbuf *m, uint64_t now)
 	in->in_bytes -= len;
 	if (in->xoff && in->in_bytes + 2 * 4096 < pfc_xoff(sw)) {
 		in->xoff = false;
+		sw->xoff_ports &= ~(1ull << m->port);
 		send_pause(sw, m->port, 0);
 	}
 }
@@ -113,6 +123,7 @@ on_pause(struct et_switch *sw, uint16_t pi, const uint8_t *f, uint32_t len,
 	}
 	p->st.pause_rx++;
 	et_egress_pause(&p->eg, quanta, now);
+	touch(sw, pi);
 }
 
 /* ---- set-up ---- */
@@ -196,6 +207,7 @@ et_switch_add_port(struct et_switch *sw, const struct et_port *port,
 	p->mac = *mac;
 	p->peer_mac = *peer_mac;
 	et_token_bucket_init(&p->arp_tx, sw->p.arp_refill_ns, sw->p.arp_burst);
+	touch(sw, i);
 	sw->n_ports++;
 	update_live_uplinks(sw);
 	return i;
@@ -317,6 +329,7 @@ et_switch_fail(struct et_switch *sw, uint16_t port, uint64_t at_ns, uint64_t dur
 
 	p->fail_at = at_ns ? at_ns : 1;
 	p->restore_at = duration_ns ? p->fail_at + duration_ns : 0;
+	sw->fail_next = 0; /* look at the schedule next poll */
 }
 
 void
@@ -326,6 +339,15 @@ et_switch_restore(struct et_switch *sw, uint16_t port, uint64_t at_ns)
 
 	p->fail_at = 0;
 	p->restore_at = at_ns ? at_ns : 1;
+	sw->fail_next = 0;
+}
+
+struct et_wake_bit
+et_switch_rx_hint(struct et_switch *sw, uint16_t port)
+{
+	sw->rx_hints = true;
+	sw->rx_ready |= 1ull << port; /* whatever came before */
+	return (struct et_wake_bit){&sw->rx_ready, 1ull << port};
 }
 
 void
@@ -335,6 +357,27 @@ et_switch_set_capture(struct et_switch *sw, uint16_t port, struct et_capture *c)
 	sw->ports[port].eg.cap = c;
 }
 
+/* The next instant update_failures() has something to do; UINT64_MAX if
+ * none. */
+static uint64_t
+failure_next(const struct et_switch *sw)
+{
+	uint64_t t = UINT64_MAX;
+	uint16_t i;
+
+	for (i = 0; i < sw->n_ports; i++) {
+		const struct et_sw_port *p = &sw->ports[i];
+
+		if (p->fail_at && p->fail_at < t)
+			t = p->fail_at;
+		if (p->restore_at && p->restore_at < t)
+			t = p->restore_at;
+		if (p->down != p->failed && p->failed_since + sw->p.detect_delay_ns < t)
+			t = p->failed_since + sw->p.detect_delay_ns;
+	}
+	return t;
+}
+
 /* Apply the failure schedule and the detection delay. */
 static uint32_t
 update_failures(struct et_switch *sw, uint64_t now)
@@ -342,6 +385,8 @@ update_failures(struct et_switch *sw, uint64_t now)
 	uint32_t changed = 0;
 	uint16_t i;
 
+	if (now < sw->fail_next)
+		return 0;
 	for (i = 0; i < sw->n_ports; i++) {
 		struct et_sw_port *p = &sw->ports[i];
 
@@ -349,6 +394,7 @@ update_failures(struct et_switch *sw, uint64_t now)
 		 * the poll that noticed it */
 		if (p->fail_at && now >= p->fail_at && !p->failed) {
 			p->failed = p->eg.failed = true;
+			touch(sw, i);
 			p->failed_since = p->fail_at;
 			p->fail_at = 0;
 			changed++;
@@ -356,6 +402,7 @@ update_failures(struct et_switch *sw, uint64_t now)
 		if (p->restore_at && now >= p->restore_at) {
 			if (p->failed) {
 				p->failed = p->eg.failed = false;
+				touch(sw, i);
 				p->failed_since = p->restore_at;
 				changed++;
 			}
@@ -368,6 +415,7 @@ update_failures(struct et_switch *sw, uint64_t now)
 			changed++;
 		}
 	}
+	sw->fail_next = failure_next(sw);
 	return changed;
 }
 
@@ -466,12 +514,14 @@ enqueue(struct et_switch *sw, uint16_t in, uint16_t out, struct rte_mbuf *m,
 		drop(o, ET_SW_DROP_QUEUE, m);
 		return;
 	}
+	touch(sw, out);
 	sw->used += len;
 	if (sw->used > sw->used_max)
 		sw->used_max = sw->used;
 	sw->ports[in].in_bytes += len;
 	if (sw->p.pfc && !sw->ports[in].xoff && sw->ports[in].in_bytes > pfc_xoff(sw)) {
 		sw->ports[in].xoff = true;
+		sw->xoff_ports |= 1ull << in;
 		sw->ports[in].xoff_sent_at = now;
 		send_pause(sw, in, ET_PFC_QUANTA_MAX);
 	}
@@ -508,6 +558,7 @@ arp_in(struct et_switch *sw, uint16_t pi, struct rte_mbuf *m, uint64_t now)
 		rte_pktmbuf_free(m);
 		return;
 	}
+	touch(sw, pi);
 	p->st.arp_replies++;
 }
 
@@ -620,22 +671,57 @@ forward(struct et_switch *sw, uint16_t in, struct rte_mbuf *m, uint64_t now)
 	enqueue(sw, in, (uint16_t)out, m, ip, now);
 }
 
-uint32_t
-et_switch_poll(struct et_switch *sw, uint64_t now)
+/* The lowest bit of mask at or above bit from; 64 if none. */
+static inline uint32_t
+next_bit(uint64_t mask, uint32_t from)
+{
+	mask = from < 64 ? mask & (~0ull << from) : 0;
+	return mask ? (uint32_t)__builtin_ctzll(mask) : 64;
+}
+
+static inline uint64_t
+all_ports(const struct et_switch *sw)
+{
+	return sw->n_ports == 64 ? ~0ull : (1ull << sw->n_ports) - 1;
+}
+
+/* Receive on the ports where frames arrived (all of them without hints)
+ * and forward, port by port in order. */
+static uint32_t
+poll_rx(struct et_switch *sw, uint64_t now)
 {
 	struct rte_mbuf *burst[BURST];
-	uint32_t work = update_failures(sw, now);
-	uint16_t i, n, k;
+	uint64_t todo = sw->rx_hints ? sw->rx_ready : all_ports(sw);
+	uint32_t work = 0, i;
+	uint16_t n, k;
 
-	for (i = 0; i < sw->n_ports; i++) {
+	sw->rx_ready = 0;
+	for (i = next_bit(todo, 0); i < sw->n_ports; i = next_bit(todo, i + 1)) {
 		n = et_port_rx(&sw->ports[i].port, burst, BURST);
+		if (n == BURST)
+			sw->rx_ready |= 1ull << i; /* there may be more */
 		if (n && sw->ports[i].cap)
 			et_capture_frames(sw->ports[i].cap, burst, n, false, now);
 		for (k = 0; k < n; k++)
-			forward(sw, i, burst[k], now);
+			forward(sw, (uint16_t)i, burst[k], now);
 		work += n;
 	}
-	for (i = 0; i < sw->n_ports; i++) {
+	return work;
+}
+
+/* Run the egresses that are due, were changed, or hold a peer off, in
+ * port order; one egress's dequeue can change another's (XON), so the
+ * set is read again at each step. */
+static uint32_t
+poll_egress(struct et_switch *sw, uint64_t now)
+{
+	uint64_t due = 0;
+	uint32_t work = 0, i;
+
+	for (i = 0; i < sw->n_ports; i++)
+		due |= (uint64_t)(sw->eg_next[i] <= now) << i;
+	for (i = next_bit(due | sw->eg_dirty | sw->xoff_ports, 0); i < sw->n_ports;
+	     i = next_bit(due | sw->eg_dirty | sw->xoff_ports, i + 1)) {
 		struct et_sw_port *p = &sw->ports[i];
 		uint64_t hold;
 
@@ -643,33 +729,36 @@ et_switch_poll(struct et_switch *sw, uint64_t now)
 		if (p->xoff && p->eg.lm.rate_bps) {
 			hold = et_pfc_pause_ns(ET_PFC_QUANTA_MAX, p->eg.lm.rate_bps) / 2;
 			if (now >= p->xoff_sent_at + hold) {
-				send_pause(sw, i, ET_PFC_QUANTA_MAX);
+				send_pause(sw, (uint16_t)i, ET_PFC_QUANTA_MAX);
 				p->xoff_sent_at = now;
 			}
 		}
 		work += et_egress_run(&p->eg, now);
+		sw->eg_dirty &= ~(1ull << i);
+		sw->eg_next[i] = et_egress_next_event(&p->eg, now);
 	}
 	return work;
+}
+
+uint32_t
+et_switch_poll(struct et_switch *sw, uint64_t now)
+{
+	uint32_t work = update_failures(sw, now);
+
+	work += poll_rx(sw, now);
+	return work + poll_egress(sw, now);
 }
 
 uint64_t
 et_switch_next_event(const struct et_switch *sw, uint64_t now)
 {
-	uint64_t t = UINT64_MAX, e;
+	uint64_t t = sw->fail_next;
 	uint16_t i;
 
-	for (i = 0; i < sw->n_ports; i++) {
-		const struct et_sw_port *p = &sw->ports[i];
-
-		e = et_egress_next_event(&p->eg, now);
-		if (e < t)
-			t = e;
-		if (p->fail_at && p->fail_at < t)
-			t = p->fail_at;
-		if (p->restore_at && p->restore_at < t)
-			t = p->restore_at;
-		if (p->down != p->failed && p->failed_since + sw->p.detect_delay_ns < t)
-			t = p->failed_since + sw->p.detect_delay_ns;
-	}
+	if (sw->eg_dirty || (sw->rx_hints && sw->rx_ready))
+		return now;
+	for (i = 0; i < sw->n_ports; i++)
+		if (sw->eg_next[i] < t)
+			t = sw->eg_next[i];
 	return t;
 }

@@ -158,6 +158,14 @@ struct et_switch {
 	uint64_t used;             /* shared buffer bytes in use */
 	uint64_t used_max;
 	struct rte_mempool *ctrl_pool; /* PFC frames */
+	/* What a poll must look at, so that its cost follows the traffic and
+	 * not the port count; one bit per port (ET_SW_MAX_PORTS is 64). */
+	bool rx_hints;             /* the peers set rx_ready: poll only those */
+	uint64_t rx_ready;         /* frames arrived on these ports */
+	uint64_t eg_dirty;         /* egress changed since eg_next was taken */
+	uint64_t xoff_ports;       /* holding their peer off (PFC refresh) */
+	uint64_t eg_next[ET_SW_MAX_PORTS]; /* each egress's next event */
+	uint64_t fail_next;        /* the failure schedule's next instant */
 };
 
 void et_sw_params_default(struct et_sw_params *p);
@@ -190,6 +198,11 @@ int et_switch_set_port_ip(struct et_switch *sw, uint16_t port, uint32_t ip);
 /* Whether dst matches a route of the switch (a prefix added with
  * et_switch_add_route, not a port address).  Control path. */
 bool et_switch_routes(const struct et_switch *sw, uint32_t dst);
+
+/* From now on, port's receive ring is polled only after a frame reached
+ * it: the caller has the peer's egress set the bit this returns (a single
+ * thread runs both).  Without it every port is polled every time. */
+struct et_wake_bit et_switch_rx_hint(struct et_switch *sw, uint16_t port);
 
 /* Fail a port's link from at_ns (0: now), for duration_ns (0: for good). */
 void et_switch_fail(struct et_switch *sw, uint16_t port, uint64_t at_ns,

@@ -225,8 +225,10 @@ push(struct et_egress *e, struct rte_mbuf **m, uint32_t n, uint64_t now)
 	for (i = 0; i < sent; i++)
 		e->st.tx_bytes += rte_pktmbuf_pkt_len(m[i]);
 	e->st.tx_pkts += sent;
-	if (sent && e->peer_ready)
-		*e->peer_ready = 1;
+	if (sent) {
+		et_wake_bit_set(&e->wake_node);
+		et_wake_bit_set(&e->wake_port);
+	}
 	if (sent < n)
 		e->st.port_busy++;
 	return sent;

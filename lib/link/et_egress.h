@@ -54,6 +54,21 @@ struct et_egress_stats {
 };
 extern const struct et_ctr_table et_egress_ctrs;
 
+/* A bit an egress sets when frames reach the far end of its link: an event
+ * loop that looks only at busy nodes and ports learns who has work (word
+ * NULL: nobody asks). */
+struct et_wake_bit {
+	uint64_t *word;
+	uint64_t mask;
+};
+
+static inline void
+et_wake_bit_set(const struct et_wake_bit *w)
+{
+	if (w->word)
+		*w->word |= w->mask;
+}
+
 struct et_egress_slot {
 	struct rte_mbuf *m;
 	uint64_t at; /* on the wire: when it reaches the far end */
@@ -87,9 +102,8 @@ struct et_egress {
 	void (*on_dequeue)(void *ctx, struct rte_mbuf *m, uint64_t now);
 	void *ctx;
 	struct et_capture *cap;  /* records frames handed to the port */
-	/* set when frames reach the far end: an event loop that polls only
-	 * busy nodes learns that the receiver has work (NULL: nobody asks) */
-	uint8_t *peer_ready;
+	/* set when frames reach the far end: the node and the port behind it */
+	struct et_wake_bit wake_node, wake_port;
 	struct et_egress_stats st;
 };
 

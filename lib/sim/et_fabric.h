@@ -126,11 +126,13 @@ struct et_fabric_driver {
 	uint64_t (*next_event)(void *ctx, uint32_t host, uint64_t now);
 };
 
+struct et_agenda;
+
 struct et_fabric {
 	struct et_fabric_params p;
 	const struct et_fabric_driver *drv;  /* NULL: the collective of p */
 	void *drv_ctx;
-	uint8_t *ready;           /* while it runs: per node, look at it this pass */
+	struct et_agenda *agenda; /* while it runs in virtual time: who runs next */
 	struct et_net net;
 	struct rte_mempool *pool;
 	uint32_t n_hosts;

@@ -72,7 +72,7 @@ wire(struct et_net *n, const struct et_net_params *p, struct rte_mempool *mp,
 	struct rte_ether_addr ma, mb;
 	struct et_switch *sa = &n->sw[sw_index(n, a)];
 	char name[32];
-	int ia, ib, rc;
+	int ia, ib = 0, rc;
 
 	snprintf(name, sizeof(name), "n%u.l%u", n->gen, (*links)++);
 	rc = p->ethdev ? et_port_net_ring_pair(&pa, &pb, name, p->ring_size, socket, mp)
@@ -98,9 +98,10 @@ wire(struct et_net *n, const struct et_net_params *p, struct rte_mempool *mp,
 		if (ib < 0)
 			return ib;
 		n->peers[sw_index(n, b) * ET_SW_MAX_PORTS + ib] =
-			(struct et_net_peer){a, lane, true};
+			(struct et_net_peer){a, lane, true, (uint16_t)ia};
 	}
-	n->peers[sw_index(n, a) * ET_SW_MAX_PORTS + ia] = (struct et_net_peer){b, lane, true};
+	n->peers[sw_index(n, a) * ET_SW_MAX_PORTS + ia] =
+		(struct et_net_peer){b, lane, true, b.tier == ET_TIER_HOST ? 0 : (uint16_t)ib};
 	return ia;
 }
 

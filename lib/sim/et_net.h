@@ -27,6 +27,7 @@ struct et_net_peer {
 	struct et_node peer;
 	uint32_t lane;
 	bool used;
+	uint16_t port;               /* the link's port on the peer (switches) */
 };
 
 struct et_net {

@@ -43,21 +43,42 @@ stuck(struct et_fabric *f)
 	et_fabric_fail(f, "no progress at %" PRIu64 " ns", f->now);
 }
 
-/* Tell each link's sender which node its frames wake. */
+/* The node (host, then switches by tier) at the far end of switch s's
+ * port k, and that port's index there (0 for a host). */
+static uint32_t
+peer_node(const struct et_fabric *f, uint32_t s, uint16_t k, uint16_t *port)
+{
+	const struct et_net_peer *pp = &f->net.peers[s * ET_SW_MAX_PORTS + k];
+
+	*port = pp->port;
+	return pp->peer.tier == ET_TIER_HOST ? pp->peer.index
+					     : f->n_hosts + f->net.first[pp->peer.tier] + pp->peer.index;
+}
+
+/* Tell each link's sender which node, and which port of a switch, its
+ * frames wake. */
 static void
-wire_wakeups(struct et_fabric *f, uint8_t *ready)
+wire_wakeups(struct et_fabric *f, struct et_agenda *a)
 {
 	for (uint32_t s = 0; s < f->net.n_sw; s++)
 		for (uint16_t k = 0; k < f->net.sw[s].n_ports; k++) {
-			const struct et_net_peer *pp = &f->net.peers[s * ET_SW_MAX_PORTS + k];
+			struct et_egress *eg = &f->net.sw[s].ports[k].eg;
+			uint16_t port;
+			uint32_t node = peer_node(f, s, k, &port);
 
-			f->net.sw[s].ports[k].eg.peer_ready =
-				pp->peer.tier == ET_TIER_HOST
-					? &ready[pp->peer.index]
-					: &ready[f->n_hosts + f->net.first[pp->peer.tier] + pp->peer.index];
+			eg->wake_node = et_agenda_bit(a, node);
+			if (node >= f->n_hosts)
+				eg->wake_port = et_switch_rx_hint(&f->net.sw[node - f->n_hosts], port);
 		}
-	for (uint32_t i = 0; i < f->n_hosts; i++)
-		f->h[i].nic.eg.peer_ready = &ready[f->n_hosts + et_topo_tor_of(&f->p.t, i)];
+	for (uint32_t i = 0; i < f->n_hosts; i++) {
+		uint32_t tor = et_topo_tor_of(&f->p.t, i);
+
+		f->h[i].nic.eg.wake_node = et_agenda_bit(a, f->n_hosts + tor);
+		int port = et_net_port_to(&f->net, (struct et_node){ET_TIER_TOR, tor},
+					  (struct et_node){ET_TIER_HOST, i}, 0);
+
+		f->h[i].nic.eg.wake_port = et_switch_rx_hint(&f->net.sw[tor], (uint16_t)port);
+	}
 }
 
 /* One node's turn: a host (NIC, then its part of the collective) or a
@@ -134,99 +155,113 @@ launch_switch_workers(struct et_fabric *f, struct sw_worker *w, _Atomic int *run
 	return n;
 }
 
-/* Every node takes its turn in a fixed order, pass after pass.  In virtual
- * time a node is skipped when it can have nothing to do: no frame reached
- * it, it did nothing last time, and its own next event is later.  A pass
- * that does no work moves the clock to the earliest next event. */
-int
-et_fabric_run(struct et_fabric *f)
+static void
+unwire_wakeups(struct et_fabric *f)
+{
+	for (uint32_t i = 0; i < f->net.n_sw; i++)
+		for (uint16_t k = 0; k < f->net.sw[i].n_ports; k++)
+			f->net.sw[i].ports[k].eg.wake_node = f->net.sw[i].ports[k].eg.wake_port =
+				(struct et_wake_bit){NULL, 0};
+	for (uint32_t i = 0; i < f->n_hosts; i++)
+		f->h[i].nic.eg.wake_node = f->h[i].nic.eg.wake_port = (struct et_wake_bit){NULL, 0};
+}
+
+/* Real clock: every node takes its turn in a fixed order, pass after pass,
+ * the switches on the other lcores if there are any. */
+static void
+run_real(struct et_fabric *f)
 {
 	uint32_t nodes = f->n_hosts + f->net.n_sw;
-	uint8_t *ready = malloc(nodes);
-	uint64_t *wake = calloc(nodes, sizeof(*wake));
-	uint64_t base = f->p.real_clock ? et_tsc_ns() : 0, idle = 0;
-	bool skip = !f->p.real_clock;
+	uint64_t base = et_tsc_ns();
 	struct sw_worker sw[RTE_MAX_LCORE];
 	_Atomic int run = 1;
-	unsigned int workers = 0;
+	unsigned int workers = launch_switch_workers(f, sw, &run, base);
 
-	if (!ready || !wake) {
-		free(ready);
-		free(wake);
-		return et_fabric_fail(f, "out of memory");
-	}
-	memset(ready, 1, nodes);
-	f->ready = ready;
-	if (skip)
-		wire_wakeups(f, ready);
-	else if ((workers = launch_switch_workers(f, sw, &run, base)) > 0)
+	if (workers > 0)
 		nodes = f->n_hosts; /* the switches poll on their own lcores */
-	f->now = 1;
-	for (;;) {
-		uint32_t work = 0, i, w;
-
-		for (i = 0; i < nodes; i++) {
-			if (skip && !ready[i] && wake[i] > f->now)
-				continue;
-			ready[i] = 0;
-			w = poll_node(f, i);
-			if (w)
-				ready[i] = 1; /* busy: look again next pass */
-			else if (skip)
-				wake[i] = node_next_event(f, i);
-			work += w;
-		}
+	for (f->now = 1;; f->now = et_tsc_ns() - base + 1) {
+		for (uint32_t i = 0; i < nodes; i++)
+			poll_node(f, i);
 		f->passes++;
 		if (f->failed || f->hosts_done == f->n_hosts)
 			break;
 		if (f->now > f->p.time_limit_ns) {
-			et_fabric_fail(f, "not done after %.3f s of %s time (%u of %u hosts done)",
-			     f->now / 1e9, f->p.real_clock ? "real" : "virtual", f->hosts_done,
-			     f->n_hosts);
+			et_fabric_fail(f, "not done after %.3f s of real time (%u of %u hosts done)",
+				       f->now / 1e9, f->hosts_done, f->n_hosts);
 			break;
-		}
-		if (f->p.real_clock) {
-			f->now = et_tsc_ns() - base + 1;
-			continue;
-		}
-		if (work) {
-			idle = 0;
-			continue;
-		}
-		{
-			uint64_t t = UINT64_MAX;
-
-			for (i = 0; i < nodes; i++) {
-				if (ready[i])
-					t = f->now; /* a frame arrived during the pass */
-				else if (wake[i] < t)
-					t = wake[i];
-			}
-			if (t == UINT64_MAX) {
-				et_fabric_fail(f, "stalled at %.6f s: nothing left to do, %u of %u hosts done",
-				     f->now / 1e9, f->hosts_done, f->n_hosts);
-				break;
-			}
-			if (t > f->now)
-				f->now = t;
-			else if (++idle > 1000) {
-				stuck(f);
-				break;
-			}
 		}
 	}
 	if (workers) {
 		atomic_store(&run, 0);
 		rte_eal_mp_wait_lcore();
 	}
-	for (uint32_t i = 0; i < f->net.n_sw; i++)
-		for (uint16_t k = 0; k < f->net.sw[i].n_ports; k++)
-			f->net.sw[i].ports[k].eg.peer_ready = NULL;
-	for (uint32_t i = 0; i < f->n_hosts; i++)
-		f->h[i].nic.eg.peer_ready = NULL;
-	f->ready = NULL;
-	free(ready);
-	free(wake);
-	return f->error[0] ? -1 : 0;
 }
 
+/* Virtual time: a pass visits the nodes on the agenda in node order (see
+ * sim/et_agenda.h); a node that did nothing says when it next has
+ * something due.  A pass that does no work moves the clock to the
+ * earliest of those. */
+static void
+run_virtual(struct et_fabric *f, struct et_agenda *a)
+{
+	uint32_t idle = 0;
+
+	wire_wakeups(f, a);
+	for (f->now = 1;;) {
+		uint32_t work = 0, i, w;
+		uint64_t t;
+
+		et_agenda_due(a, f->now);
+		for (i = et_agenda_take(a, 0); i < a->n; i = et_agenda_take(a, i + 1)) {
+			w = poll_node(f, i);
+			if (w)
+				et_agenda_mark(a, i); /* busy: look again next pass */
+			else
+				et_agenda_wake_at(a, i, node_next_event(f, i));
+			work += w;
+		}
+		f->passes++;
+		if (f->failed || f->hosts_done == f->n_hosts)
+			break;
+		if (f->now > f->p.time_limit_ns) {
+			et_fabric_fail(f, "not done after %.3f s of virtual time (%u of %u hosts done)",
+				       f->now / 1e9, f->hosts_done, f->n_hosts);
+			break;
+		}
+		if (work) {
+			idle = 0;
+			continue;
+		}
+		t = et_agenda_next(a, f->now);
+		if (t == UINT64_MAX) {
+			et_fabric_fail(f, "stalled at %.6f s: nothing left to do, %u of %u hosts done",
+				       f->now / 1e9, f->hosts_done, f->n_hosts);
+			break;
+		}
+		if (t > f->now)
+			f->now = t;
+		else if (++idle > 1000) {
+			stuck(f);
+			break;
+		}
+	}
+	unwire_wakeups(f);
+}
+
+int
+et_fabric_run(struct et_fabric *f)
+{
+	struct et_agenda a;
+
+	if (f->p.real_clock) {
+		run_real(f);
+		return f->error[0] ? -1 : 0;
+	}
+	if (et_agenda_init(&a, f->n_hosts + f->net.n_sw))
+		return et_fabric_fail(f, "out of memory");
+	f->agenda = &a;
+	run_virtual(f, &a);
+	f->agenda = NULL;
+	et_agenda_free(&a);
+	return f->error[0] ? -1 : 0;
+}

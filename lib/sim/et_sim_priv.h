@@ -4,6 +4,7 @@
 #ifndef ET_SIM_PRIV_H
 #define ET_SIM_PRIV_H
 
+#include "sim/et_agenda.h"
 #include "sim/et_fabric.h"
 
 /* Set f->error (the first failure stays) and return -EIO. */
@@ -28,8 +29,8 @@ void et_fabric_peer_close(struct et_fabric *f, struct et_rt_host *src, struct et
 static inline void
 et_fabric_wake(struct et_fabric *f, uint32_t i)
 {
-	if (f->ready)
-		f->ready[i] = 1;
+	if (f->agenda)
+		et_agenda_mark(f->agenda, i);
 }
 
 #endif /* ET_SIM_PRIV_H */
