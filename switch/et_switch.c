@@ -89,18 +89,18 @@ pfc_xoff(const struct et_switch *sw)
 /* A packet left an egress queue: give its buffer back to the ingress it
  * came in on, and let that ingress go (XON) once it is low enough. */
 static void
-on_dequeue(void *ctx, struct rte_mbuf *m, uint64_t now)
+on_dequeue(void *ctx, const struct et_egress_slot *s, uint64_t now)
 {
 	struct et_switch *sw = ctx;
-	struct et_sw_port *in = &sw->ports[m->port];
-	uint32_t len = rte_pktmbuf_pkt_len(m);
+	struct et_sw_port *in = &sw->ports[s->port];
+	uint32_t len = s->len;
 
 	sw->used -= len;
 	in->in_bytes -= len;
 	if (in->xoff && in->in_bytes + 2 * 4096 < pfc_xoff(sw)) {
 		in->xoff = false;
-		sw->xoff_ports &= ~(1ull << m->port);
-		send_pause(sw, m->port, 0);
+		sw->xoff_ports &= ~(1ull << s->port);
+		send_pause(sw, s->port, 0);
 	}
 }
 
@@ -685,28 +685,40 @@ all_ports(const struct et_switch *sw)
 	return sw->n_ports == 64 ? ~0ull : (1ull << sw->n_ports) - 1;
 }
 
-/* Receive on the ports where frames arrived (all of them without hints)
- * and forward, port by port in order. */
+/* Frames looked at ahead of the one forwarded. */
+#define LOOKAHEAD 2
+
+/* Receive on the ports where frames arrived (all of them without hints),
+ * then forward in port order.  All bursts are read first so that their
+ * cold headers are fetched together, not one miss after another. */
 static uint32_t
 poll_rx(struct et_switch *sw, uint64_t now)
 {
-	struct rte_mbuf *burst[BURST];
+	struct rte_mbuf *burst[ET_SW_MAX_PORTS * BURST];
+	uint8_t from[ET_SW_MAX_PORTS * BURST];
 	uint64_t todo = sw->rx_hints ? sw->rx_ready : all_ports(sw);
-	uint32_t work = 0, i;
-	uint16_t n, k;
+	uint32_t n = 0, i, k;
+	uint16_t got;
 
 	sw->rx_ready = 0;
 	for (i = next_bit(todo, 0); i < sw->n_ports; i = next_bit(todo, i + 1)) {
-		n = et_port_rx(&sw->ports[i].port, burst, BURST);
-		if (n == BURST)
+		got = et_port_rx(&sw->ports[i].port, burst + n, BURST);
+		if (got == BURST)
 			sw->rx_ready |= 1ull << i; /* there may be more */
-		if (n && sw->ports[i].cap)
-			et_capture_frames(sw->ports[i].cap, burst, n, false, now);
-		for (k = 0; k < n; k++)
-			forward(sw, (uint16_t)i, burst[k], now);
-		work += n;
+		if (got && sw->ports[i].cap)
+			et_capture_frames(sw->ports[i].cap, burst + n, got, false, now);
+		et_prefetch_mbufs(burst + n, got);
+		memset(from + n, (int)i, got);
+		n += got;
 	}
-	return work;
+	for (k = 0; k < n && k < LOOKAHEAD; k++)
+		et_prefetch_frame(burst[k]);
+	for (k = 0; k < n; k++) {
+		if (k + LOOKAHEAD < n)
+			et_prefetch_frame(burst[k + LOOKAHEAD]);
+		forward(sw, from[k], burst[k], now);
+	}
+	return n;
 }
 
 /* Run the egresses that are due, were changed, or hold a peer off, in

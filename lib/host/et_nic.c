@@ -417,7 +417,12 @@ rx_burst(struct et_nic *n, uint64_t now)
 	struct rte_mbuf *burst[BURST];
 	uint16_t k = et_port_rx(&n->port, burst, BURST);
 
+	et_prefetch_mbufs(burst, k);
+	if (k)
+		et_prefetch_frame(burst[0]);
 	for (uint16_t i = 0; i < k; i++) {
+		if (i + 1 < k)
+			et_prefetch_frame(burst[i + 1]);
 		rx_one(n, burst[i], now);
 		rte_pktmbuf_free(burst[i]);
 	}

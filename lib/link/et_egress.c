@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include <rte_mbuf.h>
+#include <rte_prefetch.h>
 
 #include "link/et_capture.h"
 #include "link/et_egress.h"
@@ -13,6 +14,37 @@
 #define BURST 32
 
 ET_CTR_DEFINE(et_egress_ctrs, struct et_egress_stats, ET_EGRESS_COUNTERS);
+
+/* The queue and the flight start this small and double as they fill, up
+ * to their most: a ring walks its whole array, and an array sized for the
+ * deepest queue would be cold memory at every slot. */
+#define FIRST_SLOTS 64
+
+/* Double ring a (mask, free-running head and tail) unless it has max
+ * slots; false if it cannot grow. */
+static bool
+grow(struct et_egress_slot **a, uint32_t *mask, uint32_t max, uint32_t head, uint32_t tail)
+{
+	uint32_t cap = *mask + 1, i;
+	struct et_egress_slot *n;
+
+	if (cap >= max || (n = calloc(2 * (size_t)cap, sizeof(*n))) == NULL)
+		return false;
+	for (i = head; i != tail; i++)
+		n[i & (2 * cap - 1)] = (*a)[i & *mask];
+	free(*a);
+	*a = n;
+	*mask = 2 * cap - 1;
+	return true;
+}
+
+/* Room on the wire for one more frame (growing the flight if need be). */
+static inline bool
+fly_room(struct et_egress *e)
+{
+	return e->fly_tail - e->fly_head <= e->fly_mask ||
+	       grow(&e->fly, &e->fly_mask, e->fly_max, e->fly_head, e->fly_tail);
+}
 
 int
 et_egress_init(struct et_egress *e, struct et_port *port,
@@ -27,7 +59,9 @@ et_egress_init(struct et_egress *e, struct et_port *port,
 	e->lm = *lm;
 	e->rng = lm->seed | 1;
 	e->flap_is_down = true; /* the first draw brings it up for a while */
-	e->q = calloc(qcap, sizeof(*e->q));
+	e->q_max = qcap;
+	e->q_mask = (qcap < FIRST_SLOTS ? qcap : FIRST_SLOTS) - 1;
+	e->q = calloc(e->q_mask + 1, sizeof(*e->q));
 	/* room for a link's worth of the smallest frames (ACKs: a 500 ns,
 	 * 400 Gbit/s link holds some 280), and at least the queue twice */
 	fly = qcap * 2;
@@ -37,9 +71,9 @@ et_egress_init(struct et_egress *e, struct et_port *port,
 		while (fly < qcap * 2 + lm->latency_ns / (tx ? tx : 1) + 1)
 			fly *= 2;
 	}
-	e->fly = calloc(fly, sizeof(*e->fly));
-	e->q_mask = qcap - 1;
-	e->fly_mask = fly - 1;
+	e->fly_max = (uint32_t)fly;
+	e->fly_mask = (fly < FIRST_SLOTS ? (uint32_t)fly : FIRST_SLOTS) - 1;
+	e->fly = calloc(e->fly_mask + 1, sizeof(*e->fly));
 	if (!e->q || !e->fly) {
 		et_egress_free(e);
 		return -ENOMEM;
@@ -54,7 +88,7 @@ et_egress_free(struct et_egress *e)
 
 	if (e->q)
 		for (i = e->q_head; i != e->q_tail; i++)
-			rte_pktmbuf_free(e->q[i & e->q_mask]);
+			rte_pktmbuf_free(e->q[i & e->q_mask].m);
 	if (e->fly)
 		for (i = e->fly_head; i != e->fly_tail; i++)
 			rte_pktmbuf_free(e->fly[i & e->fly_mask].m);
@@ -73,10 +107,14 @@ et_egress_free(struct et_egress *e)
 bool
 et_egress_enqueue(struct et_egress *e, struct rte_mbuf *m)
 {
-	if (e->q_tail - e->q_head > e->q_mask)
+	uint32_t len = rte_pktmbuf_pkt_len(m);
+
+	if (e->q_tail - e->q_head > e->q_mask &&
+	    !grow(&e->q, &e->q_mask, e->q_max, e->q_head, e->q_tail))
 		return false;
-	e->q[e->q_tail++ & e->q_mask] = m;
-	e->q_bytes += rte_pktmbuf_pkt_len(m);
+	e->q[e->q_tail++ & e->q_mask] =
+		(struct et_egress_slot){m, rte_pktmbuf_mtod(m, const uint8_t *), 0, len, m->port};
+	e->q_bytes += len;
 	if (e->q_bytes > e->st.q_max_bytes)
 		e->st.q_max_bytes = e->q_bytes;
 	return true;
@@ -101,24 +139,26 @@ et_egress_pause(struct et_egress *e, uint16_t quanta, uint64_t now)
 		e->st.paused_ns += e->paused_until - now;
 }
 
-/* Take the next frame to serialize: control first, then data unless paused. */
-static struct rte_mbuf *
-next_frame(struct et_egress *e, uint64_t now)
+/* Take the next frame to serialize into *s: control first, then data
+ * unless paused.  False if none. */
+static bool
+next_frame(struct et_egress *e, uint64_t now, struct et_egress_slot *s)
 {
-	struct rte_mbuf *m;
-
 	if (e->ctrl_n) {
-		m = e->ctrl[0];
+		struct rte_mbuf *m = e->ctrl[0];
+
 		memmove(e->ctrl, e->ctrl + 1, --e->ctrl_n * sizeof(e->ctrl[0]));
-		return m;
+		*s = (struct et_egress_slot){m, rte_pktmbuf_mtod(m, const uint8_t *), 0,
+					     rte_pktmbuf_pkt_len(m), m->port};
+		return true;
 	}
 	if (e->q_head == e->q_tail || now < e->paused_until)
-		return NULL;
-	m = e->q[e->q_head++ & e->q_mask];
-	e->q_bytes -= rte_pktmbuf_pkt_len(m);
+		return false;
+	*s = e->q[e->q_head++ & e->q_mask];
+	e->q_bytes -= s->len;
 	if (e->on_dequeue)
-		e->on_dequeue(e->ctx, m, now);
-	return m;
+		e->on_dequeue(e->ctx, s, now);
+	return true;
 }
 
 /* A seeded generator decides every fault, so a run replays. */
@@ -196,7 +236,7 @@ corrupt(struct et_egress *e, struct rte_mbuf *m)
 
 /* Into the flight, kept in order of arrival (jitter reorders). */
 static void
-fly_insert(struct et_egress *e, struct rte_mbuf *m, uint64_t at)
+fly_insert(struct et_egress *e, const struct et_egress_slot *s, uint64_t at)
 {
 	uint32_t i = e->fly_tail++;
 
@@ -204,12 +244,14 @@ fly_insert(struct et_egress *e, struct rte_mbuf *m, uint64_t at)
 		e->fly[i & e->fly_mask] = e->fly[(i - 1) & e->fly_mask];
 		i--;
 	}
-	e->fly[i & e->fly_mask] = (struct et_egress_slot){m, at};
+	e->fly[i & e->fly_mask] = *s;
+	e->fly[i & e->fly_mask].at = at;
 }
 
-/* Hand frames to the port; what it refuses stays for the next call. */
+/* Hand frames to the port; what it refuses stays for the next call.
+ * len: their lengths. */
 static uint32_t
-push(struct et_egress *e, struct rte_mbuf **m, uint32_t n, uint64_t now)
+push(struct et_egress *e, struct rte_mbuf **m, const uint32_t *len, uint32_t n, uint64_t now)
 {
 	uint32_t sent = 0, i;
 
@@ -223,7 +265,7 @@ push(struct et_egress *e, struct rte_mbuf **m, uint32_t n, uint64_t now)
 	if (e->cap && sent)
 		et_capture_frames(e->cap, m, (uint16_t)sent, true, now);
 	for (i = 0; i < sent; i++)
-		e->st.tx_bytes += rte_pktmbuf_pkt_len(m[i]);
+		e->st.tx_bytes += len[i];
 	e->st.tx_pkts += sent;
 	if (sent) {
 		et_wake_bit_set(&e->wake_node);
@@ -238,41 +280,44 @@ static uint32_t
 run_wire(struct et_egress *e, uint64_t now)
 {
 	struct rte_mbuf *burst[BURST];
-	uint32_t n, sent, moved = 0;
+	uint32_t len[BURST], n, sent, moved = 0;
 
 	if (e->pend_n) {
-		sent = push(e, e->pend, e->pend_n, now);
+		sent = push(e, e->pend, e->pend_len, e->pend_n, now);
 		e->pend_n -= sent;
 		memmove(e->pend, e->pend + sent, e->pend_n * sizeof(e->pend[0]));
+		memmove(e->pend_len, e->pend_len + sent, e->pend_n * sizeof(e->pend_len[0]));
 		moved += sent;
 		if (e->pend_n)
 			return moved;
 	}
 	for (;;) {
-		struct rte_mbuf *m;
+		struct et_egress_slot s;
 
 		/* a real NIC's wire: no serialization or jitter to model, but
 		 * frames can still be lost, corrupted or doubled on the way out */
 		n = 0;
-		while (n < BURST - 1 && (m = next_frame(e, now)) != NULL) {
-			if (lost(e, m, now))
+		while (n < BURST - 1 && next_frame(e, now, &s)) {
+			if (lost(e, s.m, now))
 				continue;
 			if (chance(e, e->lm.corrupt_ppm))
-				corrupt(e, m);
-			burst[n++] = m;
+				corrupt(e, s.m);
+			len[n] = s.len;
+			burst[n++] = s.m;
 			if (chance(e, e->lm.dup_ppm) &&
-			    (burst[n] = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX)) != NULL) {
-				n++;
+			    (burst[n] = rte_pktmbuf_copy(s.m, s.m->pool, 0, UINT32_MAX)) != NULL) {
+				len[n++] = s.len;
 				e->st.duplicated++;
 			}
 		}
 		if (n == 0)
 			return moved;
-		sent = push(e, burst, n, now);
+		sent = push(e, burst, len, n, now);
 		moved += sent;
 		if (sent < n) {
 			e->pend_n = n - sent;
 			memcpy(e->pend, burst + sent, e->pend_n * sizeof(burst[0]));
+			memcpy(e->pend_len, len + sent, e->pend_n * sizeof(len[0]));
 			return moved;
 		}
 	}
@@ -282,37 +327,38 @@ uint32_t
 et_egress_run(struct et_egress *e, uint64_t now)
 {
 	struct rte_mbuf *burst[BURST];
-	uint32_t moved = 0, n, sent, i;
+	uint32_t len[BURST], moved = 0, n, sent, i;
 	uint64_t at;
 
 	if (e->lm.rate_bps == 0)
 		return run_wire(e, now);
 	/* serialize: one frame at a time, back to back while the wire is free */
-	while (e->busy_until <= now && e->fly_tail - e->fly_head <= e->fly_mask) {
+	while (e->busy_until <= now && fly_room(e)) {
 		/* an idle wire starts now, a busy one when it is free */
 		uint64_t start_ps = e->busy_ps > now * 1000 ? e->busy_ps : now * 1000;
-		struct rte_mbuf *m = next_frame(e, now);
+		struct et_egress_slot s;
 
-		if (m == NULL)
+		if (!next_frame(e, now, &s))
 			break;
 		/* in picoseconds: whole nanoseconds per frame would run a
 		 * 400 Gbit/s link half a percent slow (83.56 ns -> 84 ns) */
-		e->busy_ps = start_ps + et_link_tx_ps(&e->lm, rte_pktmbuf_pkt_len(m));
+		e->busy_ps = start_ps + et_link_tx_ps(&e->lm, s.len);
 		e->busy_until = (e->busy_ps + 999) / 1000;
 		moved++;
-		if (lost(e, m, start_ps / 1000))
+		if (lost(e, s.m, start_ps / 1000))
 			continue; /* it took its time on the wire all the same */
 		at = e->busy_until + e->lm.latency_ns;
 		if (e->lm.jitter_ns)
 			at += draw(e) % (e->lm.jitter_ns + 1);
 		if (chance(e, e->lm.corrupt_ppm))
-			corrupt(e, m);
-		fly_insert(e, m, at);
-		if (chance(e, e->lm.dup_ppm) && e->fly_tail - e->fly_head <= e->fly_mask) {
-			struct rte_mbuf *c = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
+			corrupt(e, s.m);
+		fly_insert(e, &s, at);
+		if (chance(e, e->lm.dup_ppm) && fly_room(e)) {
+			struct et_egress_slot c = s;
 
-			if (c) {
-				fly_insert(e, c, at + 1);
+			c.m = rte_pktmbuf_copy(s.m, s.m->pool, 0, UINT32_MAX);
+			if (c.m) {
+				fly_insert(e, &c, at + 1);
 				e->st.duplicated++;
 			}
 		}
@@ -325,10 +371,16 @@ et_egress_run(struct et_egress *e, uint64_t now)
 			if (s->at > now)
 				break;
 			burst[n] = s->m;
+			len[n] = s->len;
+			/* the far end reads it soon, likely in this very pass:
+			 * start the misses now (lines a switch and a NIC read) */
+			rte_prefetch0(s->m);
+			rte_prefetch0(s->head);
+			rte_prefetch0(s->head + s->len - 1);
 		}
 		if (n == 0)
 			break;
-		sent = push(e, burst, n, now);
+		sent = push(e, burst, len, n, now);
 		for (i = 0; i < sent; i++)
 			e->fly[e->fly_head++ & e->fly_mask].m = NULL;
 		moved += sent;
@@ -348,7 +400,7 @@ et_egress_next_event(const struct et_egress *e, uint64_t now)
 	if (e->fly_head != e->fly_tail)
 		t = e->fly[e->fly_head & e->fly_mask].at;
 	/* a full flight starts nothing before its head arrives */
-	if ((e->ctrl_n || e->q_head != e->q_tail) && e->fly_tail - e->fly_head <= e->fly_mask) {
+	if ((e->ctrl_n || e->q_head != e->q_tail) && e->fly_tail - e->fly_head < e->fly_max) {
 		uint64_t start = e->busy_until;
 
 		if (!e->ctrl_n && e->paused_until > start)

@@ -69,27 +69,36 @@ et_wake_bit_set(const struct et_wake_bit *w)
 		*w->word |= w->mask;
 }
 
+/* A frame in the queue or on the wire, with what the link needs of it:
+ * its mbuf is not touched again until the far end reads it (at a fabric's
+ * scale every touch of a frame that waited is a cache miss). */
 struct et_egress_slot {
 	struct rte_mbuf *m;
-	uint64_t at; /* on the wire: when it reaches the far end */
+	const uint8_t *head; /* its first byte */
+	uint64_t at;   /* on the wire: when it reaches the far end */
+	uint32_t len;  /* pkt_len */
+	uint16_t port; /* m->port when it was queued: the switch's ingress */
 };
 
 struct et_egress {
 	struct et_port *port;
 	struct et_link_model lm;
 	/* waiting: FIFO of mbufs; ctrl: control frames (PFC) that jump it */
-	struct rte_mbuf **q;
+	struct et_egress_slot *q;
 	uint32_t q_mask, q_head, q_tail;
+	uint32_t q_max;        /* what q may grow to (it starts small) */
 	uint64_t q_bytes;
 	struct rte_mbuf *ctrl[8];
 	uint32_t ctrl_n;
 	/* wire mode: frames the port refused, held as a full TX ring holds them
 	 * (they have left the queue and its buffer) and sent first next time */
 	struct rte_mbuf *pend[32];
+	uint32_t pend_len[32];
 	uint32_t pend_n;
 	/* on the wire, in order of arrival */
 	struct et_egress_slot *fly;
 	uint32_t fly_mask, fly_head, fly_tail;
+	uint32_t fly_max;
 	uint64_t busy_until;   /* the wire is serializing until then */
 	uint64_t busy_ps;      /* the same, exactly */
 	uint64_t paused_until; /* PFC: no new data starts before then */
@@ -99,7 +108,7 @@ struct et_egress {
 	bool flap_is_down;     /* a flapping link: its state, until flap_next */
 	uint64_t flap_next;
 	/* told of every data frame leaving the queue (buffer accounting) */
-	void (*on_dequeue)(void *ctx, struct rte_mbuf *m, uint64_t now);
+	void (*on_dequeue)(void *ctx, const struct et_egress_slot *s, uint64_t now);
 	void *ctx;
 	struct et_capture *cap;  /* records frames handed to the port */
 	/* set when frames reach the far end: the node and the port behind it */

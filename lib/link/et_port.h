@@ -11,6 +11,8 @@
 #include <stdint.h>
 
 #include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_prefetch.h>
 #include <rte_ring.h>
 
 enum et_port_kind { ET_PORT_NONE, ET_PORT_ETHDEV, ET_PORT_RING };
@@ -39,6 +41,26 @@ et_port_tx(struct et_port *p, struct rte_mbuf **m, uint16_t n)
 	if (p->kind == ET_PORT_RING)
 		return (uint16_t)rte_ring_sp_enqueue_burst(p->tx, (void **)m, n, NULL);
 	return rte_eth_tx_burst(p->eth_port, p->eth_queue, m, n);
+}
+
+/* Frames read off a port are cold when they waited long (at a fabric's
+ * scale its queues far outgrow the caches): ask for every mbuf header of a
+ * burst at once, and for a frame's first and last line (headers; the
+ * RoCEv2 ICRC) a few frames before it is looked at. */
+static inline void
+et_prefetch_mbufs(struct rte_mbuf *const *m, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		rte_prefetch0(m[i]);
+}
+
+static inline void
+et_prefetch_frame(const struct rte_mbuf *m)
+{
+	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
+
+	rte_prefetch0(f);
+	rte_prefetch0(f + rte_pktmbuf_data_len(m) - 1);
 }
 
 /* Two ring-backed ports joined back to back: what a sends, b receives. */

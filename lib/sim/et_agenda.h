@@ -3,8 +3,9 @@
  * when the others next have something due, so that a pass costs what its
  * work costs and not what the fabric's size does.
  *
- * A node is on the agenda (its bit set) when a frame reached it, when it
- * did work in its last turn, or when its own next event has come; a pass
+ * A node is on the agenda (its bit set) when a frame reached it, when its
+ * last turn left it more to do at the same instant, or when its own next
+ * event has come; a pass
  * visits the set bits in node order, and a bit set during the pass for a
  * later node is visited in the same pass (the order every run replays).
  * Timed wake-ups sit in an indexed min-heap: each node at most once, moved
@@ -31,8 +32,8 @@ struct et_agenda {
 int et_agenda_init(struct et_agenda *a, uint32_t n);
 void et_agenda_free(struct et_agenda *a);
 
-/* Node i's next event is at t (UINT64_MAX: none), taken after a turn in
- * which it did nothing. */
+/* Node i's next event is at t (UINT64_MAX: none), as it says after its
+ * turn. */
 void et_agenda_wake_at(struct et_agenda *a, uint32_t i, uint64_t t);
 
 /* Put every node whose wake-up is at or before now on the agenda. */

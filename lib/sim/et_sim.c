@@ -198,9 +198,9 @@ run_real(struct et_fabric *f)
 }
 
 /* Virtual time: a pass visits the nodes on the agenda in node order (see
- * sim/et_agenda.h); a node that did nothing says when it next has
- * something due.  A pass that does no work moves the clock to the
- * earliest of those. */
+ * sim/et_agenda.h); after its turn a node says when it next has something
+ * due, and is visited again in the next pass only if that is now.  A pass
+ * that does no work moves the clock to the earliest due. */
 static void
 run_virtual(struct et_fabric *f, struct et_agenda *a)
 {
@@ -214,10 +214,11 @@ run_virtual(struct et_fabric *f, struct et_agenda *a)
 		et_agenda_due(a, f->now);
 		for (i = et_agenda_take(a, 0); i < a->n; i = et_agenda_take(a, i + 1)) {
 			w = poll_node(f, i);
-			if (w)
-				et_agenda_mark(a, i); /* busy: look again next pass */
+			t = node_next_event(f, i);
+			if (t <= f->now)
+				et_agenda_mark(a, i); /* more to do now: next pass */
 			else
-				et_agenda_wake_at(a, i, node_next_event(f, i));
+				et_agenda_wake_at(a, i, t);
 			work += w;
 		}
 		f->passes++;
