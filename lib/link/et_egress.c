@@ -58,6 +58,8 @@ et_egress_init(struct et_egress *e, struct et_port *port,
 	e->port = port;
 	e->lm = *lm;
 	e->rng = lm->seed | 1;
+	e->faults = lm->loss_ppm || lm->ge_enter_ppm || lm->corrupt_ppm || lm->dup_ppm ||
+		    lm->jitter_ns || lm->flap_period_ns;
 	e->flap_is_down = true; /* the first draw brings it up for a while */
 	e->q_max = qcap;
 	e->q_mask = (qcap < FIRST_SLOTS ? qcap : FIRST_SLOTS) - 1;
@@ -345,9 +347,13 @@ et_egress_run(struct et_egress *e, uint64_t now)
 		e->busy_ps = start_ps + et_link_tx_ps(&e->lm, s.len);
 		e->busy_until = (e->busy_ps + 999) / 1000;
 		moved++;
+		at = e->busy_until + e->lm.latency_ns;
+		if (likely(!e->faults)) {
+			fly_insert(e, &s, at);
+			continue;
+		}
 		if (lost(e, s.m, start_ps / 1000))
 			continue; /* it took its time on the wire all the same */
-		at = e->busy_until + e->lm.latency_ns;
 		if (e->lm.jitter_ns)
 			at += draw(e) % (e->lm.jitter_ns + 1);
 		if (chance(e, e->lm.corrupt_ppm))

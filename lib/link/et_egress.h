@@ -80,40 +80,45 @@ struct et_egress_slot {
 	uint16_t port; /* m->port when it was queued: the switch's ingress */
 };
 
+/* Laid out for a fabric too big for the caches, where each egress is cold
+ * whenever it is looked at: what every frame needs sits in its first
+ * lines, the fault model and the rare arrays after. */
 struct et_egress {
-	struct et_port *port;
-	struct et_link_model lm;
-	/* waiting: FIFO of mbufs; ctrl: control frames (PFC) that jump it */
+	/* waiting: FIFO of frames; ctrl: control frames (PFC) that jump it */
 	struct et_egress_slot *q;
 	uint32_t q_mask, q_head, q_tail;
 	uint32_t q_max;        /* what q may grow to (it starts small) */
 	uint64_t q_bytes;
-	struct rte_mbuf *ctrl[8];
-	uint32_t ctrl_n;
-	/* wire mode: frames the port refused, held as a full TX ring holds them
-	 * (they have left the queue and its buffer) and sent first next time */
-	struct rte_mbuf *pend[32];
-	uint32_t pend_len[32];
-	uint32_t pend_n;
 	/* on the wire, in order of arrival */
 	struct et_egress_slot *fly;
 	uint32_t fly_mask, fly_head, fly_tail;
 	uint32_t fly_max;
+	uint32_t ctrl_n;
+	uint32_t pend_n;
+	/* second line */
 	uint64_t busy_until;   /* the wire is serializing until then */
 	uint64_t busy_ps;      /* the same, exactly */
 	uint64_t paused_until; /* PFC: no new data starts before then */
-	bool failed;           /* everything sent is lost */
-	uint64_t rng;          /* loss model state */
-	bool ge_bad;           /* Gilbert-Elliott state */
-	bool flap_is_down;     /* a flapping link: its state, until flap_next */
-	uint64_t flap_next;
+	struct et_port *port;
 	/* told of every data frame leaving the queue (buffer accounting) */
 	void (*on_dequeue)(void *ctx, const struct et_egress_slot *s, uint64_t now);
 	void *ctx;
 	struct et_capture *cap;  /* records frames handed to the port */
+	bool failed;           /* everything sent is lost */
+	bool faults;           /* the model has any: loss, corruption, ... */
+	bool ge_bad;           /* Gilbert-Elliott state */
+	bool flap_is_down;     /* a flapping link: its state, until flap_next */
 	/* set when frames reach the far end: the node and the port behind it */
 	struct et_wake_bit wake_node, wake_port;
+	struct et_link_model lm;
 	struct et_egress_stats st;
+	uint64_t rng;          /* fault model state */
+	uint64_t flap_next;
+	struct rte_mbuf *ctrl[8];
+	/* wire mode: frames the port refused, held as a full TX ring holds them
+	 * (they have left the queue and its buffer) and sent first next time */
+	struct rte_mbuf *pend[32];
+	uint32_t pend_len[32];
 };
 
 /* qcap: packets the queue holds (power of 2). */

@@ -241,8 +241,16 @@ et_fabric_build(struct et_fabric *f, const struct et_fabric_params *p)
 	/* frames in flight: switch queues hold at most their buffer; hosts
 	 * their windows.  Enough for the shipped fabrics, not a bound. */
 	mbufs = et_fabric_pool_mbufs(p);
-	f->pool = rte_pktmbuf_pool_create("fabric", mbufs, 256, 0,
-					  RTE_PKTMBUF_HEADROOM + p->qp.mtu + 256, (int)rte_socket_id());
+	/* a stack, not DPDK's default ring: the mbuf freed last is the one
+	 * handed out next, still in cache, and the run touches only as many
+	 * as it ever holds at once, not every mbuf of the pool in turn */
+	f->pool = rte_pktmbuf_pool_create_by_ops("fabric", mbufs, 256, 0,
+						 RTE_PKTMBUF_HEADROOM + p->qp.mtu + 256,
+						 (int)rte_socket_id(), "stack");
+	if (f->pool == NULL) /* a DPDK without the stack driver */
+		f->pool = rte_pktmbuf_pool_create("fabric", mbufs, 256, 0,
+						  RTE_PKTMBUF_HEADROOM + p->qp.mtu + 256,
+						  (int)rte_socket_id());
 	if (f->pool == NULL)
 		return et_fabric_fail(f, "cannot create a pool of %u mbufs (%" PRIu64 " MB): %s (give EAL more "
 			    "memory, -m or hugepages, or fewer with [run] mbufs)",
