@@ -18,5 +18,6 @@ int bench_switch(struct bench_out *o, struct rte_mempool *mp);
 int bench_qp(struct bench_out *o, struct rte_mempool *mp);
 int bench_endpoint(struct bench_out *o, struct rte_mempool *mp);
 int bench_zerocopy(struct bench_out *o, struct rte_mempool *mp);
+int bench_fabric(struct bench_out *o, struct rte_mempool *mp);
 
 #endif /* ET_BENCH_H */

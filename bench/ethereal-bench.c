@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * ethereal-bench: the project's benchmarks, one JSON object on stdout.
  *
- *   ethereal-bench [EAL args --] [icrc|wire|qp|switch|endpoint|zerocopy ...]
+ *   ethereal-bench [EAL args --] [icrc|wire|qp|switch|endpoint|zerocopy|fabric ...]
  *
  * Without EAL arguments it uses hugepages when the machine has free ones and
  * falls back to --no-huge otherwise; the JSON says which ("hugepages").
@@ -162,6 +162,7 @@ static const struct {
 	{"switch", bench_switch},
 	{"endpoint", bench_endpoint},
 	{"zerocopy", bench_zerocopy},
+	{"fabric", bench_fabric},
 };
 
 #define N_BENCHES (sizeof(benches) / sizeof(benches[0]))

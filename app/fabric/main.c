@@ -32,6 +32,7 @@ struct outcome {
 	uint64_t bytes_verified;
 	char error[256];
 	double wall_s;
+	uint64_t passes, turns;    /* the event loop's work (sim/et_sim.c) */
 	struct et_dag_result dag;  /* a trace's times */
 };
 
@@ -101,8 +102,27 @@ run_one(const struct et_fabric_params *p, struct outcome *out)
 	out->lower_bound_ns += et_fabric_lower_bound_ns(&f);
 	et_ctr_add(&et_fabric_ctrs, &out->st, &f.st);
 	out->wall_s += (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	out->passes += f.passes;
+	out->turns += f.turns;
 	et_fabric_free(&f);
 	return rc || out->bad ? 1 : 0;
+}
+
+/* How fast the event loop went: wall-clock figures, so a JSON compared
+ * across runs leaves this object out (as it does wall_s). */
+static json_t *
+speed_json(const struct outcome *r)
+{
+	json_t *j = json_object();
+	double hops = (double)r->st.packet_hops;
+
+	json_object_set_new(j, "hops_per_s", et_json_fixed(r->wall_s > 0 ? hops / r->wall_s : 0, 0));
+	json_object_set_new(j, "ns_per_hop", et_json_fixed(hops > 0 ? r->wall_s * 1e9 / hops : 0, 1));
+	et_json_set_u64(j, "passes", r->passes);
+	et_json_set_u64(j, "node_turns", r->turns);
+	json_object_set_new(j, "hugepages", json_boolean(rte_eal_has_hugepages()));
+	json_object_set_new(j, "lcores", json_integer(rte_lcore_count()));
+	return j;
 }
 
 /* Each collective of the workload; a line for each unless quiet. */
@@ -156,6 +176,8 @@ run_trace(const struct et_trace *t, const struct et_fabric_params *p, struct out
 	out->cct_ns = out->dag.comm_ns;
 	et_ctr_add(&et_fabric_ctrs, &out->st, &f.st);
 	out->wall_s = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	out->passes = f.passes;
+	out->turns = f.turns;
 	et_fabric_free(&f);
 	if (!quiet && rc != -EINVAL)
 		for (uint32_t k = 0; k < t->n_nodes; k++) {
@@ -239,11 +261,12 @@ report(const struct et_fabric_params *p, const struct cli *o, const struct outco
 		       s->max_qps_per_host, s->retransmits, s->timeouts, s->drops, s->ecn_marks,
 		       !p->verify ? "off" : verified[0] == 't' ? "ok" : "FAILED");
 		printf("%s, %u hosts, %.0f Gbit/s, %s clock, seed %" PRIu64 "%s, %s: %" PRIu64
-		       " packet-hops in %.2f s (%.2f M/s)\n",
+		       " packet-hops in %.2f s (%.2f M/s, %.0f ns each)\n",
 		       topo, r->n_hosts, p->host_link.rate_bps / 1e9,
 		       p->real_clock ? "real" : "virtual", p->seed, o->workload ? " (+1 per collective)" : "",
 		       rte_eal_has_hugepages() ? "hugepages" : "no hugepages",
-		       s->packet_hops, r->wall_s, s->packet_hops / (r->wall_s > 0 ? r->wall_s : 1) / 1e6);
+		       s->packet_hops, r->wall_s, s->packet_hops / (r->wall_s > 0 ? r->wall_s : 1) / 1e6,
+		       s->packet_hops ? r->wall_s * 1e9 / s->packet_hops : 0);
 		if (o->trace)
 			printf("iteration %.2f us: communication %.2f us (cct_us), compute %.2f us, "
 			       "overlapped %.2f us\n",
@@ -280,6 +303,7 @@ report(const struct et_fabric_params *p, const struct cli *o, const struct outco
 		et_json_set_u64(j, "failed_links", p->n_fails);
 		json_object_set_new(j, "error", json_string(r->error));
 		json_object_set_new(j, "wall_s", et_json_fixed(r->wall_s, 3));
+		json_object_set_new(j, "speed", speed_json(r));
 		return et_json_write(o->json, j);
 	}
 	return 0;

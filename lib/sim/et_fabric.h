@@ -141,7 +141,8 @@ struct et_fabric {
 	struct et_rt_conf rc;     /* what every host's runtime shares */
 	uint8_t *light_buf;       /* memory-light: the one region of every host */
 	uint64_t now;
-	uint64_t passes;
+	uint64_t passes;          /* the event loop's, and its nodes' turns in them */
+	uint64_t turns;
 	uint32_t hosts_done;
 	bool failed;              /* a QP ended in error */
 	char error[256];

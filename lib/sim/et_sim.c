@@ -182,6 +182,7 @@ run_real(struct et_fabric *f)
 	for (f->now = 1;; f->now = et_tsc_ns() - base + 1) {
 		for (uint32_t i = 0; i < nodes; i++)
 			poll_node(f, i);
+		f->turns += nodes;
 		f->passes++;
 		if (f->failed || f->hosts_done == f->n_hosts)
 			break;
@@ -214,6 +215,7 @@ run_virtual(struct et_fabric *f, struct et_agenda *a)
 		et_agenda_due(a, f->now);
 		for (i = et_agenda_take(a, 0); i < a->n; i = et_agenda_take(a, i + 1)) {
 			w = poll_node(f, i);
+			f->turns++;
 			t = node_next_event(f, i);
 			if (t <= f->now)
 				et_agenda_mark(a, i); /* more to do now: next pass */
