@@ -100,6 +100,8 @@ et_agenda_wake_at(struct et_agenda *a, uint32_t i, uint64_t t)
 		a->at[i] = t;
 		place(a, a->heap_n++, i);
 		sift_up(a, a->pos[i]);
+	} else if (t == was) {
+		return; /* the usual case: a turn that left its next event be */
 	} else if (t == UINT64_MAX) {
 		remove_at(a, a->pos[i]);
 	} else {
