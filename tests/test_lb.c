@@ -19,12 +19,12 @@ static struct et_subflow sub[64 * 256];
 /* Every path gets the same bytes, every flow is covered exactly once, only
  * the r = n mod s remainder flows are split, r (s - g) / g flows are added. */
 static void
-check(uint32_t n, uint32_t s, uint64_t bytes)
+check_from(uint32_t n, uint32_t s, uint64_t bytes, uint32_t first)
 {
 	uint64_t per_path[64] = {0}, covered[256] = {0};
 	uint32_t pieces[256] = {0}, r = n % s, g = et_gcd(r, s), k, i, split = 0;
 
-	k = et_lb_assign(n, s, bytes, sub);
+	k = et_lb_assign(n, s, bytes, first, sub);
 	assert_int_equal(k, et_lb_assign_count(n, s));
 	assert_int_equal(k - n, r ? r * (s - g) / g : 0);
 	for (i = 0; i < k; i++) {
@@ -40,6 +40,8 @@ check(uint32_t n, uint32_t s, uint64_t bytes)
 		split += pieces[i] > 1;
 	}
 	assert_int_equal(split, s == 1 ? 0 : r);
+	for (i = 0; i < n && s > 1; i++) /* the split ones: r from first on */
+		assert_int_equal(pieces[i] > 1, (i + n - first % n) % n < r);
 	for (i = 0; i < s; i++) {
 		/* exact when the parts divide the flow; else within a byte per part */
 		uint64_t want = (uint64_t)n * bytes / s;
@@ -47,6 +49,16 @@ check(uint32_t n, uint32_t s, uint64_t bytes)
 
 		assert_true(per_path[i] + slack >= want && per_path[i] <= want + slack);
 	}
+}
+
+/* Whichever flows are split, from the first, the last r (the paper's
+ * order) or the middle. */
+static void
+check(uint32_t n, uint32_t s, uint64_t bytes)
+{
+	check_from(n, s, bytes, 0);
+	check_from(n, s, bytes, n - (s ? n % s : 0));
+	check_from(n, s, bytes, n / 2 + 1);
 }
 
 static void
@@ -154,7 +166,7 @@ static void
 test_paper_example(void **state)
 {
 	/* 5 flows over 4 spines: one flow each, the fifth in quarters */
-	uint32_t k = et_lb_assign(5, 4, 4096, sub);
+	uint32_t k = et_lb_assign(5, 4, 4096, 4, sub);
 
 	assert_int_equal(k, 8);
 	for (uint32_t i = 4; i < 8; i++) {
@@ -163,9 +175,9 @@ test_paper_example(void **state)
 		assert_int_equal(sub[i].path, i - 4);
 	}
 	/* 6 flows over 4: two remain, g = 2, each in halves */
-	k = et_lb_assign(6, 4, 4096, sub);
+	k = et_lb_assign(6, 4, 4096, 4, sub);
 	assert_int_equal(k, 4 + 4);
-	assert_int_equal(et_lb_assign(3, 0, 1, sub), 0);
+	assert_int_equal(et_lb_assign(3, 0, 1, 0, sub), 0);
 }
 
 static const uint16_t four[] = {0x0000, 0x0100, 0x0200, 0x0300};
@@ -194,7 +206,7 @@ test_path_state(void **state)
 	for (uint32_t i = 0; i < 3; i++)
 		assert_int_not_equal(good[i], 0x0100);
 	/* new batches split over the 3 good paths: every byte avoids it */
-	assert_int_equal(et_lb_assign(7, 3, 3000, sub), et_lb_assign_count(7, 3));
+	assert_int_equal(et_lb_assign(7, 3, 3000, 6, sub), et_lb_assign_count(7, 3));
 	assert_int_equal(et_lb_paths_good(&ps, 109 * MS, good), 3);
 	/* the reset timer: good again */
 	assert_int_equal(et_lb_paths_good(&ps, 110 * MS, good), 4);

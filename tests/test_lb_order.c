@@ -307,6 +307,35 @@ test_fat_tree_lanes_split_by_core(void **state)
 	}
 }
 
+/* With a path marked bad, 4 flows to a leaf over 3 spines leave one to
+ * split 3 ways (Algorithm 1).  Were it the same destination for every
+ * sender, that host would take 3 subflows from each (36 here; 4,080 QPs a
+ * host on the paper's 256 hosts); senders take turns: 18 each. */
+static void
+test_split_flows_spread_over_receivers(void **state)
+{
+	struct et_topo t;
+	struct et_lb_host h;
+	struct et_lb_flow f[4] = {{0, FLOW}, {1, FLOW}, {2, FLOW}, {3, FLOW}};
+	struct et_lb_sub out[64];
+	uint32_t got[4] = {0};
+
+	(void)state;
+	et_topo_leaf_spine(&t, 4, 4, 4, 1);
+	for (uint32_t src = 4; src < 16; src++) {
+		uint32_t k;
+
+		ethereal_host(&h, &t, src, 7);
+		et_lb_paths_mark_bad(&h.paths, h.paths.id[0], 0);
+		k = et_lb_plan(&h, f, 4, 0, out);
+		assert_int_equal(k, 6); /* 3 whole flows and 3 parts */
+		for (uint32_t i = 0; i < k; i++)
+			got[f[out[i].flow].dst]++;
+	}
+	for (uint32_t d = 0; d < 4; d++)
+		assert_int_equal(got[d], 18);
+}
+
 int
 main(void)
 {
@@ -319,6 +348,7 @@ main(void)
 		cmocka_unit_test(test_tor_downlinks_balanced),
 		cmocka_unit_test(test_leaf_spine_lanes_parts_on_distinct_spines),
 		cmocka_unit_test(test_fat_tree_lanes_split_by_core),
+		cmocka_unit_test(test_split_flows_spread_over_receivers),
 	};
 
 	return cmocka_run_group_tests_name("lb-order", tests, NULL, NULL);

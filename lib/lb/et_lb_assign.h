@@ -44,10 +44,13 @@ et_lb_assign_count(uint32_t n, uint32_t s)
 }
 
 /* Assign n flows of flow_bytes each over s paths; out must hold
- * et_lb_assign_count(n, s) entries.  Subflow lengths differ by at most one
+ * et_lb_assign_count(n, s) entries, and gets them in flow order.  The r
+ * flows split are first, first + 1, ... (mod n): which ones the algorithm
+ * leaves open, and a caller whose peers all split the same ones piles the
+ * subflows onto a few receivers.  Subflow lengths differ by at most one
  * byte when flow_bytes is not a multiple of s / g.  Returns the count, or
  * 0 when s is 0. */
-uint32_t et_lb_assign(uint32_t n, uint32_t s, uint64_t flow_bytes,
+uint32_t et_lb_assign(uint32_t n, uint32_t s, uint64_t flow_bytes, uint32_t first,
 		      struct et_subflow *out);
 
 #endif /* ET_LB_ASSIGN_H */
