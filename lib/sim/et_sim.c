@@ -166,6 +166,21 @@ unwire_wakeups(struct et_fabric *f)
 		f->h[i].nic.eg.wake_node = f->h[i].nic.eg.wake_port = (struct et_wake_bit){NULL, 0};
 }
 
+/* Count a pass; true when the run is over: every host done, a failure, or
+ * the time limit (said as a failure). */
+static bool
+pass_ends_run(struct et_fabric *f)
+{
+	f->passes++;
+	if (f->failed || f->hosts_done == f->n_hosts)
+		return true;
+	if (f->now <= f->p.time_limit_ns)
+		return false;
+	et_fabric_fail(f, "not done after %.3f s of %s time (%u of %u hosts done)", f->now / 1e9,
+		       f->p.real_clock ? "real" : "virtual", f->hosts_done, f->n_hosts);
+	return true;
+}
+
 /* Real clock: every node takes its turn in a fixed order, pass after pass,
  * the switches on the other lcores if there are any. */
 static void
@@ -183,14 +198,8 @@ run_real(struct et_fabric *f)
 		for (uint32_t i = 0; i < nodes; i++)
 			poll_node(f, i);
 		f->turns += nodes;
-		f->passes++;
-		if (f->failed || f->hosts_done == f->n_hosts)
+		if (pass_ends_run(f))
 			break;
-		if (f->now > f->p.time_limit_ns) {
-			et_fabric_fail(f, "not done after %.3f s of real time (%u of %u hosts done)",
-				       f->now / 1e9, f->hosts_done, f->n_hosts);
-			break;
-		}
 	}
 	if (workers) {
 		atomic_store(&run, 0);
@@ -223,14 +232,8 @@ run_virtual(struct et_fabric *f, struct et_agenda *a)
 				et_agenda_wake_at(a, i, t);
 			work += w;
 		}
-		f->passes++;
-		if (f->failed || f->hosts_done == f->n_hosts)
+		if (pass_ends_run(f))
 			break;
-		if (f->now > f->p.time_limit_ns) {
-			et_fabric_fail(f, "not done after %.3f s of virtual time (%u of %u hosts done)",
-				       f->now / 1e9, f->hosts_done, f->n_hosts);
-			break;
-		}
 		if (work) {
 			idle = 0;
 			continue;
