@@ -260,6 +260,7 @@ et_fabric_collect(struct et_fabric *f)
 		s->qps_created += rs.qps_created;
 		s->retransmits += rs.qp.retransmits;
 		s->timeouts += rs.qp.timeouts;
+		s->rx_dup += rs.qp.rx_dup;
 		s->naks += rs.qp.naks_rx;
 		s->cnps += rs.qp.cnps_rx;
 		s->alloc_fail += rs.qp.alloc_fail;

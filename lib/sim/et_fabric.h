@@ -87,6 +87,8 @@ struct et_fabric_host {
 	X(qps_created, INFO, "QP pairs made") \
 	X(retransmits, INFO, "packets sent again") \
 	X(timeouts, INFO, "retransmission timer expiries") \
+	X(rx_dup, INFO, "data packets a responder had already: sent again though they " \
+	  "arrived (their ACK lost or late), or doubled by a link") \
 	X(naks, INFO, "NAKs received") \
 	X(cnps, INFO, "CNPs received") \
 	X(drops, INFO, "frames lost anywhere: switches, links, NICs (bad frames too)") \
