@@ -351,6 +351,13 @@ et_switch_rx_hint(struct et_switch *sw, uint16_t port)
 }
 
 void
+et_switch_no_rx_hints(struct et_switch *sw)
+{
+	sw->rx_hints = false;
+	sw->rx_ready = 0;
+}
+
+void
 et_switch_set_capture(struct et_switch *sw, uint16_t port, struct et_capture *c)
 {
 	sw->ports[port].cap = c;

@@ -204,6 +204,9 @@ bool et_switch_routes(const struct et_switch *sw, uint32_t dst);
  * thread runs both).  Without it every port is polled every time. */
 struct et_wake_bit et_switch_rx_hint(struct et_switch *sw, uint16_t port);
 
+/* Back to polling every port (the peers stopped setting the bits). */
+void et_switch_no_rx_hints(struct et_switch *sw);
+
 /* Fail a port's link from at_ns (0: now), for duration_ns (0: for good). */
 void et_switch_fail(struct et_switch *sw, uint16_t port, uint64_t at_ns,
 		    uint64_t duration_ns);

@@ -158,10 +158,12 @@ launch_switch_workers(struct et_fabric *f, struct sw_worker *w, _Atomic int *run
 static void
 unwire_wakeups(struct et_fabric *f)
 {
-	for (uint32_t i = 0; i < f->net.n_sw; i++)
+	for (uint32_t i = 0; i < f->net.n_sw; i++) {
+		et_switch_no_rx_hints(&f->net.sw[i]);
 		for (uint16_t k = 0; k < f->net.sw[i].n_ports; k++)
 			f->net.sw[i].ports[k].eg.wake_node = f->net.sw[i].ports[k].eg.wake_port =
 				(struct et_wake_bit){NULL, 0};
+	}
 	for (uint32_t i = 0; i < f->n_hosts; i++)
 		f->h[i].nic.eg.wake_node = f->h[i].nic.eg.wake_port = (struct et_wake_bit){NULL, 0};
 }
