@@ -32,7 +32,7 @@ while IFS='|' read -r name role cmd args; do
       --ip 10.77.0.3 --client "$RXE_GUEST" $args > "$out" 2>&1; rc=$?
   else
     cap=$RXE_RUN/$name.pcap
-    tcpdump -i rxe-peer -s 0 -B 65536 -U -w "$cap" "udp dst port 4791 and dst host 10.77.0.3" \
+    tcpdump -i rxe-peer -s 0 -B 65536 -U --immediate-mode -w "$cap" "udp dst port 4791 and dst host 10.77.0.3" \
       2> "$RXE_RUN/$name.tcpdump.log" & dump=$!
     timeout "$T" "$NODE" "${EAL[@]}" --file-prefix="rxe$$" -- --port net_af_packet0 \
       --ip 10.77.0.3 --server --save "$RXE_RUN/$name.mem" $args > "$out" 2>&1 & pid=$!
