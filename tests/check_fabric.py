@@ -30,10 +30,10 @@ class Runner:
         self.fails = self.total = 0
         self.n = 0
 
-    def run(self, conf, args, want_rc=0):
+    def run(self, conf, args, want_rc=0, eal=None):
         self.n += 1
         js = os.path.join(self.work, f"run{self.n}.json")
-        cmd = [self.exe] + EAL + ["--config", conf if os.path.isabs(conf) else
+        cmd = [self.exe] + (eal or EAL) + ["--config", conf if os.path.isabs(conf) else
                                   os.path.join(self.conf, conf), "--json", js,
                                   "--quiet"] + args
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=600,
@@ -140,6 +140,18 @@ def main():
     r, res = t.run("leaf-spine-16.ini", ["--lb", "ethereal", "--size", "1M", "--seed", "8"])
     timeless(res)
     t.check(res and res != outs[0], "another seed gives another run")
+
+    # a frame pool too small for the run: it ends, verified, and says so
+    small = os.path.join(work, "small-pool.ini")
+    with open(small, "w") as f:
+        f.write("[topology]\nkind = leaf-spine\nleaves = 4\nspines = 4\nhosts-per-leaf = 4\n"
+                "[run]\nmbufs = 600\n")
+    warnings = EAL[:-2] + ["--log-level=*:error", "--log-level=ethereal.*:warning", "--"]
+    r, res = t.run(small, ["--lb", "ethereal", "--size", "1M", "--verify"], eal=warnings)
+    t.check(r.returncode == 0 and res.get("verified") is True and res.get("alloc_fail", 0) > 0
+            and "ran dry" in r.stderr,
+            f"a pool of 600 mbufs: verified, alloc_fail {res.get('alloc_fail')}, said on stderr",
+            f"exit {r.returncode}\n{r.stderr}")
 
     # one flow each way on an idle fabric (2 hosts, 2 leaves, 1 spine): within
     # a few percent of the bound, which counts payload only: headers,

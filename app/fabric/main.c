@@ -274,6 +274,13 @@ report(const struct et_fabric_params *p, const struct cli *o, const struct outco
 			       ((double)r->dag.comm_ns + r->dag.compute_ns - r->dag.iteration_ns) / 1e3);
 		print_qps(s, o->workload != NULL);
 	}
+	/* a NIC builds frames from host memory and never waits for buffers;
+	 * the one pool here also holds every frame the switches queue */
+	if (s->alloc_fail)
+		et_warn("the frame pool (%u mbufs) ran dry %" PRIu64 " times: hosts waited for "
+			"buffers as a NIC would not, and timers may have fired for it; give "
+			"[run] mbufs more, and EAL the memory", et_fabric_pool_mbufs(p),
+			s->alloc_fail);
 	if (o->json) {
 		json_t *j = json_object();
 
