@@ -55,6 +55,16 @@ class Runner:
                           f"exit {r.returncode}\n{r.stdout}\n{r.stderr}")
 
 
+def fat_tree_8(work, lanes):
+    """A k = 4 fat-tree of 8 hosts with lanes links between every two
+    switches, written to work; its path."""
+    path = os.path.join(work, f"fat-tree-8-{lanes}-lanes.ini")
+    with open(path, "w") as f:
+        f.write("[topology]\nkind = fat-tree\npods = 2\ntors-per-pod = 2\naggs-per-pod = 2\n"
+                f"cores-per-agg = 2\nhosts-per-tor = 2\nlinks-per-pair = {lanes}\n")
+    return path
+
+
 def timeless(res):
     """What a run says less its wall-clock figures (wall_s, speed)."""
     res.pop("wall_s", None)
@@ -86,10 +96,7 @@ def main():
 
     # a k = 4 fat-tree (8 hosts): Ethereal groups by pod, an aggregation-core
     # link fails and the other pods' aggregation switches must converge
-    ft = os.path.join(work, "fat-tree-8.ini")
-    with open(ft, "w") as f:
-        f.write("[topology]\nkind = fat-tree\npods = 2\ntors-per-pod = 2\naggs-per-pod = 2\n"
-                "cores-per-agg = 2\nhosts-per-tor = 2\n")
+    ft = fat_tree_8(work, 1)
     for lb in POLICIES:
         t.verified(ft, ["--lb", lb, "--size", "256K"], f"fat-tree {lb} allreduce/a2a")
         t.verified(ft, ["--lb", lb, "--algo", "rd", "--size", "256K", "--fail", "agg:0.1@0"],
@@ -101,10 +108,7 @@ def main():
 
     # the same fat-tree with two lanes between every two switches (the
     # paper's has four): healthy, and one lane of a pair failed
-    ft2 = os.path.join(work, "fat-tree-8-lanes.ini")
-    with open(ft2, "w") as f:
-        f.write("[topology]\nkind = fat-tree\npods = 2\ntors-per-pod = 2\naggs-per-pod = 2\n"
-                "cores-per-agg = 2\nhosts-per-tor = 2\nlinks-per-pair = 2\n")
+    ft2 = fat_tree_8(work, 2)
     for lb in POLICIES:
         t.verified(ft2, ["--lb", lb, "--size", "256K"], f"fat-tree with lanes {lb} allreduce/a2a")
         t.verified(ft2, ["--lb", lb, "--size", "256K", "--fail", "3.2@0"],

@@ -45,6 +45,20 @@ net_params(struct et_net_params *p, bool ethdev, enum et_sw_mode mode)
 	p->ring_size = 1024;
 }
 
+/* A fat-tree of 2 pods, 2 ToRs, 2 aggregation switches of 2 cores each,
+ * with compact routes, as the failure and lane tests use it. */
+static void
+small_fat_tree(struct et_net *n, struct et_topo *t, enum et_sw_mode mode, uint32_t hosts_per_tor,
+	       uint32_t lanes)
+{
+	struct et_net_params p;
+
+	net_params(&p, false, mode);
+	p.sw.compact_routes = true;
+	et_topo_fat_tree(t, 2, 2, 2, 2, hosts_per_tor, lanes);
+	assert_int_equal(et_net_build(n, t, &p, pool, 0), 0);
+}
+
 /* A RoCEv2 WRITE ONLY from host src to host dst with source port sport. */
 static struct rte_mbuf *
 frame(const struct et_net *n, uint32_t src, uint32_t dst, uint16_t sport,
@@ -535,16 +549,12 @@ static void
 fat_tree_cross_pod_failure(enum et_sw_mode mode, uint16_t id)
 {
 	const uint64_t ms = 1000000;
-	struct et_net_params p;
 	struct et_net n;
 	struct et_topo t;
 	struct et_sw_port *up0, *up1;
 	uint64_t tx0, tx1;
 
-	net_params(&p, false, mode);
-	p.sw.compact_routes = true;
-	et_topo_fat_tree(&t, 2, 2, 2, 2, 1, 1);
-	assert_int_equal(et_net_build(&n, &t, &p, pool, 0), 0);
+	small_fat_tree(&n, &t, mode, 1, 1);
 	up0 = &n.sw[0].ports[1];
 	up1 = &n.sw[0].ports[2];
 	assert_int_equal(et_net_fail_uplink(&n, (struct et_node){ET_TIER_TOR, 3}, 1, 10 * ms), 0);
@@ -581,15 +591,11 @@ test_fat_tree_cross_pod_failure(void **state)
 static void
 test_fat_tree_lanes(void **state)
 {
-	struct et_net_params p;
 	struct et_net n;
 	struct et_topo t;
 
 	(void)state;
-	net_params(&p, false, ET_SW_SOURCE_ROUTE);
-	p.sw.compact_routes = true;
-	et_topo_fat_tree(&t, 2, 2, 2, 2, 1, 2);
-	assert_int_equal(et_net_build(&n, &t, &p, pool, 0), 0);
+	small_fat_tree(&n, &t, ET_SW_SOURCE_ROUTE, 1, 2);
 	assert_int_equal(n.sw[0].n_uplinks, 4);
 	assert_int_equal(n.sw[n.first[ET_TIER_AGG]].n_uplinks, 4);
 	check_all_paths(&n);
@@ -608,16 +614,12 @@ test_fat_tree_lane_failure(void **state)
 	 * lane 0; down into pod 1 through aggregation switch 3, to ToR 3 on
 	 * lane 2 % 2 = 0, the dead one */
 	const uint16_t id = et_path_make(2, 0);
-	struct et_net_params p;
 	struct et_net n;
 	struct et_topo t;
 	struct et_switch *agg3;
 
 	(void)state;
-	net_params(&p, false, ET_SW_SOURCE_ROUTE);
-	p.sw.compact_routes = true;
-	et_topo_fat_tree(&t, 2, 2, 2, 2, 1, 2);
-	assert_int_equal(et_net_build(&n, &t, &p, pool, 0), 0);
+	small_fat_tree(&n, &t, ET_SW_SOURCE_ROUTE, 1, 2);
 	agg3 = et_net_switch(&n, ET_TIER_AGG, 3);
 	assert_int_equal(et_net_fail_uplink(&n, (struct et_node){ET_TIER_TOR, 3}, 2, 10 * ms), 0);
 	assert_int_equal(n.sw[0].n_withdrawn, 0);
@@ -635,15 +637,11 @@ test_fat_tree_lane_failure(void **state)
 static void
 test_fat_tree_compact_routes(void **state)
 {
-	struct et_net_params p;
 	struct et_net n;
 	struct et_topo t;
 
 	(void)state;
-	net_params(&p, false, ET_SW_SOURCE_ROUTE);
-	p.sw.compact_routes = true;
-	et_topo_fat_tree(&t, 2, 2, 2, 2, 2, 1);
-	assert_int_equal(et_net_build(&n, &t, &p, pool, 0), 0);
+	small_fat_tree(&n, &t, ET_SW_SOURCE_ROUTE, 2, 1);
 	assert_null(n.sw[0].lpm);
 	check_all_paths(&n);
 	et_net_free(&n);
