@@ -11,6 +11,9 @@ struct bench_out {
 	struct json_t *obj;
 };
 
+/* Seconds on the monotonic clock. */
+double bench_now_s(void);
+
 /* One "key": value pair of the output object (3 decimal places). */
 void bench_num(struct bench_out *o, const char *key, double v);
 

@@ -10,20 +10,10 @@
  * runs the 256-host ones (bench/meson.build).
  */
 #include <stdio.h>
-#include <time.h>
 
 #include "bench.h"
 #include "lb/et_lb.h"
 #include "sim/et_fabric.h"
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static int
 one(struct bench_out *o, const char *lb)
@@ -43,13 +33,13 @@ one(struct bench_out *o, const char *lb)
 		et_fabric_free(&f);
 		return -1;
 	}
-	t0 = now_s();
+	t0 = bench_now_s();
 	if (et_fabric_run(&f)) {
 		fprintf(stderr, "fabric %s: %s\n", lb, f.error);
 		et_fabric_free(&f);
 		return -1;
 	}
-	s = now_s() - t0;
+	s = bench_now_s() - t0;
 	et_fabric_collect(&f);
 	snprintf(key, sizeof(key), "fabric_%s_mhops_per_s", lb);
 	bench_num(o, key, f.st.packet_hops / s / 1e6);

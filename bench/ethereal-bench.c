@@ -35,8 +35,8 @@ bench_num(struct bench_out *o, const char *key, double v)
 	json_object_set_new(o->obj, key, et_json_fixed(v, 3));
 }
 
-static double
-now_s(void)
+double
+bench_now_s(void)
 {
 	struct timespec ts;
 
@@ -47,14 +47,14 @@ now_s(void)
 /* Run body until at least min_s seconds passed; returns ns per call. */
 #define TIME_LOOP(min_s, iters_out, body)                                  \
 	do {                                                               \
-		double t0_ = now_s(), t_;                                  \
+		double t0_ = bench_now_s(), t_;                                  \
 		uint64_t n_ = 0;                                           \
 		do {                                                       \
 			for (int k_ = 0; k_ < 1000; k_++) {                \
 				body;                                      \
 			}                                                  \
 			n_ += 1000;                                        \
-			t_ = now_s() - t0_;                                \
+			t_ = bench_now_s() - t0_;                                \
 		} while (t_ < (min_s));                                    \
 		(iters_out) = t_ * 1e9 / (double)n_;                       \
 	} while (0)
@@ -119,7 +119,7 @@ bench_wire_one(struct bench_out *o, struct rte_mempool *mp, uint8_t opcode, uint
 	while (build_s + parse_s < 1.0) {
 		if (rte_pktmbuf_alloc_bulk(mp, ms, BATCH) != 0)
 			return -1;
-		t0 = now_s();
+		t0 = bench_now_s();
 		for (i = 0; i < BATCH; i++) {
 			int len = et_roce_build(rte_pktmbuf_mtod(ms[i], uint8_t *),
 						rte_pktmbuf_tailroom(ms[i]), &h,
@@ -129,14 +129,14 @@ bench_wire_one(struct bench_out *o, struct rte_mempool *mp, uint8_t opcode, uint
 			ms[i]->data_len = ms[i]->pkt_len = (uint32_t)len;
 			h.psn = et_psn_add(h.psn, 1);
 		}
-		build_s += now_s() - t0;
-		t0 = now_s();
+		build_s += bench_now_s() - t0;
+		t0 = bench_now_s();
 		for (i = 0; i < BATCH; i++) {
 			err = et_roce_parse_mbuf(ms[i], &pkt, 0);
 			if (err)
 				return -1;
 		}
-		parse_s += now_s() - t0;
+		parse_s += bench_now_s() - t0;
 		rte_pktmbuf_free_bulk(ms, BATCH);
 		n += BATCH;
 	}

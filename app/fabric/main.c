@@ -73,6 +73,19 @@ build(struct et_fabric *f, const struct et_fabric_params *p, struct outcome *out
 	return false;
 }
 
+/* What a run of f between t0 and t1 adds to out: its counters, the loop's
+ * wall time and work. */
+static void
+add_run(struct outcome *out, const struct et_fabric *f, const struct timespec *t0,
+	const struct timespec *t1)
+{
+	out->n_hosts = f->n_hosts;
+	et_ctr_add(&et_fabric_ctrs, &out->st, &f->st);
+	out->wall_s += (t1->tv_sec - t0->tv_sec) + (t1->tv_nsec - t0->tv_nsec) / 1e9;
+	out->passes += f->passes;
+	out->turns += f->turns;
+}
+
 /* Build, run, check and tear down one fabric; 2 when it cannot be built. */
 static int
 run_one(const struct et_fabric_params *p, struct outcome *out)
@@ -96,14 +109,10 @@ run_one(const struct et_fabric_params *p, struct outcome *out)
 	}
 	if (rc)
 		snprintf(out->error, sizeof(out->error), "%s", f.error);
-	out->n_hosts = f.n_hosts;
 	out->runs++;
 	out->cct_ns += et_fabric_cct_ns(&f);
 	out->lower_bound_ns += et_fabric_lower_bound_ns(&f);
-	et_ctr_add(&et_fabric_ctrs, &out->st, &f.st);
-	out->wall_s += (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
-	out->passes += f.passes;
-	out->turns += f.turns;
+	add_run(out, &f, &t0, &t1);
 	et_fabric_free(&f);
 	return rc || out->bad ? 1 : 0;
 }
@@ -170,14 +179,10 @@ run_trace(const struct et_trace *t, const struct et_fabric_params *p, struct out
 		rc = -1; /* the accounting did not close, or mbufs leaked */
 	if (rc)
 		snprintf(out->error, sizeof(out->error), "%s", f.error);
-	out->n_hosts = f.n_hosts;
 	out->runs = out->dag.collectives;
 	/* as for a workload: the time in communication, the paper's metric */
 	out->cct_ns = out->dag.comm_ns;
-	et_ctr_add(&et_fabric_ctrs, &out->st, &f.st);
-	out->wall_s = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
-	out->passes = f.passes;
-	out->turns = f.turns;
+	add_run(out, &f, &t0, &t1); /* out is empty: a trace runs once */
 	et_fabric_free(&f);
 	if (!quiet && rc != -EINVAL)
 		for (uint32_t k = 0; k < t->n_nodes; k++) {
