@@ -207,7 +207,6 @@ et_switch_add_port(struct et_switch *sw, const struct et_port *port,
 	p->mac = *mac;
 	p->peer_mac = *peer_mac;
 	et_token_bucket_init(&p->arp_tx, sw->p.arp_refill_ns, sw->p.arp_burst);
-	touch(sw, i);
 	sw->n_ports++;
 	update_live_uplinks(sw);
 	return i;

@@ -164,7 +164,7 @@ struct et_switch {
 	uint64_t rx_ready;         /* frames arrived on these ports */
 	uint64_t eg_dirty;         /* egress changed since eg_next was taken */
 	uint64_t xoff_ports;       /* holding their peer off (PFC refresh) */
-	uint64_t eg_next[ET_SW_MAX_PORTS]; /* each egress's next event */
+	uint64_t eg_next[ET_SW_MAX_PORTS]; /* each egress's next event; 0 (due) until it ran */
 	uint64_t fail_next;        /* the failure schedule's next instant */
 };
 
