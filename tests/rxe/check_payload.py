@@ -16,7 +16,7 @@ import struct
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "vm"))
-from pcap_frames import records  # noqa: E402
+from pcap_frames import records, roce  # noqa: E402
 
 FIRST, MIDDLE, LAST, ONLY = "first", "middle", "last", "only"
 # RC opcodes carrying payload: SEND first/middle/last/only (+imm), WRITE
@@ -38,17 +38,10 @@ def payloads(path, node_ip, qpn=None):
     capture order."""
     want = bytes(int(x) for x in node_ip.split("."))
     for f in frames(path):
-        if len(f) < 14 + 20 or f[12:14] != b"\x08\x00":
+        hdrs = roce(f)
+        if hdrs is None or hdrs[1] != want:
             continue
-        ihl = (f[14] & 0x0f) * 4
-        ip = f[14:]
-        if ip[9] != 17 or ip[16:20] != want:
-            continue
-        udp = ip[ihl:]
-        if struct.unpack(">H", udp[2:4])[0] != 4791:
-            continue
-        ulen = struct.unpack(">H", udp[4:6])[0]
-        bth = udp[8:ulen]
+        bth = hdrs[2]
         op = bth[0]
         if op not in KIND:
             continue  # ACKs and the like

@@ -20,44 +20,72 @@ wait_file() { for i in $(seq 1 $((4 * $2))); do [ -f "$1" ] && return 0; sleep 0
 scenarios=$(grep -v '^#' "$PLAN" | grep .)
 cut -d'|' -f1-3 <<< "$scenarios" > "$RXE_SHARE/plan.tmp"
 mv "$RXE_SHARE/plan.tmp" "$RXE_SHARE/plan"
-fails=0
-while IFS='|' read -r name role cmd args; do
-  [ -n "$name" ] || continue
-  out=$RXE_RUN/$name.node.log
-  echo "=== $name: node $( [ "$role" = server ] && echo client || echo server ): $args"
+# one attempt at a scenario: TAG names its files in the share ("NAME", or
+# "NAME.2" for the retry); sets rc (the node's) and out (its log)
+attempt() {
+  local tag=$1 role=$2 args=$3 cap dump pid
+  out=$RXE_RUN/$tag.node.log
   # shellcheck disable=SC2086 # NODE_ARGS are words
   if [ "$role" = server ]; then
-    wait_file "$RXE_SHARE/$name.go" 60 || echo "(the guest never said go)"
+    wait_file "$RXE_SHARE/$tag.go" 60 || echo "(the guest never said go)"
     timeout "$T" "$NODE" "${EAL[@]}" --file-prefix="rxe$$" -- --port net_af_packet0 \
       --ip 10.77.0.3 --client "$RXE_GUEST" $args > "$out" 2>&1; rc=$?
   else
-    cap=$RXE_RUN/$name.pcap
-    tcpdump -i rxe-peer -s 0 -B 65536 -U --immediate-mode -w "$cap" "udp dst port 4791 and dst host 10.77.0.3" \
-      2> "$RXE_RUN/$name.tcpdump.log" & dump=$!
+    # both ways: what rxe sent (check_payload.py) and what we answered (peer_stall.py)
+    cap=$RXE_RUN/$tag.pcap
+    tcpdump -i rxe-peer -s 0 -B 65536 -U --immediate-mode -w "$cap" "udp port 4791 and host 10.77.0.3" \
+      2> "$RXE_RUN/$tag.tcpdump.log" & dump=$!
     timeout "$T" "$NODE" "${EAL[@]}" --file-prefix="rxe$$" -- --port net_af_packet0 \
-      --ip 10.77.0.3 --server --save "$RXE_RUN/$name.mem" $args > "$out" 2>&1 & pid=$!
+      --ip 10.77.0.3 --server --save "$RXE_RUN/$tag.mem" $args > "$out" 2>&1 & pid=$!
     for i in $(seq 1 200); do grep -q "waiting for the peer" "$out" && break; sleep 0.1; done
-    touch "$RXE_SHARE/$name.go"
+    touch "$RXE_SHARE/$tag.go"
     wait $pid; rc=$?
     sleep 0.5; kill -INT $dump; wait $dump
-    grep -h "dropped by kernel" "$RXE_RUN/$name.tcpdump.log"
+    grep -h "dropped by kernel" "$RXE_RUN/$tag.tcpdump.log"
     if [ "$rc" = 0 ]; then
       # the node's QP 0 is QPN 0x100: its last message is where --save starts
-      /usr/bin/python3 "$HERE/check_payload.py" "$cap" "$RXE_RUN/$name.mem" 10.77.0.3 0x100 || rc=1
+      /usr/bin/python3 "$HERE/check_payload.py" "$cap" "$RXE_RUN/$tag.mem" 10.77.0.3 0x100 || rc=1
     fi
-    [ "$rc" = 0 ] && rm -f "$cap" "$RXE_RUN/$name.mem"
   fi
   cat "$out"
-  wait_file "$RXE_SHARE/$name.guest-rc" "$T" || echo "(no guest verdict for $name)"
-  grc=$(cat "$RXE_SHARE/$name.guest-rc" 2>/dev/null || echo none)
-  echo "$rc" > "$RXE_SHARE/$name.host-rc.tmp" && mv "$RXE_SHARE/$name.host-rc.tmp" "$RXE_SHARE/$name.host-rc"
+  # the guest's tool has no peer any more: stop it rather than wait out its timeout
+  [ "$rc" = 0 ] || touch "$RXE_SHARE/$tag.abort"
+}
+# the node waited in vain for rxe, and rxe had nothing unacknowledged
+rxe_stalled() {
+  grep -q "nothing from the peer for" "$out" && [ -f "$RXE_RUN/$1.pcap" ] &&
+    /usr/bin/python3 "$HERE/peer_stall.py" "$RXE_RUN/$1.pcap" 10.77.0.3
+}
+verdict() { # TAG VALUE: written whole, then renamed (the guest must not read it empty)
+  echo "$2" > "$RXE_SHARE/$1.host-rc.tmp" && mv "$RXE_SHARE/$1.host-rc.tmp" "$RXE_SHARE/$1.host-rc"
+}
+fails=0
+retried=()
+while IFS='|' read -r name role cmd args; do
+  [ -n "$name" ] || continue
+  echo "=== $name: node $( [ "$role" = server ] && echo client || echo server ): $args"
+  tag=$name
+  attempt "$tag" "$role" "$args"
+  if [ "$rc" != 0 ] && rxe_stalled "$tag"; then
+    echo "RETRY $name: rxe went silent with every packet acknowledged (a stall of rxe's, see peer_stall.py)"
+    retried+=("$name")
+    wait_file "$RXE_SHARE/$tag.guest-rc" "$T" || echo "(no guest verdict for $tag)"
+    verdict "$tag" again
+    tag=$name.2
+    attempt "$tag" "$role" "$args"
+  fi
+  [ "$rc" = 0 ] && rm -f "$RXE_RUN/$tag.pcap" "$RXE_RUN/$tag.mem"
+  wait_file "$RXE_SHARE/$tag.guest-rc" "$T" || echo "(no guest verdict for $tag)"
+  grc=$(cat "$RXE_SHARE/$tag.guest-rc" 2>/dev/null || echo none)
+  verdict "$tag" "$rc"
   if [ "$rc" = 0 ] && [ "$grc" = 0 ]; then
     echo "ok   $name"
   else
     echo "FAIL $name: node rc $rc, guest rc $grc"
-    sed 's/^/guest: /' "$RXE_SHARE/$name.guest.log" 2>/dev/null
+    sed 's/^/guest: /' "$RXE_SHARE/$tag.guest.log" 2>/dev/null
     fails=$((fails + 1))
   fi
 done <<< "$scenarios"
+[ ${#retried[@]} = 0 ] || echo "host: retried once after a stall of rxe's: ${retried[*]}"
 echo "host: $fails scenario(s) failed"
 [ "$fails" = 0 ]

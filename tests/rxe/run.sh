@@ -29,6 +29,9 @@ echo "--- guest"
 cat "$RUN/share/guest.log" 2>/dev/null | grep -E "^(===|---|guest:|rxe counters)" 
 echo "--- boot.sh"
 sed -n '/^--- ICRC/,$p' "${TMPDIR:-/tmp}/rxe-boot.log"
+# last, where a CI log's tail shows it: which scenarios failed or were retried
+echo "--- scenarios"
+grep -E "^(FAIL|RETRY|host:)" "$RUN/host-hook.log" 2>/dev/null
 [ "$rc" = 0 ] && grep -q "^checked [1-9][0-9]* frames, 0 bad" "${TMPDIR:-/tmp}/rxe-boot.log" \
   || { echo "FAIL rxe interop (boot.sh exit $rc); the run: $RUN"; exit 1; }
 echo "ok rxe interop"
