@@ -495,6 +495,19 @@ announced_uplinks(const struct et_switch *sw, uint32_t dst, uint64_t now, uint8_
 	return n;
 }
 
+/* acks_first: an acknowledgement (ACK, NAK, CNP) takes the control queue,
+ * outside the buffer; false when that queue is full (then it queues as
+ * data). */
+static bool
+enqueue_ack(struct et_switch *sw, uint16_t in, uint16_t out, struct rte_mbuf *m)
+{
+	m->port = in;
+	if (!et_egress_enqueue_ctrl(&sw->ports[out].eg, m))
+		return false;
+	touch(sw, out);
+	return true;
+}
+
 static void
 enqueue(struct et_switch *sw, uint16_t in, uint16_t out, struct rte_mbuf *m,
 	uint8_t *ip, uint64_t now)
@@ -550,7 +563,7 @@ arp_in(struct et_switch *sw, uint16_t pi, struct rte_mbuf *m, uint64_t now)
 	if (req.op != ET_ARP_OP_REQUEST || p->ip == 0 || req.tpa != p->ip)
 		return drop(p, ET_SW_DROP_NON_IP, m);
 	p->st.arp_requests++;
-	if (p->eg.ctrl_n == RTE_DIM(p->eg.ctrl) || !et_token_bucket_take(&p->arp_tx, now)) {
+	if (!et_token_bucket_take(&p->arp_tx, now)) {
 		p->st.arp_unanswered++;
 		rte_pktmbuf_free(m);
 		return;
@@ -674,6 +687,9 @@ forward(struct et_switch *sw, uint16_t in, struct rte_mbuf *m, uint64_t now)
 	et_ipv4_dec_ttl(ip);
 	memcpy(f, &sw->ports[out].peer_mac, RTE_ETHER_ADDR_LEN);
 	memcpy(f + RTE_ETHER_ADDR_LEN, &sw->ports[out].mac, RTE_ETHER_ADDR_LEN);
+	if (sw->p.acks_first && roce && et_bth_is_ack_or_cnp(l4[8]) &&
+	    enqueue_ack(sw, in, (uint16_t)out, m))
+		return;
 	enqueue(sw, in, (uint16_t)out, m, ip, now);
 }
 

@@ -19,6 +19,9 @@ ET_CTR_DEFINE(et_egress_ctrs, struct et_egress_stats, ET_EGRESS_COUNTERS);
  * to their most: a ring walks its whole array, and an array sized for the
  * deepest queue would be cold memory at every slot. */
 #define FIRST_SLOTS 64
+/* The most control frames an egress holds (a NIC's acknowledgements
+ * while its data is paused). */
+#define CTRL_MAX 4096
 
 /* Double ring a (mask, free-running head and tail) unless it has max
  * slots; false if it cannot grow. */
@@ -76,7 +79,12 @@ et_egress_init(struct et_egress *e, struct et_port *port,
 	e->fly_max = (uint32_t)fly;
 	e->fly_mask = (fly < FIRST_SLOTS ? (uint32_t)fly : FIRST_SLOTS) - 1;
 	e->fly = calloc(e->fly_mask + 1, sizeof(*e->fly));
-	if (!e->q || !e->fly) {
+	/* PAUSE, ARP replies and, on a NIC, the acknowledgements: a few at a
+	 * time unless the data is paused for long */
+	e->ctrl_max = CTRL_MAX;
+	e->ctrl_mask = 8 - 1;
+	e->ctrl = calloc(e->ctrl_mask + 1, sizeof(*e->ctrl));
+	if (!e->q || !e->fly || !e->ctrl) {
 		et_egress_free(e);
 		return -ENOMEM;
 	}
@@ -94,16 +102,18 @@ et_egress_free(struct et_egress *e)
 	if (e->fly)
 		for (i = e->fly_head; i != e->fly_tail; i++)
 			rte_pktmbuf_free(e->fly[i & e->fly_mask].m);
-	for (i = 0; i < e->ctrl_n; i++)
-		rte_pktmbuf_free(e->ctrl[i]);
+	if (e->ctrl)
+		for (i = e->ctrl_head; i != e->ctrl_tail; i++)
+			rte_pktmbuf_free(e->ctrl[i & e->ctrl_mask].m);
 	for (i = 0; i < e->pend_n; i++)
 		rte_pktmbuf_free(e->pend[i]);
 	e->pend_n = 0;
 	free(e->q);
 	free(e->fly);
+	free(e->ctrl);
 	e->q = NULL;
 	e->fly = NULL;
-	e->ctrl_n = 0;
+	e->ctrl = NULL;
 }
 
 bool
@@ -125,9 +135,11 @@ et_egress_enqueue(struct et_egress *e, struct rte_mbuf *m)
 bool
 et_egress_enqueue_ctrl(struct et_egress *e, struct rte_mbuf *m)
 {
-	if (e->ctrl_n == RTE_DIM(e->ctrl))
+	if (e->ctrl_tail - e->ctrl_head > e->ctrl_mask &&
+	    !grow(&e->ctrl, &e->ctrl_mask, e->ctrl_max, e->ctrl_head, e->ctrl_tail))
 		return false;
-	e->ctrl[e->ctrl_n++] = m;
+	e->ctrl[e->ctrl_tail++ & e->ctrl_mask] = (struct et_egress_slot){
+		m, rte_pktmbuf_mtod(m, const uint8_t *), 0, rte_pktmbuf_pkt_len(m), m->port};
 	return true;
 }
 
@@ -141,20 +153,18 @@ et_egress_pause(struct et_egress *e, uint16_t quanta, uint64_t now)
 		e->st.paused_ns += e->paused_until - now;
 }
 
-/* Take the next frame to serialize into *s: control first, then data
- * unless paused.  False if none. */
+/* Take the next frame to serialize into *s: control first, then data;
+ * under PAUSE only control, and none if ctrl_paused_too.  False if none. */
 static bool
 next_frame(struct et_egress *e, uint64_t now, struct et_egress_slot *s)
 {
-	if (e->ctrl_n) {
-		struct rte_mbuf *m = e->ctrl[0];
-
-		memmove(e->ctrl, e->ctrl + 1, --e->ctrl_n * sizeof(e->ctrl[0]));
-		*s = (struct et_egress_slot){m, rte_pktmbuf_mtod(m, const uint8_t *), 0,
-					     rte_pktmbuf_pkt_len(m), m->port};
+	if (now < e->paused_until && (e->ctrl_paused_too || e->ctrl_head == e->ctrl_tail))
+		return false;
+	if (e->ctrl_head != e->ctrl_tail) {
+		*s = e->ctrl[e->ctrl_head++ & e->ctrl_mask];
 		return true;
 	}
-	if (e->q_head == e->q_tail || now < e->paused_until)
+	if (e->q_head == e->q_tail)
 		return false;
 	*s = e->q[e->q_head++ & e->q_mask];
 	e->q_bytes -= s->len;
@@ -406,10 +416,11 @@ et_egress_next_event(const struct et_egress *e, uint64_t now)
 	if (e->fly_head != e->fly_tail)
 		t = e->fly[e->fly_head & e->fly_mask].at;
 	/* a full flight starts nothing before its head arrives */
-	if ((e->ctrl_n || e->q_head != e->q_tail) && e->fly_tail - e->fly_head < e->fly_max) {
+	if ((e->ctrl_head != e->ctrl_tail || e->q_head != e->q_tail) &&
+	    e->fly_tail - e->fly_head < e->fly_max) {
 		uint64_t start = e->busy_until;
 
-		if (!e->ctrl_n && e->paused_until > start)
+		if ((e->ctrl_paused_too || e->ctrl_head == e->ctrl_tail) && e->paused_until > start)
 			start = e->paused_until;
 		if (e->lm.rate_bps == 0)
 			start = now;

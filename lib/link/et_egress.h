@@ -93,7 +93,6 @@ struct et_egress {
 	struct et_egress_slot *fly;
 	uint32_t fly_mask, fly_head, fly_tail;
 	uint32_t fly_max;
-	uint32_t ctrl_n;
 	uint32_t pend_n;
 	/* second line */
 	uint64_t busy_until;   /* the wire is serializing until then */
@@ -114,7 +113,13 @@ struct et_egress {
 	struct et_egress_stats st;
 	uint64_t rng;          /* fault model state */
 	uint64_t flap_next;
-	struct rte_mbuf *ctrl[8];
+	/* control frames: ahead of the data, never paused, outside the
+	 * buffer (grows like q, up to ctrl_max) */
+	struct et_egress_slot *ctrl;
+	uint32_t ctrl_mask, ctrl_head, ctrl_tail, ctrl_max;
+	/* a PAUSE holds the control frames too: on a NIC they are its
+	 * acknowledgements, of the data's own class, only served first */
+	bool ctrl_paused_too;
 	/* wire mode: frames the port refused, held as a full TX ring holds them
 	 * (they have left the queue and its buffer) and sent first next time */
 	struct rte_mbuf *pend[32];
@@ -129,8 +134,16 @@ void et_egress_free(struct et_egress *e);
 /* Queue a packet; false when the queue is full (the caller drops it). */
 bool et_egress_enqueue(struct et_egress *e, struct rte_mbuf *m);
 
-/* Queue a control frame ahead of the data (never paused). */
+/* Queue a control frame ahead of the data (never paused); false when the
+ * control queue is full. */
 bool et_egress_enqueue_ctrl(struct et_egress *e, struct rte_mbuf *m);
+
+/* Control frames the egress still takes. */
+static inline uint32_t
+et_egress_ctrl_room(const struct et_egress *e)
+{
+	return e->ctrl_max - (e->ctrl_tail - e->ctrl_head);
+}
 
 /* A PAUSE/PFC frame arrived for this egress: no new data starts for
  * quanta x 512 bit times (0: resume now). */
