@@ -583,27 +583,58 @@ et_qp_tx_ready(const struct et_qp *qp, uint64_t now)
 	return qp->resp_pending || qp->cnp_pending || qp->ops->tx_ready(qp, now);
 }
 
-uint16_t
-et_qp_tx(struct et_qp *qp, uint64_t now, struct rte_mbuf **pkts, uint16_t n)
+/* The acknowledgements every mode owes alike: CNPs before the ACK that
+ * follows them (the sender counts the mark in the window the ACK closes). */
+static uint16_t
+tx_cnp_and_response(struct et_qp *qp, struct rte_mbuf **pkts, uint16_t n)
 {
-	uint64_t fails = qp->st.alloc_fail;
 	uint16_t k = 0;
 
-	if (qp->state == ET_QPS_RESET)
-		return 0;
-	/* CNPs before the ACK that follows them: the sender counts the mark
-	 * in the window the ACK closes */
 	while (k < n && qp->cnp_pending && (pkts[k] = build_cnp(qp)))
 		k++;
 	if (k < n && qp->resp_pending && (pkts[k] = build_response(qp)))
 		k++;
+	return k;
+}
+
+/* The pool was empty and something is still owed: a NIC that stops
+ * serving this QP must hear from its deadline when to try again, for
+ * nothing else may ever wake it (a responder whose last ACK this was has
+ * no timer, and no more data is coming). */
+static void
+pool_retry(struct et_qp *qp, uint64_t now, uint64_t fails_before)
+{
+	qp->pool_retry_at = qp->st.alloc_fail != fails_before ? now + ET_QP_POOL_RETRY_NS : 0;
+}
+
+uint16_t
+et_qp_tx(struct et_qp *qp, uint64_t now, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint64_t fails = qp->st.alloc_fail;
+	uint16_t k;
+
+	if (qp->state == ET_QPS_RESET)
+		return 0;
+	k = tx_cnp_and_response(qp, pkts, n);
 	k += qp->ops->tx(qp, now, pkts + k, (uint16_t)(n - k));
 	rnr_wait_over(qp, now);
-	/* the pool was empty and something is still owed: a NIC that stops
-	 * serving this QP must hear from its deadline when to try again, for
-	 * nothing else may ever wake it (a responder whose last ACK this was
-	 * has no timer, and no more data is coming) */
-	qp->pool_retry_at = qp->st.alloc_fail != fails ? now + ET_QP_POOL_RETRY_NS : 0;
+	pool_retry(qp, now, fails);
+	return k;
+}
+
+uint16_t
+et_qp_tx_acks(struct et_qp *qp, uint64_t now, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint64_t fails = qp->st.alloc_fail;
+	uint16_t k;
+
+	if (qp->state == ET_QPS_RESET)
+		return 0;
+	k = tx_cnp_and_response(qp, pkts, n);
+	if (qp->ops->tx_acks)
+		k += qp->ops->tx_acks(qp, pkts + k, (uint16_t)(n - k));
+	if (qp->st.alloc_fail != fails)
+		pool_retry(qp, now, fails);
 	return k;
 }
 

@@ -260,6 +260,11 @@ int et_qp_post_recv(struct et_qp *qp, const struct et_recv_wr *wr);
 uint16_t et_qp_tx(struct et_qp *qp, uint64_t now_ns, struct rte_mbuf **pkts,
 		  uint16_t n);
 
+/* Only the acknowledgements owed (ACK, NAK, CNP), for a NIC that sends
+ * them ahead of its data and unpaused; the rest as et_qp_tx(). */
+uint16_t et_qp_tx_acks(struct et_qp *qp, uint64_t now_ns, struct rte_mbuf **pkts,
+		       uint16_t n);
+
 /* Would et_qp_tx() return a packet now?  false while it waits for the
  * pool's retry (see et_qp_tx). */
 bool et_qp_tx_ready(const struct et_qp *qp, uint64_t now_ns);

@@ -677,12 +677,20 @@ mp_tx_ready(const struct et_qp *qp, uint64_t now)
 }
 
 static uint16_t
-mp_tx(struct et_qp *qp, uint64_t now, struct rte_mbuf **pkts, uint16_t n)
+mp_tx_acks(struct et_qp *qp, struct rte_mbuf **pkts, uint16_t n)
 {
 	uint16_t k = 0;
 
 	while (k < n && qp->mp->ack_head != qp->mp->ack_tail && (pkts[k] = mp_build_ack(qp)))
 		k++;
+	return k;
+}
+
+static uint16_t
+mp_tx(struct et_qp *qp, uint64_t now, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t k = mp_tx_acks(qp, pkts, n);
+
 	while (k < n && mp_data_ready(qp, now) && (pkts[k] = mp_build_data(qp, now)))
 		k++;
 	return k;
@@ -712,6 +720,7 @@ const struct et_qp_ops et_qp_mp_ops = {
 	.timer = mp_timer,
 	.tx_ready = mp_tx_ready,
 	.tx = mp_tx,
+	.tx_acks = mp_tx_acks,
 	.deadline = mp_deadline,
 	/* a SEND's later packets carry no address: they cannot be placed
 	 * before the earlier ones arrive */

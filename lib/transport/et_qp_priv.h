@@ -49,6 +49,8 @@ struct et_qp_ops {
 	/* what the mode would send beyond the common ACK/NAK and CNPs */
 	bool (*tx_ready)(const struct et_qp *qp, uint64_t now);
 	uint16_t (*tx)(struct et_qp *qp, uint64_t now, struct rte_mbuf **pkts, uint16_t n);
+	/* optional: the mode's own acknowledgements owed (part of tx too) */
+	uint16_t (*tx_acks)(struct et_qp *qp, struct rte_mbuf **pkts, uint16_t n);
 	/* in RTS only */
 	uint64_t (*deadline)(const struct et_qp *qp);
 	uint8_t max_opcode;   /* the last enum et_wr_opcode it can carry */
