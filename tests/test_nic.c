@@ -375,6 +375,48 @@ test_bad_input_and_pause(void **state)
 	hosts_free(&a, &b);
 }
 
+/* acks_first: the receiver's ACKs are built as its data is read and wait
+ * ahead of any data of its own; a PAUSE holds them too (they are of the
+ * data's class), and once it ends the transfer completes untouched. */
+static void
+test_acks_first(void **state)
+{
+	struct et_link_model lm = {.rate_bps = 10000000000ull, .latency_ns = 1000};
+	struct et_port a, b;
+	uint64_t now;
+
+	assert_int_equal(et_port_net_ring_pair(&a, &b, "acks1st", 1024, 0, pool), 0);
+	host_init(&H[0], &a, RTE_IPV4(10, 0, 0, 1), 1, &lm);
+	host_init(&H[1], &b, RTE_IPV4(10, 0, 0, 2), 2, &lm);
+	et_nic_acks_first(&H[1].nic, true);
+	connect_qps(1, &H[1].nic.mac, &H[0].nic.mac);
+	/* host 1's egress paused: 1000 quanta at 10 Gbit/s = 51.2 us */
+	struct rte_mbuf *pf = et_pfc_frame(pool, &H[0].nic.mac, 1000);
+	assert_int_equal(et_port_tx(&H[0].nic.port, &pf, 1), 1);
+	run(NULL, 0, NULL, 1000);
+	assert_int_equal(H[1].nic.st.pause_rx, 1);
+	struct et_send_wr wr = {.wr_id = 1, .opcode = ET_WR_RDMA_WRITE, .local_addr = H[0].mem,
+				.length = 8192, .lkey = H[0].mr->key,
+				.remote_addr = (uintptr_t)H[1].mem, .rkey = H[1].mr->key};
+	expect_send = 1;
+	assert_int_equal(et_nic_post_send(&H[0].nic, QP[0][0], &wr), 0);
+	run(NULL, 1000, NULL, 40000);
+	/* all 8 packets arrived; their ACKs wait in the control queue */
+	assert_int_equal(QP[1][0]->st.rx_pkts, 8);
+	assert_true(H[1].nic.eg.ctrl_tail - H[1].nic.eg.ctrl_head >= 1);
+	assert_int_equal(QP[0][0]->st.acks_rx, 0);
+	now = run(NULL, 40000, sends_done, 1000000);
+	assert_int_equal(et_cq_count(&H[0].scq), 1);
+	assert_true(now >= 1000 + 51200);
+	assert_int_equal(QP[0][0]->st.retransmits, 0);
+	assert_memory_equal(H[1].mem, H[0].mem, 8192);
+	/* every frame host 1 made (its ACKs through the control queue) left */
+	assert_int_equal(H[1].nic.st.tx_pkts, H[1].nic.eg.st.tx_pkts);
+	assert_int_equal(et_cq_poll(&H[0].scq, &(struct et_wc){0}, 1), 1);
+	transfer(NULL, 1);
+	hosts_free(&a, &b);
+}
+
 /* Three busy QPs take turns, one packet each. */
 static void
 test_round_robin(void **state)
@@ -1098,6 +1140,7 @@ main(void)
 		cmocka_unit_test(test_large_qp_table),
 		cmocka_unit_test(test_rnr_wait_ends),
 		cmocka_unit_test(test_slow_receiver),
+		cmocka_unit_test(test_acks_first),
 		cmocka_unit_test(test_sender_away),
 		cmocka_unit_test(test_link_faults),
 		cmocka_unit_test(test_wire_link_faults),

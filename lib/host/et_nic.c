@@ -55,6 +55,14 @@ et_nic_init(struct et_nic *n, const struct et_port *port, const struct et_link_m
 }
 
 void
+et_nic_acks_first(struct et_nic *n, bool on)
+{
+	n->acks_first = on;
+	/* its control queue then holds the acknowledgements (and ARP) */
+	n->eg.ctrl_paused_too = on;
+}
+
+void
 et_nic_free(struct et_nic *n)
 {
 	uint32_t i, k;
@@ -353,6 +361,10 @@ rx_one(struct et_nic *n, struct rte_mbuf *m, uint64_t now)
 	n->st.rx_pkts++;
 	n->st.rx_bytes += rte_pktmbuf_pkt_len(m);
 	et_qp_rx(e->qp, &p, now);
+	/* (a burst's frames for one QP tend to come together) */
+	if (n->acks_first && (n->n_touched == 0 || n->touched[n->n_touched - 1] != idx) &&
+	    n->n_touched < RTE_DIM(n->touched))
+		n->touched[n->n_touched++] = idx;
 	/* it may owe an ACK, or its window may have opened */
 	et_nic_activate(n, e->qp, -1);
 	schedule(n, idx);
@@ -410,6 +422,29 @@ et_nic_arp_request(struct et_nic *n, uint32_t ip, uint64_t now)
 	return arp_send(n, out, k);
 }
 
+/* acks_first: what the QPs of the burst owe (ACK, NAK, CNP), ahead of the
+ * data.  What finds no room stays owed and leaves with the data. */
+static void
+send_acks(struct et_nic *n, uint64_t now)
+{
+	struct rte_mbuf *m[8];
+
+	for (uint32_t i = 0; i < n->n_touched; i++) {
+		struct et_nic_qp *e = slot(n, n->touched[i]);
+		uint16_t k;
+
+		if (e == NULL || e->qp == NULL)
+			continue;
+		if (et_egress_ctrl_room(&n->eg) < RTE_DIM(m))
+			break;
+		k = et_qp_tx_acks(e->qp, now, m, RTE_DIM(m));
+		for (uint16_t j = 0; j < k; j++)
+			et_egress_enqueue_ctrl(&n->eg, m[j]); /* room was checked */
+		n->st.tx_pkts += k;
+	}
+	n->n_touched = 0;
+}
+
 /* One burst in, each frame to its QP. */
 static uint16_t
 rx_burst(struct et_nic *n, uint64_t now)
@@ -426,6 +461,8 @@ rx_burst(struct et_nic *n, uint64_t now)
 		rx_one(n, burst[i], now);
 		rte_pktmbuf_free(burst[i]);
 	}
+	if (n->n_touched)
+		send_acks(n, now);
 	return k;
 }
 

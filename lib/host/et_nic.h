@@ -100,6 +100,9 @@ struct et_nic {
 	 * egress link model's faults do the same for what we send. */
 	uint32_t rx_loss_ppm;
 	uint64_t rx_rng;
+	bool acks_first;         /* see et_nic_acks_first() */
+	uint32_t n_touched;      /* QPs the burst being read reached */
+	uint32_t touched[32];
 	struct et_nic_stats st;
 };
 
@@ -111,6 +114,13 @@ int et_nic_init(struct et_nic *n, const struct et_port *port,
 		const struct rte_ether_addr *mac, uint32_t ip, uint32_t qpn_base,
 		uint32_t max_qps);
 void et_nic_free(struct et_nic *n);
+
+/* on: the QPs' acknowledgements (ACK, NAK, CNP) are built as soon as a
+ * burst was read and leave ahead of any data, as from a NIC with a queue
+ * of its own for them (the paper's simulator); a PAUSE holds them all the
+ * same, for they are of the data's class.  off (the default): they wait
+ * their QP's turn in the round robin. */
+void et_nic_acks_first(struct et_nic *n, bool on);
 
 /* A QP on this NIC: its QPN, MAC and IP come from the NIC; the rest from a.
  * NULL when the NIC is full or a is bad. */
