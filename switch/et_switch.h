@@ -111,6 +111,10 @@ struct et_sw_params {
 	uint64_t ecn_k_bytes;      /* 0: derived from the link rate */
 	bool pfc;
 	double pfc_alpha;          /* XOFF at pfc_alpha x free buffer per ingress */
+	/* RoCEv2 ACK, NAK and CNP frames take the control queue: ahead of the
+	 * data, never paused, outside the buffer and ECN (the paper's
+	 * simulator: its highest priority class) */
+	bool acks_first;
 	uint64_t detect_delay_ns;  /* default 100 ms */
 	uint32_t queue_pkts;       /* egress queue array size, power of 2 */
 	uint32_t ecmp_seed;

@@ -170,9 +170,7 @@ parse_rate(struct et_conf *c, const char *sec, uint64_t *bps)
 static int
 load(const char *file, struct rte_mempool *mp)
 {
-	static const char *const sw_keys[] = {
-		"name", "mode", "buffer", "dt-alpha", "ecn-k", "pfc", "pfc-alpha",
-		"detect-delay-ms", "max-frame", NULL};
+	static const char *const sw_keys[] = {"name", "mode", ET_SW_CONF_KEYS, NULL};
 	static const char *const port_keys[] = {
 		"dev", "role", "uplink", "prefix", "ip", "peer-mac", "rate", "latency-ns",
 		"fault-seed", ET_LINK_FAULT_KEYS, NULL};

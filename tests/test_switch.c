@@ -59,10 +59,11 @@ small_fat_tree(struct et_net *n, struct et_topo *t, enum et_sw_mode mode, uint32
 	assert_int_equal(et_net_build(n, t, &p, pool, 0), 0);
 }
 
-/* A RoCEv2 WRITE ONLY from host src to host dst with source port sport. */
+/* A RoCEv2 frame of opcode op from host src to host dst with source port
+ * sport. */
 static struct rte_mbuf *
-frame(const struct et_net *n, uint32_t src, uint32_t dst, uint16_t sport,
-      uint32_t len, uint8_t ecn)
+frame_op(const struct et_net *n, uint32_t src, uint32_t dst, uint16_t sport,
+	 uint32_t len, uint8_t ecn, uint8_t op)
 {
 	struct et_roce_hdr h;
 	struct rte_mbuf *m;
@@ -76,7 +77,7 @@ frame(const struct et_net *n, uint32_t src, uint32_t dst, uint16_t sport,
 	h.ecn = ecn;
 	h.ttl = 64;
 	h.udp_sport = sport;
-	h.opcode = ET_OP_WRITE_ONLY;
+	h.opcode = op;
 	h.pkey = ET_PKEY_DEFAULT;
 	h.dest_qp = 0x10 + dst;
 	h.psn = src;
@@ -84,6 +85,14 @@ frame(const struct et_net *n, uint32_t src, uint32_t dst, uint16_t sport,
 	m = et_roce_build_mbuf(pool, &h, payload, len, &err);
 	assert_non_null(m);
 	return m;
+}
+
+/* A RoCEv2 WRITE ONLY from host src to host dst with source port sport. */
+static struct rte_mbuf *
+frame(const struct et_net *n, uint32_t src, uint32_t dst, uint16_t sport,
+      uint32_t len, uint8_t ecn)
+{
+	return frame_op(n, src, dst, sport, len, ecn, ET_OP_WRITE_ONLY);
 }
 
 static void
@@ -435,6 +444,60 @@ test_pfc(void **state)
 	drain(&n, t_end + 52000);
 	assert_int_equal(receive(&n, 2, m, 1), 1);
 	rte_pktmbuf_free(m[0]);
+	et_net_free(&n);
+	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+}
+
+/* acks_first: ACKs and CNPs pass a paused egress ahead of the data,
+ * outside the buffer and unmarked; the data waits for the PAUSE to end. */
+static void
+test_acks_first(void **state)
+{
+	struct et_net_params p;
+	struct et_net n;
+	struct et_topo t;
+	struct rte_mbuf *m[8];
+	struct et_roce_pkt pp;
+	uint8_t *f;
+
+	net_params(&p, false, ET_SW_SOURCE_ROUTE);
+	p.link.rate_bps = 10000000000ull;
+	p.sw.pfc = true;
+	p.sw.acks_first = true;
+	p.sw.ecn_k_bytes = 1;
+	et_topo_leaf_spine(&t, 1, 1, 3, 1);
+	assert_int_equal(et_net_build(&n, &t, &p, pool, 0), 0);
+	/* host 2 pauses the switch's port to it: 51.2 us */
+	struct rte_mbuf *pf = rte_pktmbuf_alloc(pool);
+	f = (uint8_t *)rte_pktmbuf_append(pf, 60);
+	memset(f, 0, 60);
+	et_store16(f + 12, 0x8808);
+	et_store16(f + 14, 0x0101);
+	et_store16(f + 16, 1u << ET_PFC_PRIO);
+	et_store16(f + 18 + 2 * ET_PFC_PRIO, 1000);
+	inject(&n, 2, pf);
+	et_net_poll(&n, 1);
+	assert_int_equal(n.sw[0].ports[2].st.pause_rx, 1);
+	inject(&n, 0, frame(&n, 0, 2, 0, 1000, ET_ECN_ECT0));
+	inject(&n, 0, frame(&n, 0, 2, 0, 1000, ET_ECN_ECT0));
+	inject(&n, 1, frame_op(&n, 1, 2, 0, 0, ET_ECN_ECT0, ET_OP_ACK));
+	inject(&n, 1, frame_op(&n, 1, 2, 0, 0, ET_ECN_ECT0, ET_OP_CNP));
+	et_net_poll(&n, 1);
+	/* only the data holds buffer */
+	assert_int_equal(n.sw[0].used, 2 * et_roce_frame_len(ET_OP_WRITE_ONLY, 1000));
+	for (uint64_t now = 2; now < 40000; now += 1000)
+		et_net_poll(&n, now);
+	assert_int_equal(receive(&n, 2, m, 8), 2);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(et_roce_parse_mbuf(m[i], &pp, 0), 0);
+		assert_int_equal(pp.h.opcode, i == 0 ? ET_OP_ACK : ET_OP_CNP);
+		assert_int_equal(pp.h.ecn, ET_ECN_ECT0); /* a queue past K marks no ACK */
+	}
+	rte_pktmbuf_free_bulk(m, 2);
+	drain(&n, 52000);
+	assert_int_equal(receive(&n, 2, m, 8), 2);
+	rte_pktmbuf_free_bulk(m, 2);
+	assert_int_equal(n.sw[0].used, 0);
 	et_net_free(&n);
 	assert_int_equal(rte_mempool_in_use_count(pool), 0);
 }
@@ -1085,6 +1148,7 @@ main(void)
 		cmocka_unit_test(test_ecmp_spreads_flows),
 		cmocka_unit_test(test_ecn_and_buffer),
 		cmocka_unit_test(test_pfc),
+		cmocka_unit_test(test_acks_first),
 		cmocka_unit_test(test_link_failure),
 		cmocka_unit_test(test_malformed_frames),
 		cmocka_unit_test(test_hostile_frames),

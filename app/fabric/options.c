@@ -164,10 +164,9 @@ load_conf(const char *file, struct et_fabric_params *p, struct cli *o)
 {
 	static const char *const link_keys[] = {"rate-gbps", "uplink-rate-gbps", "latency-ns",
 						"mtu", ET_LINK_FAULT_KEYS, NULL};
-	static const char *const sw_keys[] = {"buffer", "dt-alpha", "ecn-k", "pfc", "pfc-alpha",
-					      "detect-delay-ms", "max-frame", NULL};
-	static const char *const tr_keys[] = {"rto-us", "retry-cnt", "ack-every", "dctcp",
-					      "dctcp-g", "init-cwnd", "max-cwnd", NULL};
+	static const char *const sw_keys[] = {ET_SW_CONF_KEYS, NULL};
+	static const char *const tr_keys[] = {"rto-us", "retry-cnt", "ack-every", "acks-first",
+					      "dctcp", "dctcp-g", "init-cwnd", "max-cwnd", NULL};
 	static const char *const lb_keys[] = {"policy", "batch-ns", "jitter-ns",
 					      "failed-path-timeout-ms", "reps-buffer",
 					      "reps-freeze-us", "reps-explore-pkts", NULL};
@@ -181,7 +180,7 @@ load_conf(const char *file, struct et_fabric_params *p, struct cli *o)
 	double rate, uprate, g;
 	uint32_t lat, rto, retry, acks, bns, jns, fpt, seed, limit, freeze_us;
 	uint64_t icw, mcw, chunk;
-	int mtu, dctcp, rc = -1;
+	int mtu, dctcp, acks_first, rc = -1;
 	const char *s;
 
 	if (et_conf_open(&c, file))
@@ -200,6 +199,7 @@ load_conf(const char *file, struct et_fabric_params *p, struct cli *o)
 	    et_conf_u32(&c, "transport", "rto-us", 1, 10000000, false, 1000, &rto) ||
 	    et_conf_u32(&c, "transport", "retry-cnt", 0, 7, false, 7, &retry) ||
 	    et_conf_u32(&c, "transport", "ack-every", 1, 1024, false, 1, &acks) ||
+	    et_conf_enum(&c, "transport", "acks-first", onoff, false, 0, &acks_first) ||
 	    et_conf_enum(&c, "transport", "dctcp", onoff, false, p->qp.dctcp.enabled, &dctcp) ||
 	    et_conf_double(&c, "transport", "dctcp-g", 1.0 / 65536, 1, false, p->qp.dctcp.g, &g) ||
 	    et_conf_bytes(&c, "transport", "init-cwnd", 0, 1ull << 31, false, 0, &icw) ||
@@ -229,6 +229,7 @@ load_conf(const char *file, struct et_fabric_params *p, struct cli *o)
 	p->qp.rto_ns = (uint64_t)rto * 1000;
 	p->qp.retry_cnt = (uint8_t)retry;
 	p->qp.ack_every = acks;
+	p->acks_first = acks_first;
 	p->qp.dctcp.enabled = dctcp;
 	p->qp.dctcp.g = g;
 	p->qp.dctcp.init_cwnd = (uint32_t)icw;

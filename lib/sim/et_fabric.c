@@ -169,6 +169,7 @@ host_init(struct et_fabric *f, uint32_t i, uint64_t shared_len)
 	    et_rt_host_init(&h->rt, &f->rc, &f->sched, i, &h->nic, &gw, f->light_buf, shared_len,
 			    &peer_ops, f))
 		return et_fabric_fail(f, "host %u: out of memory", i);
+	et_nic_acks_first(&h->nic, f->p.acks_first);
 	return 0;
 }
 

@@ -38,6 +38,7 @@ struct et_fabric_params {
 	struct et_net_params net;
 	struct et_link_model host_link;  /* each host NIC's egress */
 	struct et_qp_attr qp;            /* mtu, rto, retries, DCTCP */
+	bool acks_first;                 /* NICs: ACK/NAK/CNP ahead of data, unpaused */
 	struct et_lb_conf lb;
 	enum et_coll_kind kind;
 	enum et_coll_algo algo;

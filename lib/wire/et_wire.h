@@ -59,6 +59,14 @@ enum et_opcode {
 	ET_OP_CNP = 0x81,
 };
 
+/* An acknowledgement (ACK or NAK: both are the ACKNOWLEDGE opcode) or a
+ * CNP: what a priority class of its own carries, ahead of the data. */
+static inline bool
+et_bth_is_ack_or_cnp(uint8_t opcode)
+{
+	return opcode == ET_OP_ACK || opcode == ET_OP_CNP;
+}
+
 /* AETH syndrome: bits 7..5 select the kind, 4..0 carry credits/timer/code. */
 enum et_aeth_kind {
 	ET_AETH_ACK = 0x00,
