@@ -306,6 +306,25 @@ inject(struct et_port *from, const uint8_t *f, uint32_t len)
 	assert_int_equal(et_port_tx(from, &m, 1), 1);
 }
 
+/* At 1000 ns host p's egress gets a PAUSE (1000 quanta at 10 Gbit/s:
+ * 51.2 us, sent by the other host); then one WRITE of len bytes, host 0 to
+ * host 1 on QP 0, is posted and the hosts run to until. */
+static void
+paused_write(int p, uint32_t len, uint64_t until)
+{
+	struct rte_mbuf *pf = et_pfc_frame(pool, &H[1 - p].nic.mac, 1000);
+	struct et_send_wr wr = {.wr_id = 1, .opcode = ET_WR_RDMA_WRITE, .local_addr = H[0].mem,
+				.length = len, .lkey = H[0].mr->key,
+				.remote_addr = (uintptr_t)H[1].mem, .rkey = H[1].mr->key};
+
+	assert_int_equal(et_port_tx(&H[1 - p].nic.port, &pf, 1), 1);
+	run(NULL, 1000, NULL, 1000);
+	assert_int_equal(H[p].nic.st.pause_rx, 1);
+	expect_send = 1;
+	assert_int_equal(et_nic_post_send(&H[0].nic, QP[0][0], &wr), 0);
+	run(NULL, 1000, NULL, until);
+}
+
 static void
 test_bad_input_and_pause(void **state)
 {
@@ -354,17 +373,8 @@ test_bad_input_and_pause(void **state)
 	assert_int_equal(st->rx_pkts, 0);
 	assert_int_equal(QP[1][0]->st.rx_pkts, 0);
 
-	/* a PAUSE holds host 0's egress: 1000 quanta at 10 Gbit/s = 51.2 us */
-	struct rte_mbuf *pf = et_pfc_frame(pool, &H[1].nic.mac, 1000);
-	assert_int_equal(et_port_tx(&H[1].nic.port, &pf, 1), 1);
-	run(NULL, 1000, NULL, 1000);
-	assert_int_equal(H[0].nic.st.pause_rx, 1);
-	struct et_send_wr wr = {.wr_id = 1, .opcode = ET_WR_RDMA_WRITE, .local_addr = H[0].mem,
-				.length = 100, .lkey = H[0].mr->key,
-				.remote_addr = (uintptr_t)H[1].mem, .rkey = H[1].mr->key};
-	expect_send = 1;
-	assert_int_equal(et_nic_post_send(&H[0].nic, QP[0][0], &wr), 0);
-	run(NULL, 1000, NULL, 50000);
+	/* a PAUSE holds host 0's egress */
+	paused_write(0, 100, 50000);
 	assert_int_equal(QP[1][0]->st.rx_pkts, 0); /* held */
 	now = run(NULL, 50000, sends_done, 1000000);
 	assert_int_equal(et_cq_count(&H[0].scq), 1);
@@ -390,17 +400,8 @@ test_acks_first(void **state)
 	host_init(&H[1], &b, RTE_IPV4(10, 0, 0, 2), 2, &lm);
 	et_nic_acks_first(&H[1].nic, true);
 	connect_qps(1, &H[1].nic.mac, &H[0].nic.mac);
-	/* host 1's egress paused: 1000 quanta at 10 Gbit/s = 51.2 us */
-	struct rte_mbuf *pf = et_pfc_frame(pool, &H[0].nic.mac, 1000);
-	assert_int_equal(et_port_tx(&H[0].nic.port, &pf, 1), 1);
-	run(NULL, 0, NULL, 1000);
-	assert_int_equal(H[1].nic.st.pause_rx, 1);
-	struct et_send_wr wr = {.wr_id = 1, .opcode = ET_WR_RDMA_WRITE, .local_addr = H[0].mem,
-				.length = 8192, .lkey = H[0].mr->key,
-				.remote_addr = (uintptr_t)H[1].mem, .rkey = H[1].mr->key};
-	expect_send = 1;
-	assert_int_equal(et_nic_post_send(&H[0].nic, QP[0][0], &wr), 0);
-	run(NULL, 1000, NULL, 40000);
+	/* host 1's egress paused */
+	paused_write(1, 8192, 40000);
 	/* all 8 packets arrived; their ACKs wait in the control queue */
 	assert_int_equal(QP[1][0]->st.rx_pkts, 8);
 	assert_true(H[1].nic.eg.ctrl_tail - H[1].nic.eg.ctrl_head >= 1);

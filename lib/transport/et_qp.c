@@ -597,45 +597,44 @@ tx_cnp_and_response(struct et_qp *qp, struct rte_mbuf **pkts, uint16_t n)
 	return k;
 }
 
-/* The pool was empty and something is still owed: a NIC that stops
- * serving this QP must hear from its deadline when to try again, for
- * nothing else may ever wake it (a responder whose last ACK this was has
- * no timer, and no more data is coming). */
-static void
-pool_retry(struct et_qp *qp, uint64_t now, uint64_t fails_before)
+/* What the QP owes: its acknowledgements, and with data its data too. */
+static uint16_t
+tx_owed(struct et_qp *qp, uint64_t now, struct rte_mbuf **pkts, uint16_t n, bool data)
 {
-	qp->pool_retry_at = qp->st.alloc_fail != fails_before ? now + ET_QP_POOL_RETRY_NS : 0;
+	uint64_t fails = qp->st.alloc_fail;
+	uint16_t k;
+
+	if (qp->state == ET_QPS_RESET)
+		return 0;
+	k = tx_cnp_and_response(qp, pkts, n);
+	if (data) {
+		k += qp->ops->tx(qp, now, pkts + k, (uint16_t)(n - k));
+		rnr_wait_over(qp, now);
+	} else if (qp->ops->tx_acks) {
+		k += qp->ops->tx_acks(qp, pkts + k, (uint16_t)(n - k));
+	}
+	/* the pool was empty and something is still owed: a NIC that stops
+	 * serving this QP must hear from its deadline when to try again, for
+	 * nothing else may ever wake it (a responder whose last ACK this was
+	 * has no timer, and no more data is coming); only a call that served
+	 * everything may say that nothing is */
+	if (qp->st.alloc_fail != fails)
+		qp->pool_retry_at = now + ET_QP_POOL_RETRY_NS;
+	else if (data)
+		qp->pool_retry_at = 0;
+	return k;
 }
 
 uint16_t
 et_qp_tx(struct et_qp *qp, uint64_t now, struct rte_mbuf **pkts, uint16_t n)
 {
-	uint64_t fails = qp->st.alloc_fail;
-	uint16_t k;
-
-	if (qp->state == ET_QPS_RESET)
-		return 0;
-	k = tx_cnp_and_response(qp, pkts, n);
-	k += qp->ops->tx(qp, now, pkts + k, (uint16_t)(n - k));
-	rnr_wait_over(qp, now);
-	pool_retry(qp, now, fails);
-	return k;
+	return tx_owed(qp, now, pkts, n, true);
 }
 
 uint16_t
 et_qp_tx_acks(struct et_qp *qp, uint64_t now, struct rte_mbuf **pkts, uint16_t n)
 {
-	uint64_t fails = qp->st.alloc_fail;
-	uint16_t k;
-
-	if (qp->state == ET_QPS_RESET)
-		return 0;
-	k = tx_cnp_and_response(qp, pkts, n);
-	if (qp->ops->tx_acks)
-		k += qp->ops->tx_acks(qp, pkts + k, (uint16_t)(n - k));
-	if (qp->st.alloc_fail != fails)
-		pool_retry(qp, now, fails);
-	return k;
+	return tx_owed(qp, now, pkts, n, false);
 }
 
 uint64_t
