@@ -307,6 +307,46 @@ test_fat_tree_lanes_split_by_core(void **state)
 	}
 }
 
+/* Four lanes per switch pair: every host of ToR 0 plans an all-to-all
+ * batch, and the 16 uplinks of the ToR (4 lanes to each aggregation
+ * switch) carry the same bytes, inside the pod and across it.  (Every host
+ * took the first lane of each switch path once: cross-pod traffic used a
+ * quarter of the lanes.) */
+static void
+test_fat_tree_lanes_balanced(void **state)
+{
+	struct et_topo t;
+	struct et_lb_host h;
+	struct et_lb_flow f[31];
+	struct et_lb_sub out[1024];
+	uint64_t up[2][16] = {{0}}; /* [cross-pod][ToR uplink] */
+
+	(void)state;
+	et_topo_fat_tree(&t, 2, 2, 4, 4, 8, 4);
+	for (uint32_t src = 0; src < 8; src++) {
+		uint32_t n = 0, k;
+
+		for (uint32_t dst = 0; dst < 32; dst++)
+			if (dst != src)
+				f[n++] = (struct et_lb_flow){dst, FLOW};
+		ethereal_host(&h, &t, src, 3);
+		k = et_lb_plan(&h, f, n, 0, out);
+		for (uint32_t i = 0; i < k; i++) {
+			uint32_t dst = f[out[i].flow].dst;
+
+			if (et_topo_tor_of(&t, dst) != 0)
+				up[et_topo_pod_of(&t, dst) != 0][et_path_uplink(out[i].path)] +=
+					out[i].len;
+		}
+	}
+	for (uint32_t x = 0; x < 2; x++)
+		for (uint32_t u = 0; u < 16; u++)
+			if (up[x][u] != up[x][0])
+				fail_msg("%s: ToR uplink %u carries %lu bytes, uplink 0 %lu",
+					 x ? "across pods" : "inside the pod", u,
+					 (unsigned long)up[x][u], (unsigned long)up[x][0]);
+}
+
 /* With a path marked bad, 4 flows to a leaf over 3 spines leave one to
  * split 3 ways (Algorithm 1).  Were it the same destination for every
  * sender, that host would take 3 subflows from each (36 here; 4,080 QPs a
@@ -348,6 +388,7 @@ main(void)
 		cmocka_unit_test(test_tor_downlinks_balanced),
 		cmocka_unit_test(test_leaf_spine_lanes_parts_on_distinct_spines),
 		cmocka_unit_test(test_fat_tree_lanes_split_by_core),
+		cmocka_unit_test(test_fat_tree_lanes_balanced),
 		cmocka_unit_test(test_split_flows_spread_over_receivers),
 	};
 

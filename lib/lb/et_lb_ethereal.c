@@ -73,12 +73,51 @@ struct switch_paths {
 };
 
 static uint32_t
+lanes_per_pair(const struct et_topo *t)
+{
+	return t->links_per_pair ? t->links_per_pair : 1;
+}
+
+static uint32_t
 switch_path_key(const struct et_topo *t, uint16_t id, bool cross_pod)
 {
-	uint32_t lanes = t->links_per_pair ? t->links_per_pair : 1;
+	uint32_t lanes = lanes_per_pair(t);
 	uint32_t key = et_path_uplink(id) / lanes;
 
 	return cross_pod ? key << 8 | (uint32_t)(id & 0xff) / lanes : key;
+}
+
+/* Where a lane combination of one switch path goes in lanes_in_turn(). */
+static uint32_t
+lane_rank(uint16_t id, uint32_t lanes, bool cross_pod)
+{
+	uint32_t a = et_path_uplink(id) % lanes, b = cross_pod ? (uint32_t)(id & 0xff) % lanes : 0;
+
+	return (a + lanes - b) % lanes * lanes + b;
+}
+
+/* A switch path's lanes in the order its subflows take them: the k-th
+ * lane of a fat-tree's cross-pod path (ToR lane a, aggregation lane b) is
+ * on the diagonal a - b = k / lanes, so lanes consecutive ones from a
+ * multiple of lanes on use every ToR lane and every aggregation lane once.
+ * In their order as found, and with every host starting at the first,
+ * cross-pod traffic took ToR lane 0 only: on the 512-host fat-tree one of
+ * the four lanes to each aggregation switch carried most of it. */
+static void
+lanes_in_turn(const struct et_topo *t, bool cross_pod, uint16_t *id, uint32_t n)
+{
+	uint32_t lanes = lanes_per_pair(t);
+
+	for (uint32_t i = 1; i < n; i++) {
+		uint16_t v = id[i];
+		uint32_t j = i;
+
+		while (j > 0 && lane_rank(id[j - 1], lanes, cross_pod) > lane_rank(v, lanes, cross_pod)) {
+			id[j] = id[j - 1];
+			j--;
+		}
+		id[j] = v;
+	}
 }
 
 static void
@@ -108,8 +147,12 @@ switch_paths_of(const struct et_lb_host *h, uint32_t dst, const uint16_t *ids, u
 	}
 	for (i = 0; i < n; i++)
 		sp->lane[sp->first[of[i]] + sp->given[of[i]]++] = ids[i];
-	for (j = 0; j < sp->s; j++)
-		sp->given[j] = 0;
+	for (j = 0; j < sp->s; j++) {
+		lanes_in_turn(t, cross_pod, sp->lane + sp->first[j], sp->count[j]);
+		/* each host from its own place: the hosts of a ToR start on
+		 * the lanes in turn, not all on the same one */
+		sp->given[j] = (uint16_t)(h->host % sp->count[j]);
+	}
 }
 
 /* The next lane of switch path p. */
