@@ -113,8 +113,8 @@ struct et_egress {
 	struct et_egress_stats st;
 	uint64_t rng;          /* fault model state */
 	uint64_t flap_next;
-	/* control frames: ahead of the data, never paused, outside the
-	 * buffer (grows like q, up to ctrl_max) */
+	/* control frames: ahead of the data, outside the buffer, not
+	 * paused unless ctrl_paused_too (grows like q, up to ctrl_max) */
 	struct et_egress_slot *ctrl;
 	uint32_t ctrl_mask, ctrl_head, ctrl_tail, ctrl_max;
 	/* a PAUSE holds the control frames too: on a NIC they are its
@@ -134,8 +134,8 @@ void et_egress_free(struct et_egress *e);
 /* Queue a packet; false when the queue is full (the caller drops it). */
 bool et_egress_enqueue(struct et_egress *e, struct rte_mbuf *m);
 
-/* Queue a control frame ahead of the data (never paused); false when the
- * control queue is full. */
+/* Queue a control frame ahead of the data (not paused unless
+ * ctrl_paused_too); false when the control queue is full. */
 bool et_egress_enqueue_ctrl(struct et_egress *e, struct rte_mbuf *m);
 
 /* Control frames the egress still takes. */
