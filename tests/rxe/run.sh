@@ -20,7 +20,8 @@ if ! "$HERE/vm/build.sh" > "${TMPDIR:-/tmp}/rxe-build.log" 2>&1; then
   echo "FAIL rxe interop: the guest image did not build"
   exit 1
 fi
-RXE_QUIET=1 RXE_PEER_VETH=1 RXE_HOST_HOOK="$HERE/host.sh" ET_PLAN="$PLAN" ET_NODE="$NODE" \
+# boot.sh's own limit, inside meson's 900 s, so that its account is printed
+RXE_TIMEOUT=${RXE_TIMEOUT:-840} RXE_QUIET=1 RXE_PEER_VETH=1 RXE_HOST_HOOK="$HERE/host.sh" ET_PLAN="$PLAN" ET_NODE="$NODE" \
   "$HERE/vm/boot.sh" "$HERE/guest.sh" > "${TMPDIR:-/tmp}/rxe-boot.log" 2>&1
 rc=$?
 RUN=${RXE_VM_DIR:-/var/tmp/rxe-vm}/runs/latest
@@ -28,6 +29,7 @@ cat "$RUN/host-hook.log" 2>/dev/null
 echo "--- guest"
 cat "$RUN/share/guest.log" 2>/dev/null | grep -E "^(===|---|guest:|rxe counters)" 
 echo "--- boot.sh"
+grep "^\[boot.sh" "${TMPDIR:-/tmp}/rxe-boot.log"
 sed -n '/^--- ICRC/,$p' "${TMPDIR:-/tmp}/rxe-boot.log"
 # last, where a CI log's tail shows it: which scenarios failed or were retried
 echo "--- scenarios"
