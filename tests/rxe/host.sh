@@ -31,9 +31,11 @@ attempt() {
     timeout "$T" "$NODE" "${EAL[@]}" --file-prefix="rxe$$" -- --port net_af_packet0 \
       --ip 10.77.0.3 --client "$RXE_GUEST" $args > "$out" 2>&1; rc=$?
   else
-    # both ways: what rxe sent (check_payload.py) and what we answered (peer_stall.py)
+    # both ways: what rxe sent (check_payload.py) and what we answered (peer_stall.py),
+    # on the veth's bridge end: on rxe-peer itself tcpdump saw none of the node's frames
+    # (DPDK's af_packet port sends with qdisc bypass by default, past the capture taps)
     cap=$RXE_RUN/$tag.pcap
-    tcpdump -i rxe-peer -s 0 -B 65536 -U --immediate-mode -w "$cap" "udp port 4791 and host 10.77.0.3" \
+    tcpdump -i rxe-peer-br -s 0 -B 65536 -U --immediate-mode -w "$cap" "udp port 4791 and host 10.77.0.3" \
       2> "$RXE_RUN/$tag.tcpdump.log" & dump=$!
     timeout "$T" "$NODE" "${EAL[@]}" --file-prefix="rxe$$" -- --port net_af_packet0 \
       --ip 10.77.0.3 --server --save "$RXE_RUN/$tag.mem" $args > "$out" 2>&1 & pid=$!
