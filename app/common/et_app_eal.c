@@ -3,6 +3,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_eal.h>
@@ -34,25 +35,56 @@ free_hugepage_mb(void)
 	return (uint64_t)n * 2;
 }
 
+/* Whether EAL arguments say where memory comes from. */
+static bool
+names_memory(int argc, char **argv)
+{
+	static const char *const opts[] = {"-m", "--socket-mem", "--no-huge", "--in-memory",
+					   "--huge-dir", "--legacy-mem", "--socket-limit"};
+
+	for (int i = 1; i < argc; i++)
+		for (size_t k = 0; k < RTE_DIM(opts); k++)
+			if (strncmp(argv[i], opts[k], strlen(opts[k])) == 0 &&
+			    (argv[i][strlen(opts[k])] == 0 || argv[i][strlen(opts[k])] == '='))
+				return true;
+	return false;
+}
+
 /* The defaults: hugepages when enough are free (ordinary memory if they
- * cannot be had after all), else ordinary memory. */
+ * cannot be had after all), else ordinary memory; after the EAL arguments
+ * the user gave (argv[1..argc), none naming memory) or, with none, one
+ * lcore, no PCI and quiet logs. */
 static int
-eal_defaults(const struct et_app_eal *d, char *prog)
+eal_defaults(const struct et_app_eal *d, char *prog, int argc, char **user)
 {
 	char mem[24], lcores[32];
-	/* DPDK's notices off, the program's messages on */
-	char *argv[16] = {prog, "-l", lcores, "--no-pci", "--log-level=*:error",
-			  "--log-level=ethereal.*:info"};
-	int n = 6, first_errno = 0;
+	char **argv = calloc((size_t)argc + 16, sizeof(*argv));
+	int n = 0, first_errno = 0, rc = 0;
 
-	snprintf(lcores, sizeof(lcores), "%s", d->lcores);
+	if (argv == NULL) {
+		rte_errno = ENOMEM;
+		return -1;
+	}
+	argv[n++] = prog;
+	if (argc > 1) {
+		for (int i = 1; i < argc; i++)
+			argv[n++] = user[i];
+	} else {
+		snprintf(lcores, sizeof(lcores), "%s", d->lcores);
+		argv[n++] = "-l";
+		argv[n++] = lcores;
+		argv[n++] = "--no-pci";
+		/* DPDK's notices off, the program's messages on */
+		argv[n++] = "--log-level=*:error";
+		argv[n++] = "--log-level=ethereal.*:info";
+		if (!d->telemetry)
+			argv[n++] = "--no-telemetry";
+	}
 	snprintf(mem, sizeof(mem), "%" PRIu64, d->mem_mb);
-	if (!d->telemetry)
-		argv[n++] = "--no-telemetry";
 	if (free_hugepage_mb() >= d->huge_mb) {
 		argv[n] = "--in-memory";
 		if (rte_eal_init(n + 1, argv) >= 0)
-			return 0;
+			goto out;
 		first_errno = rte_errno;
 	}
 	argv[n++] = "--no-huge";
@@ -61,10 +93,13 @@ eal_defaults(const struct et_app_eal *d, char *prog)
 	argv[n++] = mem;
 	argv[n] = NULL;
 	if (rte_eal_init(n, argv) >= 0)
-		return 0;
+		goto out;
 	if (first_errno && rte_errno == EALREADY) /* a failed start cannot be retried */
 		rte_errno = first_errno;
-	return -1;
+	rc = -1;
+out:
+	free(argv);
+	return rc;
 }
 
 int
@@ -72,8 +107,10 @@ et_app_eal_init(const struct et_app_eal *d, int argc, char **argv)
 {
 	int start = et_app_args_start(argc, argv), r;
 
-	if (start == 0 && d != NULL) {
-		r = eal_defaults(d, argv[0]);
+	if (d != NULL && (start == 0 || !names_memory(start, argv))) {
+		r = eal_defaults(d, argv[0], start, argv);
+		if (start)
+			argv[start] = argv[0]; /* as rte_eal_init leaves it */
 	} else {
 		/* DPDK reads up to "--" and puts the program's name there */
 		r = rte_eal_init(argc, argv);

@@ -6,8 +6,10 @@
  * hugepages when enough are free, else ordinary memory
  * (--no-huge --no-shconf -m MB; --in-memory is refused with --no-huge in
  * DPDK 22.11), no PCI probing, DPDK's own logging errors-only (the
- * program's messages at info).  A program without
- * defaults hands DPDK the whole line, as DPDK's own examples do.
+ * program's messages at info).  EAL arguments that do not say where memory
+ * comes from (say "-l 0-1 --") get the defaults' memory all the same.  A
+ * program without defaults hands DPDK the whole line, as DPDK's own
+ * examples do.
  */
 #ifndef ET_APP_EAL_H
 #define ET_APP_EAL_H
