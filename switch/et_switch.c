@@ -144,6 +144,9 @@ et_switch_init(struct et_switch *sw, const char *name, const struct et_sw_params
 	snprintf(sw->name, sizeof(sw->name), "%s", name);
 	sw->p = *p;
 	sw->ctrl_pool = ctrl_pool;
+	sw->rx_next = UINT64_MAX;
+	for (uint16_t i = 0; i < ET_SW_MAX_PORTS; i++)
+		sw->rx_at[i] = UINT64_MAX;
 	if (p->compact_routes)
 		return 0;
 	/* unique per process: switches of two networks may share a name */
@@ -328,6 +331,8 @@ et_switch_fail(struct et_switch *sw, uint16_t port, uint64_t at_ns, uint64_t dur
 
 	p->fail_at = at_ns ? at_ns : 1;
 	p->restore_at = duration_ns ? p->fail_at + duration_ns : 0;
+	p->eg.down_from = p->fail_at;
+	p->eg.down_until = p->restore_at ? p->restore_at : UINT64_MAX;
 	sw->fail_next = 0; /* look at the schedule next poll */
 }
 
@@ -338,15 +343,18 @@ et_switch_restore(struct et_switch *sw, uint16_t port, uint64_t at_ns)
 
 	p->fail_at = 0;
 	p->restore_at = at_ns ? at_ns : 1;
+	if (p->eg.down_until > p->restore_at)
+		p->eg.down_until = p->restore_at;
 	sw->fail_next = 0;
 }
 
-struct et_wake_bit
+struct et_rx_hint
 et_switch_rx_hint(struct et_switch *sw, uint16_t port)
 {
 	sw->rx_hints = true;
 	sw->rx_ready |= 1ull << port; /* whatever came before */
-	return (struct et_wake_bit){&sw->rx_ready, 1ull << port};
+	sw->ports[port].port.timed = true;
+	return (struct et_rx_hint){&sw->rx_at[port], &sw->rx_next};
 }
 
 void
@@ -354,6 +362,11 @@ et_switch_no_rx_hints(struct et_switch *sw)
 {
 	sw->rx_hints = false;
 	sw->rx_ready = 0;
+	sw->rx_next = UINT64_MAX;
+	for (uint16_t i = 0; i < ET_SW_MAX_PORTS; i++)
+		sw->rx_at[i] = UINT64_MAX;
+	for (uint16_t i = 0; i < sw->n_ports; i++)
+		sw->ports[i].port.timed = false;
 }
 
 void
@@ -710,8 +723,8 @@ all_ports(const struct et_switch *sw)
 /* Frames looked at ahead of the one forwarded. */
 #define LOOKAHEAD 2
 
-/* Receive on the ports where frames arrived (all of them without hints),
- * then forward in port order.  All bursts are read first so that their
+/* Receive on the ports where frames have arrived (all of them without
+ * hints), then forward in port order.  All bursts are read first so that their
  * cold headers are fetched together, not one miss after another. */
 static uint32_t
 poll_rx(struct et_switch *sw, uint64_t now)
@@ -719,19 +732,31 @@ poll_rx(struct et_switch *sw, uint64_t now)
 	struct rte_mbuf *burst[ET_SW_MAX_PORTS * BURST];
 	uint8_t from[ET_SW_MAX_PORTS * BURST];
 	uint64_t todo = sw->rx_hints ? sw->rx_ready : all_ports(sw);
+	bool timed = sw->rx_next <= now; /* a frame has arrived somewhere */
 	uint32_t n = 0, i, k;
 	uint16_t got;
 
+	if (timed) /* the ports where frames have arrived by now */
+		for (i = 0; i < sw->n_ports; i++)
+			todo |= (uint64_t)(sw->rx_at[i] <= now) << i;
 	sw->rx_ready = 0;
 	for (i = next_bit(todo, 0); i < sw->n_ports; i = next_bit(todo, i + 1)) {
-		got = et_port_rx(&sw->ports[i].port, burst + n, BURST);
+		got = et_port_rx_at(&sw->ports[i].port, burst + n, BURST, now);
 		if (got == BURST)
 			sw->rx_ready |= 1ull << i; /* there may be more */
+		if (timed)
+			sw->rx_at[i] = et_port_next_arrival(&sw->ports[i].port);
 		if (got && sw->ports[i].cap)
 			et_capture_frames(sw->ports[i].cap, burst + n, got, false, now);
 		et_prefetch_mbufs(burst + n, got);
 		memset(from + n, (int)i, got);
 		n += got;
+	}
+	if (timed) {
+		sw->rx_next = UINT64_MAX;
+		for (i = 0; i < sw->n_ports; i++)
+			if (sw->rx_at[i] < sw->rx_next)
+				sw->rx_next = sw->rx_at[i];
 	}
 	for (k = 0; k < n && k < LOOKAHEAD; k++)
 		et_prefetch_frame(burst[k]);
@@ -786,7 +811,7 @@ et_switch_poll(struct et_switch *sw, uint64_t now)
 uint64_t
 et_switch_next_event(const struct et_switch *sw, uint64_t now)
 {
-	uint64_t t = sw->fail_next;
+	uint64_t t = sw->fail_next < sw->rx_next ? sw->fail_next : sw->rx_next;
 	uint16_t i;
 
 	if (sw->eg_dirty || (sw->rx_hints && sw->rx_ready))

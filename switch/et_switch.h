@@ -164,8 +164,10 @@ struct et_switch {
 	struct rte_mempool *ctrl_pool; /* PFC frames */
 	/* What a poll must look at, so that its cost follows the traffic and
 	 * not the port count; one bit per port (ET_SW_MAX_PORTS is 64). */
-	bool rx_hints;             /* the peers set rx_ready: poll only those */
+	bool rx_hints;             /* the peers say where frames come: poll only those */
 	uint64_t rx_ready;         /* frames arrived on these ports */
+	uint64_t rx_next;          /* virtual time: the next frame arrives then */
+	uint64_t rx_at[ET_SW_MAX_PORTS]; /* and at each port (UINT64_MAX: none on its way) */
 	uint64_t eg_dirty;         /* egress changed since eg_next was taken */
 	uint64_t xoff_ports;       /* holding their peer off (PFC refresh) */
 	uint64_t eg_next[ET_SW_MAX_PORTS]; /* each egress's next event; 0 (due) until it ran */
@@ -203,12 +205,14 @@ int et_switch_set_port_ip(struct et_switch *sw, uint16_t port, uint32_t ip);
  * et_switch_add_route, not a port address).  Control path. */
 bool et_switch_routes(const struct et_switch *sw, uint32_t dst);
 
-/* From now on, port's receive ring is polled only after a frame reached
- * it: the caller has the peer's egress set the bit this returns (a single
- * thread runs both).  Without it every port is polled every time. */
-struct et_wake_bit et_switch_rx_hint(struct et_switch *sw, uint16_t port);
+/* Virtual time: from now on, port's frames are read when they arrive,
+ * and the port only when frames are on their way: the peer's egress
+ * hands them over early and applies the hint this returns (through
+ * whoever schedules the switch).  Without it every port is polled every
+ * time and a frame is read as soon as it is there. */
+struct et_rx_hint et_switch_rx_hint(struct et_switch *sw, uint16_t port);
 
-/* Back to polling every port (the peers stopped setting the bits). */
+/* Back to polling every port (the peers stopped giving hints). */
 void et_switch_no_rx_hints(struct et_switch *sw);
 
 /* Fail a port's link from at_ns (0: now), for duration_ns (0: for good). */

@@ -8,7 +8,10 @@ moves code without meaning to change behaviour must leave them all equal;
 one that means to change behaviour records them again (--record) and says
 why in its commit.
 
-check_golden.py ETHEREAL_FABRIC CONF_DIR GOLDEN_DIR WORKDIR [--record]
+check_golden.py ETHEREAL_FABRIC CONF_DIR GOLDEN_DIR WORKDIR [--record] [--lcores LIST]
+
+--lcores runs the fabric on those EAL lcores (one lane each, sim/et_lanes.c):
+the JSON must not change with their number.
 """
 import json
 import os
@@ -83,6 +86,9 @@ compute opt 2us after ar,ar2
 def main():
     exe, conf_dir, golden, work = sys.argv[1:5]
     record = "--record" in sys.argv
+    if "--lcores" in sys.argv:
+        at = EAL.index("-l")
+        EAL[at:at + 2] = ["--lcores", sys.argv[sys.argv.index("--lcores") + 1]]
     os.makedirs(work, exist_ok=True)
     with open(os.path.join(work, FAT_TREE), "w") as f:
         f.write(FAT_TREE_CONF)

@@ -16,7 +16,6 @@ static void
 test_pass_order(void **state)
 {
 	struct et_agenda a;
-	struct et_wake_bit bit;
 	uint32_t i, seen = 0;
 
 	(void)state;
@@ -37,9 +36,13 @@ test_pass_order(void **state)
 	assert_int_equal(et_agenda_next(&a, 5), 5); /* node 3 waits: now */
 	assert_int_equal(et_agenda_take(&a, 0), 3);
 
-	/* an egress's bit is the same bit */
-	bit = et_agenda_bit(&a, 64);
-	et_wake_bit_set(&bit);
+	/* a wake-up by a time moves only earlier */
+	et_agenda_wake_at(&a, 64, 100);
+	et_agenda_wake_by(&a, 64, 200);
+	assert_int_equal(et_agenda_next(&a, 5), 100);
+	et_agenda_wake_by(&a, 64, 50);
+	assert_int_equal(et_agenda_next(&a, 5), 50);
+	et_agenda_due(&a, 50);
 	assert_int_equal(et_agenda_take(&a, 0), 64);
 	et_agenda_free(&a);
 }

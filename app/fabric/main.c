@@ -33,6 +33,8 @@ struct outcome {
 	char error[256];
 	double wall_s;
 	uint64_t passes, turns;    /* the event loop's work (sim/et_sim.c) */
+	struct et_lane_speed lanes[8]; /* and each lane's (sim/et_lanes.c) */
+	uint32_t n_lanes;
 	struct et_dag_result dag;  /* a trace's times */
 };
 
@@ -84,6 +86,12 @@ add_run(struct outcome *out, const struct et_fabric *f, const struct timespec *t
 	out->wall_s += (t1->tv_sec - t0->tv_sec) + (t1->tv_nsec - t0->tv_nsec) / 1e9;
 	out->passes += f->passes;
 	out->turns += f->turns;
+	out->n_lanes = f->n_lanes;
+	for (uint32_t k = 0; k < f->n_lanes; k++) {
+		out->lanes[k].busy_s += f->lane_speed[k].busy_s;
+		out->lanes[k].wait_s += f->lane_speed[k].wait_s;
+		out->lanes[k].turns += f->lane_speed[k].turns;
+	}
 }
 
 /* Build, run, check and tear down one fabric; 2 when it cannot be built. */
@@ -131,6 +139,21 @@ speed_json(const struct outcome *r)
 	et_json_set_u64(j, "node_turns", r->turns);
 	json_object_set_new(j, "hugepages", json_boolean(rte_eal_has_hugepages()));
 	json_object_set_new(j, "lcores", json_integer(rte_lcore_count()));
+	/* virtual time: where each lane's wall time went (the busiest one
+	 * sets the pace; the others wait for it at the barriers) */
+	if (r->n_lanes) {
+		json_t *a = json_array();
+
+		for (uint32_t k = 0; k < r->n_lanes; k++) {
+			json_t *l = json_object();
+
+			json_object_set_new(l, "busy_s", et_json_fixed(r->lanes[k].busy_s, 3));
+			json_object_set_new(l, "wait_s", et_json_fixed(r->lanes[k].wait_s, 3));
+			et_json_set_u64(l, "node_turns", r->lanes[k].turns);
+			json_array_append_new(a, l);
+		}
+		json_object_set_new(j, "lanes", a);
+	}
 	return j;
 }
 

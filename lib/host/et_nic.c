@@ -32,6 +32,7 @@ et_nic_init(struct et_nic *n, const struct et_port *port, const struct et_link_m
 	if (max_qps == 0 || qpn_base == 0 || qpn_base + (uint64_t)max_qps > ET_QPN_MASK)
 		return -EINVAL;
 	n->port = *port;
+	n->rx_next = UINT64_MAX;
 	n->pool = pool;
 	n->mac = *mac;
 	n->ip = ip;
@@ -450,7 +451,7 @@ static uint16_t
 rx_burst(struct et_nic *n, uint64_t now)
 {
 	struct rte_mbuf *burst[BURST];
-	uint16_t k = et_port_rx(&n->port, burst, BURST);
+	uint16_t k = et_port_rx_at(&n->port, burst, BURST, now);
 
 	et_prefetch_mbufs(burst, k);
 	if (k)
@@ -483,6 +484,7 @@ et_nic_poll(struct et_nic *n, uint64_t now)
 		work += k;
 		n->st.rx_catch_up++;
 	}
+	n->rx_next = n->port.timed ? et_port_next_arrival(&n->port) : UINT64_MAX;
 
 	/* A QP whose timer ran at now is due again at now + 1 at the
 	 * earliest, even if its deadline says now: a timer fires at most once
@@ -531,6 +533,8 @@ et_nic_next_event(const struct et_nic *n, uint64_t now)
 {
 	uint64_t t = et_egress_next_event(&n->eg, now);
 
+	if (n->rx_next < t)
+		t = n->rx_next;
 	if (n->heap_n && n->heap[0].at < t)
 		t = n->heap[0].at;
 	/* an active QP may be able to send once the egress has room */

@@ -101,6 +101,7 @@ struct et_nic {
 	uint32_t rx_loss_ppm;
 	uint64_t rx_rng;
 	bool acks_first;         /* see et_nic_acks_first() */
+	uint64_t rx_next;        /* a timed port: the next frame arrives then */
 	uint32_t n_touched;      /* QPs the burst being read reached */
 	uint32_t touched[32];
 	struct et_nic_stats st;

@@ -261,28 +261,29 @@ fly_insert(struct et_egress *e, const struct et_egress_slot *s, uint64_t at)
 }
 
 /* Hand frames to the port; what it refuses stays for the next call.
- * len: their lengths. */
+ * len: their lengths; at: in virtual time, when each arrives (NULL: now,
+ * the real clock's wire). */
 static uint32_t
-push(struct et_egress *e, struct rte_mbuf **m, const uint32_t *len, uint32_t n, uint64_t now)
+push(struct et_egress *e, struct rte_mbuf **m, const uint32_t *len, const uint64_t *at,
+     uint32_t n, uint64_t now)
 {
 	uint32_t sent = 0, i;
 
-	if (e->failed) {
+	if (e->failed && !at) {
 		for (i = 0; i < n; i++)
 			rte_pktmbuf_free(m[i]);
 		e->st.fail_drops += n;
 		return n;
 	}
 	sent = et_port_tx(e->port, m, (uint16_t)n);
-	if (e->cap && sent)
-		et_capture_frames(e->cap, m, (uint16_t)sent, true, now);
+	if (e->cap)
+		for (i = 0; i < sent; i++)
+			et_capture_frames(e->cap, m + i, 1, true, at ? at[i] : now);
 	for (i = 0; i < sent; i++)
 		e->st.tx_bytes += len[i];
 	e->st.tx_pkts += sent;
-	if (sent) {
-		et_wake_bit_set(&e->wake_node);
-		et_wake_bit_set(&e->wake_port);
-	}
+	if (sent && e->arrive.fn)
+		e->arrive.fn(e->arrive.ctx, e->arrive.node, &e->arrive.hint, at[0]);
 	if (sent < n)
 		e->st.port_busy++;
 	return sent;
@@ -295,7 +296,7 @@ run_wire(struct et_egress *e, uint64_t now)
 	uint32_t len[BURST], n, sent, moved = 0;
 
 	if (e->pend_n) {
-		sent = push(e, e->pend, e->pend_len, e->pend_n, now);
+		sent = push(e, e->pend, e->pend_len, NULL, e->pend_n, now);
 		e->pend_n -= sent;
 		memmove(e->pend, e->pend + sent, e->pend_n * sizeof(e->pend[0]));
 		memmove(e->pend_len, e->pend_len + sent, e->pend_n * sizeof(e->pend_len[0]));
@@ -324,7 +325,7 @@ run_wire(struct et_egress *e, uint64_t now)
 		}
 		if (n == 0)
 			return moved;
-		sent = push(e, burst, len, n, now);
+		sent = push(e, burst, len, NULL, n, now);
 		moved += sent;
 		if (sent < n) {
 			e->pend_n = n - sent;
@@ -340,7 +341,7 @@ et_egress_run(struct et_egress *e, uint64_t now)
 {
 	struct rte_mbuf *burst[BURST];
 	uint32_t len[BURST], moved = 0, n, sent, i;
-	uint64_t at;
+	uint64_t at, arrive[BURST], lead;
 
 	if (e->lm.rate_bps == 0)
 		return run_wire(e, now);
@@ -379,24 +380,40 @@ et_egress_run(struct et_egress *e, uint64_t now)
 			}
 		}
 	}
-	/* deliver what has crossed the link */
+	/* deliver what has crossed the link; in virtual time, hand over what
+	 * has left it (see struct et_arrival_hook) */
+	lead = e->arrive.fn ? e->lm.latency_ns : 0;
 	while (e->fly_head != e->fly_tail) {
-		for (n = 0; n < BURST && e->fly_head + n != e->fly_tail; n++) {
-			struct et_egress_slot *s = &e->fly[(e->fly_head + n) & e->fly_mask];
+		struct et_egress_slot *s = &e->fly[e->fly_head & e->fly_mask];
 
-			if (s->at > now)
+		if (s->at > now + lead)
+			break;
+		if (lead && s->at >= e->down_from && s->at < e->down_until) {
+			rte_pktmbuf_free(s->m); /* it would arrive on a dead link */
+			s->m = NULL;
+			e->fly_head++;
+			e->st.fail_drops++;
+			moved++;
+			continue;
+		}
+		for (n = 0; n < BURST && e->fly_head + n != e->fly_tail; n++) {
+			s = &e->fly[(e->fly_head + n) & e->fly_mask];
+			if (s->at > now + lead || (lead && s->at >= e->down_from && s->at < e->down_until))
 				break;
 			burst[n] = s->m;
 			len[n] = s->len;
+			arrive[n] = s->at;
+			if (lead) {
+				et_frame_set_arrival(s->m, s->at);
+				continue;
+			}
 			/* the far end reads it soon, likely in this very pass:
 			 * start the misses now (lines a switch and a NIC read) */
 			rte_prefetch0(s->m);
 			rte_prefetch0(s->head);
 			rte_prefetch0(s->head + s->len - 1);
 		}
-		if (n == 0)
-			break;
-		sent = push(e, burst, len, n, now);
+		sent = push(e, burst, len, lead ? arrive : NULL, n, now);
 		for (i = 0; i < sent; i++)
 			e->fly[e->fly_head++ & e->fly_mask].m = NULL;
 		moved += sent;
@@ -414,7 +431,7 @@ et_egress_next_event(const struct et_egress *e, uint64_t now)
 	if (e->pend_n)
 		return now;
 	if (e->fly_head != e->fly_tail)
-		t = e->fly[e->fly_head & e->fly_mask].at;
+		t = e->fly[e->fly_head & e->fly_mask].at - (e->arrive.fn ? e->lm.latency_ns : 0);
 	/* a full flight starts nothing before its head arrives */
 	if ((e->ctrl_head != e->ctrl_tail || e->q_head != e->q_tail) &&
 	    e->fly_tail - e->fly_head < e->fly_max) {

@@ -54,20 +54,36 @@ struct et_egress_stats {
 };
 extern const struct et_ctr_table et_egress_ctrs;
 
-/* A bit an egress sets when frames reach the far end of its link: an event
- * loop that looks only at busy nodes and ports learns who has work (word
- * NULL: nobody asks). */
-struct et_wake_bit {
-	uint64_t *word;
-	uint64_t mask;
+/* Where the far end of a link learns that frames are on their way to its
+ * port: the port's next arrival and the node's (the earliest of its
+ * ports'), both owned by the receiving node (node NULL: one port). */
+struct et_rx_hint {
+	uint64_t *port;
+	uint64_t *node;
 };
 
 static inline void
-et_wake_bit_set(const struct et_wake_bit *w)
+et_rx_hint_apply(const struct et_rx_hint *h, uint64_t at)
 {
-	if (w->word)
-		*w->word |= w->mask;
+	if (at < *h->port)
+		*h->port = at;
+	if (h->node && at < *h->node)
+		*h->node = at;
 }
+
+/* Virtual time: frames are handed to the port when their last bit has
+ * left, one latency before they arrive, each stamped with its arrival
+ * (et_frame_set_arrival); fn tells the far end's scheduler (node) at the
+ * first arrival of each burst.  That the far end learns of a frame a
+ * latency ahead is what lets nodes run apart, on other lcores, for a
+ * window as long as the shortest latency.  fn NULL: frames go to the port
+ * when they arrive (the real clock). */
+struct et_arrival_hook {
+	void (*fn)(void *ctx, uint32_t node, const struct et_rx_hint *hint, uint64_t at);
+	void *ctx;
+	uint32_t node;
+	struct et_rx_hint hint;
+};
 
 /* A frame in the queue or on the wire, with what the link needs of it:
  * its mbuf is not touched again until the far end reads it (at a fabric's
@@ -107,8 +123,11 @@ struct et_egress {
 	bool faults;           /* the model has any: loss, corruption, ... */
 	bool ge_bad;           /* Gilbert-Elliott state */
 	bool flap_is_down;     /* a flapping link: its state, until flap_next */
-	/* set when frames reach the far end: the node and the port behind it */
-	struct et_wake_bit wake_node, wake_port;
+	struct et_arrival_hook arrive;
+	/* a failure known in advance: frames arriving in [down_from,
+	 * down_until) are lost (handed over early, they are judged by when
+	 * they would arrive) */
+	uint64_t down_from, down_until;
 	struct et_link_model lm;
 	struct et_egress_stats st;
 	uint64_t rng;          /* fault model state */

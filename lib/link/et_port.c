@@ -152,6 +152,9 @@ et_port_free_rings(struct et_port *p)
 	struct rte_mbuf *m[32];
 	unsigned int i, n, r;
 
+	for (i = 0; i < p->st_n; i++)
+		rte_pktmbuf_free(p->st[p->st_head + i]);
+	p->st_n = 0;
 	for (r = 0; r < 2; r++) {
 		if (p->own[r] == NULL)
 			continue;

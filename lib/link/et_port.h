@@ -8,7 +8,9 @@
 #ifndef ET_PORT_H
 #define ET_PORT_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
@@ -24,7 +26,32 @@ struct et_port {
 	struct rte_ring *rx, *tx; /* ring backend */
 	struct rte_ring *own[2];  /* rings this port created (freed on close) */
 	char name[RTE_RING_NAMESIZE];
+	/* virtual time (see et_port_rx_at): frames read off the backend
+	 * but not yet arrived, in order of arrival, st[st_head..+st_n) */
+	bool timed;
+	uint16_t st_head, st_n;
+	struct rte_mbuf *st[32];
 };
+
+/* In virtual time a frame is handed to the far end's port one link latency
+ * early, carrying the instant it arrives.  It rides in the mbuf's RX hash,
+ * which no ring backend fills and which sits on the line every reader
+ * touches first. */
+static inline uint64_t
+et_frame_arrival(const struct rte_mbuf *m)
+{
+	uint64_t t;
+
+	memcpy(&t, &m->hash, sizeof(t));
+	return t;
+}
+
+static inline void
+et_frame_set_arrival(struct rte_mbuf *m, uint64_t t)
+{
+	RTE_BUILD_BUG_ON(sizeof(m->hash) < sizeof(t));
+	memcpy(&m->hash, &t, sizeof(t));
+}
 
 static inline uint16_t
 et_port_rx(struct et_port *p, struct rte_mbuf **m, uint16_t n)
@@ -32,6 +59,45 @@ et_port_rx(struct et_port *p, struct rte_mbuf **m, uint16_t n)
 	if (p->kind == ET_PORT_RING)
 		return (uint16_t)rte_ring_sc_dequeue_burst(p->rx, (void **)m, n, NULL);
 	return rte_eth_rx_burst(p->eth_port, p->eth_queue, m, n);
+}
+
+static inline void
+et_port_stash_fill(struct et_port *p)
+{
+	if (p->st_n == 0) {
+		p->st_head = 0;
+		p->st_n = et_port_rx(p, p->st, RTE_DIM(p->st));
+	}
+}
+
+/* Frames that have arrived by now.  A timed port reads its backend ahead
+ * into a small stash and hands out only what has arrived; frames reach a
+ * port in order of arrival, so only the stash's head need be looked at.
+ * An untimed port (the real clock, or a run over) hands out all it has. */
+static inline uint16_t
+et_port_rx_at(struct et_port *p, struct rte_mbuf **m, uint16_t n, uint64_t now)
+{
+	uint16_t k = 0;
+
+	if (likely(p->st_n == 0 && !p->timed))
+		return et_port_rx(p, m, n);
+	while (k < n) {
+		et_port_stash_fill(p);
+		if (p->st_n == 0 || (p->timed && et_frame_arrival(p->st[p->st_head]) > now))
+			break;
+		m[k++] = p->st[p->st_head++];
+		p->st_n--;
+	}
+	return k;
+}
+
+/* When the next frame arrives at a timed port; UINT64_MAX: none is on
+ * its way. */
+static inline uint64_t
+et_port_next_arrival(struct et_port *p)
+{
+	et_port_stash_fill(p);
+	return p->st_n ? et_frame_arrival(p->st[p->st_head]) : UINT64_MAX;
 }
 
 /* Returns how many were taken; the caller still owns the rest. */

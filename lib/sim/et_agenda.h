@@ -3,9 +3,9 @@
  * when the others next have something due, so that a pass costs what its
  * work costs and not what the fabric's size does.
  *
- * A node is on the agenda (its bit set) when a frame reached it, when its
- * last turn left it more to do at the same instant, or when its own next
- * event has come; a pass
+ * A node is on the agenda (its bit set) when its last turn left it more
+ * to do at the same instant, or when its next event has come (a frame
+ * arriving is one: the sender says so a latency ahead); a pass
  * visits the set bits in node order, and a bit set during the pass for a
  * later node is visited in the same pass (the order every run replays).
  * Timed wake-ups sit in an indexed min-heap: each node at most once, moved
@@ -16,8 +16,6 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-
-#include "link/et_egress.h"
 
 struct et_agenda {
 	uint32_t n;          /* nodes */
@@ -49,11 +47,13 @@ et_agenda_mark(struct et_agenda *a, uint32_t i)
 	a->bits[i / 64] |= 1ull << (i % 64);
 }
 
-/* The bit an egress sets for node i when its frames reach it. */
-static inline struct et_wake_bit
-et_agenda_bit(struct et_agenda *a, uint32_t i)
+/* Node i has something due at t (a frame arrives): wake it then, unless
+ * it wakes earlier anyway. */
+static inline void
+et_agenda_wake_by(struct et_agenda *a, uint32_t i, uint64_t t)
 {
-	return (struct et_wake_bit){&a->bits[i / 64], 1ull << (i % 64)};
+	if (t < a->at[i])
+		et_agenda_wake_at(a, i, t);
 }
 
 /* The first node on the agenda at or after from, taken off it; a->n if

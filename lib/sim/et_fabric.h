@@ -48,6 +48,7 @@ struct et_fabric_params {
 	bool verify;                     /* real data, reduced and checked */
 	bool real_clock;
 	uint64_t time_limit_ns;          /* give up after this much (virtual) time */
+	uint32_t lanes;                  /* virtual time on at most this many lcores (0: all) */
 	uint32_t n_fails;
 	struct et_fabric_fail fails[ET_FABRIC_MAX_FAILS];
 	char fails_from[320];       /* where they were given, for errors: "--fail" */
@@ -146,6 +147,13 @@ struct et_fabric {
 	uint64_t now;
 	uint64_t passes;          /* the event loop's, and its nodes' turns in them */
 	uint64_t turns;
+	/* virtual time: each lane's wall time in windows and at the barriers,
+	 * and its turns (sim/et_lanes.c; a lane per lcore, 8 told at most) */
+	struct et_lane_speed {
+		double busy_s, wait_s;
+		uint64_t turns;
+	} lane_speed[8];
+	uint32_t n_lanes;
 	uint32_t hosts_done;
 	bool failed;              /* a QP ended in error */
 	char error[256];

@@ -24,6 +24,16 @@ int et_fabric_peer_open(struct et_fabric *f, struct et_rt_host *hd, uint32_t src
 			const struct et_qp_attr *a, struct et_rt_remote *out);
 void et_fabric_peer_close(struct et_fabric *f, struct et_rt_host *src, struct et_rt_sub *s);
 
+/* Node i's turn (a host, then the switches by tier): the work it did. */
+uint32_t et_sim_poll_node(struct et_fabric *f, uint32_t i, uint64_t now);
+/* When node i next has something to do (now: at once). */
+uint64_t et_sim_node_next_event(const struct et_fabric *f, uint32_t i, uint64_t now);
+/* Past the run's time limit: said as a failure, true. */
+bool et_sim_past_limit(struct et_fabric *f, uint64_t now);
+
+/* Run in virtual time, the nodes dealt to the EAL lcores (sim/et_lanes.c). */
+void et_lanes_run(struct et_fabric *f);
+
 /* Host i has something new to do (a driver started work on it from
  * another host's turn): poll it in this pass. */
 static inline void
