@@ -353,8 +353,8 @@ et_switch_rx_hint(struct et_switch *sw, uint16_t port)
 {
 	sw->rx_hints = true;
 	sw->rx_ready |= 1ull << port; /* whatever came before */
-	sw->ports[port].port.timed = true;
-	return (struct et_rx_hint){&sw->rx_at[port], &sw->rx_next};
+	et_port_set_timed(&sw->ports[port].port, true);
+	return (struct et_rx_hint){&sw->ports[port].port, &sw->rx_at[port], &sw->rx_next};
 }
 
 void
@@ -366,7 +366,7 @@ et_switch_no_rx_hints(struct et_switch *sw)
 	for (uint16_t i = 0; i < ET_SW_MAX_PORTS; i++)
 		sw->rx_at[i] = UINT64_MAX;
 	for (uint16_t i = 0; i < sw->n_ports; i++)
-		sw->ports[i].port.timed = false;
+		et_port_set_timed(&sw->ports[i].port, false);
 }
 
 void

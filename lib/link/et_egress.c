@@ -264,7 +264,7 @@ fly_insert(struct et_egress *e, const struct et_egress_slot *s, uint64_t at)
  * len: their lengths; at: in virtual time, when each arrives (NULL: now,
  * the real clock's wire). */
 static uint32_t
-push(struct et_egress *e, struct rte_mbuf **m, const uint32_t *len, const uint64_t *at,
+push(struct et_egress *e, struct rte_mbuf **m, const uint32_t *len, const struct et_arrival *at,
      uint32_t n, uint64_t now)
 {
 	uint32_t sent = 0, i;
@@ -278,12 +278,12 @@ push(struct et_egress *e, struct rte_mbuf **m, const uint32_t *len, const uint64
 	sent = et_port_tx(e->port, m, (uint16_t)n);
 	if (e->cap)
 		for (i = 0; i < sent; i++)
-			et_capture_frames(e->cap, m + i, 1, true, at ? at[i] : now);
+			et_capture_frames(e->cap, m + i, 1, true, at ? at[i].at : now);
 	for (i = 0; i < sent; i++)
 		e->st.tx_bytes += len[i];
 	e->st.tx_pkts += sent;
 	if (sent && e->arrive.fn)
-		e->arrive.fn(e->arrive.ctx, e->arrive.node, &e->arrive.hint, at[0]);
+		e->arrive.fn(e->arrive.ctx, e->arrive.node, &e->arrive.hint, at, sent);
 	if (sent < n)
 		e->st.port_busy++;
 	return sent;
@@ -341,7 +341,8 @@ et_egress_run(struct et_egress *e, uint64_t now)
 {
 	struct rte_mbuf *burst[BURST];
 	uint32_t len[BURST], moved = 0, n, sent, i;
-	uint64_t at, arrive[BURST], lead;
+	struct et_arrival arrive[BURST];
+	uint64_t at, lead;
 
 	if (e->lm.rate_bps == 0)
 		return run_wire(e, now);
@@ -402,11 +403,9 @@ et_egress_run(struct et_egress *e, uint64_t now)
 				break;
 			burst[n] = s->m;
 			len[n] = s->len;
-			arrive[n] = s->at;
-			if (lead) {
-				et_frame_set_arrival(s->m, s->at);
+			arrive[n] = (struct et_arrival){s->at, s->head, s->len};
+			if (lead)
 				continue;
-			}
 			/* the far end reads it soon, likely in this very pass:
 			 * start the misses now (lines a switch and a NIC read) */
 			rte_prefetch0(s->m);

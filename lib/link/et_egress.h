@@ -54,32 +54,35 @@ struct et_egress_stats {
 };
 extern const struct et_ctr_table et_egress_ctrs;
 
-/* Where the far end of a link learns that frames are on their way to its
- * port: the port's next arrival and the node's (the earliest of its
- * ports'), both owned by the receiving node (node NULL: one port). */
+/* Where the far end of a link learns that frames are on their way: its
+ * port (et_port_expect), that port's next arrival and its node's (the
+ * earliest of its ports'), all owned by the receiving node (node NULL:
+ * one port). */
 struct et_rx_hint {
-	uint64_t *port;
-	uint64_t *node;
+	struct et_port *port;
+	uint64_t *port_next;
+	uint64_t *node_next;
 };
 
-static inline void
-et_rx_hint_apply(const struct et_rx_hint *h, uint64_t at)
+static inline int
+et_rx_hint_apply(const struct et_rx_hint *h, const struct et_arrival *a, uint32_t n)
 {
-	if (at < *h->port)
-		*h->port = at;
-	if (h->node && at < *h->node)
-		*h->node = at;
+	if (a[0].at < *h->port_next)
+		*h->port_next = a[0].at;
+	if (h->node_next && a[0].at < *h->node_next)
+		*h->node_next = a[0].at;
+	return et_port_expect(h->port, a, n);
 }
 
 /* Virtual time: frames are handed to the port when their last bit has
- * left, one latency before they arrive, each stamped with its arrival
- * (et_frame_set_arrival); fn tells the far end's scheduler (node) at the
- * first arrival of each burst.  That the far end learns of a frame a
- * latency ahead is what lets nodes run apart, on other lcores, for a
- * window as long as the shortest latency.  fn NULL: frames go to the port
- * when they arrive (the real clock). */
+ * left, one latency before they arrive; fn tells the far end's scheduler
+ * (node) of each of a burst (a[0..n), in order of arrival).  That the far
+ * end learns of a frame a latency ahead is what lets nodes run apart, on
+ * other lcores, for a window as long as the shortest latency.  fn NULL:
+ * frames go to the port when they arrive (the real clock). */
 struct et_arrival_hook {
-	void (*fn)(void *ctx, uint32_t node, const struct et_rx_hint *hint, uint64_t at);
+	void (*fn)(void *ctx, uint32_t node, const struct et_rx_hint *hint,
+		   const struct et_arrival *a, uint32_t n);
 	void *ctx;
 	uint32_t node;
 	struct et_rx_hint hint;

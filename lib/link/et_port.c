@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_bus.h>
@@ -147,14 +148,51 @@ et_port_ethdev(struct et_port *p, const char *devargs, struct rte_mempool *mp,
 }
 
 void
+et_port_set_timed(struct et_port *p, bool on)
+{
+	p->timed = on;
+	if (!on) {
+		free(p->tl);
+		p->tl = NULL;
+		p->tl_mask = p->tl_head = p->tl_tail = 0;
+	}
+}
+
+int
+et_port_expect(struct et_port *p, const struct et_arrival *a, uint32_t n)
+{
+	uint32_t have = p->tl_tail - p->tl_head, i;
+
+	if (p->tl == NULL || have + n > p->tl_mask + 1) {
+		uint32_t cap = p->tl ? (p->tl_mask + 1) * 2 : 64;
+		struct et_arrival *tl;
+
+		while (cap < have + n)
+			cap *= 2;
+		if ((tl = malloc(cap * sizeof(*tl))) == NULL)
+			return -ENOMEM;
+		for (i = 0; i < have; i++)
+			tl[i] = p->tl[(p->tl_head + i) & p->tl_mask];
+		free(p->tl);
+		p->tl = tl;
+		p->tl_mask = cap - 1;
+		p->tl_head = 0;
+		p->tl_tail = have;
+	}
+	for (i = 0; i < n; i++)
+		p->tl[p->tl_tail++ & p->tl_mask] = a[i];
+	return 0;
+}
+
+void
 et_port_free_rings(struct et_port *p)
 {
 	struct rte_mbuf *m[32];
 	unsigned int i, n, r;
 
-	for (i = 0; i < p->st_n; i++)
-		rte_pktmbuf_free(p->st[p->st_head + i]);
-	p->st_n = 0;
+	free(p->tl);
+	p->tl = NULL;
+	p->tl_mask = p->tl_head = p->tl_tail = 0;
 	for (r = 0; r < 2; r++) {
 		if (p->own[r] == NULL)
 			continue;

@@ -10,7 +10,6 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <string.h>
 
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
@@ -19,6 +18,15 @@
 
 enum et_port_kind { ET_PORT_NONE, ET_PORT_ETHDEV, ET_PORT_RING };
 
+/* A frame handed over ahead of time (virtual time): when it arrives, and
+ * where its bytes are, so that the reader can fetch them all at once
+ * without first reading the mbuf. */
+struct et_arrival {
+	uint64_t at;
+	const uint8_t *head;
+	uint32_t len;
+};
+
 struct et_port {
 	enum et_port_kind kind;
 	uint16_t eth_port;
@@ -26,32 +34,12 @@ struct et_port {
 	struct rte_ring *rx, *tx; /* ring backend */
 	struct rte_ring *own[2];  /* rings this port created (freed on close) */
 	char name[RTE_RING_NAMESIZE];
-	/* virtual time (see et_port_rx_at): frames read off the backend
-	 * but not yet arrived, in order of arrival, st[st_head..+st_n) */
+	/* virtual time (see et_port_rx_at): each frame handed to this port,
+	 * in order of arrival, tl[tl_head..tl_tail) (masked) */
 	bool timed;
-	uint16_t st_head, st_n;
-	struct rte_mbuf *st[32];
+	struct et_arrival *tl;
+	uint32_t tl_mask, tl_head, tl_tail;
 };
-
-/* In virtual time a frame is handed to the far end's port one link latency
- * early, carrying the instant it arrives.  It rides in the mbuf's RX hash,
- * which no ring backend fills and which sits on the line every reader
- * touches first. */
-static inline uint64_t
-et_frame_arrival(const struct rte_mbuf *m)
-{
-	uint64_t t;
-
-	memcpy(&t, &m->hash, sizeof(t));
-	return t;
-}
-
-static inline void
-et_frame_set_arrival(struct rte_mbuf *m, uint64_t t)
-{
-	RTE_BUILD_BUG_ON(sizeof(m->hash) < sizeof(t));
-	memcpy(&m->hash, &t, sizeof(t));
-}
 
 static inline uint16_t
 et_port_rx(struct et_port *p, struct rte_mbuf **m, uint16_t n)
@@ -61,43 +49,48 @@ et_port_rx(struct et_port *p, struct rte_mbuf **m, uint16_t n)
 	return rte_eth_rx_burst(p->eth_port, p->eth_queue, m, n);
 }
 
-static inline void
-et_port_stash_fill(struct et_port *p)
-{
-	if (p->st_n == 0) {
-		p->st_head = 0;
-		p->st_n = et_port_rx(p, p->st, RTE_DIM(p->st));
-	}
-}
+/* Virtual time on (frames are handed over early, with et_port_expect) or
+ * off (what was expected is forgotten: the frames are read as they are). */
+void et_port_set_timed(struct et_port *p, bool on);
 
-/* Frames that have arrived by now.  A timed port reads its backend ahead
- * into a small stash and hands out only what has arrived; frames reach a
- * port in order of arrival, so only the stash's head need be looked at.
- * An untimed port (the real clock, or a run over) hands out all it has. */
-static inline uint16_t
-et_port_rx_at(struct et_port *p, struct rte_mbuf **m, uint16_t n, uint64_t now)
-{
-	uint16_t k = 0;
-
-	if (likely(p->st_n == 0 && !p->timed))
-		return et_port_rx(p, m, n);
-	while (k < n) {
-		et_port_stash_fill(p);
-		if (p->st_n == 0 || (p->timed && et_frame_arrival(p->st[p->st_head]) > now))
-			break;
-		m[k++] = p->st[p->st_head++];
-		p->st_n--;
-	}
-	return k;
-}
+/* Virtual time: n frames were handed to this timed port ahead of time
+ * (they are in its ring, or are put there before anyone reads it), a[0..n)
+ * in order of arrival.  The one that runs the port's node calls it.
+ * -ENOMEM. */
+int et_port_expect(struct et_port *p, const struct et_arrival *a, uint32_t n);
 
 /* When the next frame arrives at a timed port; UINT64_MAX: none is on
  * its way. */
 static inline uint64_t
-et_port_next_arrival(struct et_port *p)
+et_port_next_arrival(const struct et_port *p)
 {
-	et_port_stash_fill(p);
-	return p->st_n ? et_frame_arrival(p->st[p->st_head]) : UINT64_MAX;
+	return p->tl_head != p->tl_tail ? p->tl[p->tl_head & p->tl_mask].at : UINT64_MAX;
+}
+
+/* Frames that have arrived by now: a timed port hands out only those,
+ * their bytes (a frame's first and last line: headers, ICRC) and mbufs
+ * asked for all at once, for at a fabric's scale every one is cold; an
+ * untimed port (the real clock, or a run over) all it has. */
+static inline uint16_t
+et_port_rx_at(struct et_port *p, struct rte_mbuf **m, uint16_t n, uint64_t now)
+{
+	uint16_t k = 0, i;
+
+	if (likely(!p->timed))
+		return et_port_rx(p, m, n);
+	for (; k < n && p->tl_head + k != p->tl_tail; k++) {
+		const struct et_arrival *a = &p->tl[(p->tl_head + k) & p->tl_mask];
+
+		if (a->at > now)
+			break;
+		rte_prefetch0(a->head);
+		rte_prefetch0(a->head + a->len - 1);
+	}
+	k = k ? et_port_rx(p, m, k) : 0;
+	for (i = 0; i < k; i++)
+		rte_prefetch0(m[i]);
+	p->tl_head += k;
+	return k;
 }
 
 /* Returns how many were taken; the caller still owns the rest. */

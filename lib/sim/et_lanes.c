@@ -36,7 +36,7 @@
 /* A frame handed to a node of another lane: applied after the window. */
 struct letter {
 	const struct et_rx_hint *hint;
-	uint64_t at;
+	struct et_arrival a;
 	uint32_t node;
 };
 
@@ -92,37 +92,48 @@ barrier(struct lanes *w, uint32_t *sense)
 }
 
 static void
-post(struct lane *l, struct mailbox *mb, const struct et_rx_hint *hint, uint32_t node, uint64_t at)
+broken(struct lane *l, const char *why)
+{
+	if (!l->broken)
+		snprintf(l->why, sizeof(l->why), "%s", why);
+	l->broken = true;
+}
+
+static void
+post(struct lane *l, struct mailbox *mb, const struct et_rx_hint *hint, uint32_t node,
+     const struct et_arrival *a)
 {
 	if (mb->n == mb->cap) {
 		uint32_t cap = mb->cap ? mb->cap * 2 : 256;
 		struct letter *v = realloc(mb->v, cap * sizeof(*v));
 
 		if (v == NULL) {
-			l->broken = true;
-			snprintf(l->why, sizeof(l->why), "out of memory for the letters between lanes");
+			broken(l, "out of memory for the letters between lanes");
 			return;
 		}
 		mb->v = v;
 		mb->cap = cap;
 	}
-	mb->v[mb->n++] = (struct letter){hint, at, node};
+	mb->v[mb->n++] = (struct letter){hint, *a, node};
 }
 
 /* The arrival hook of every egress in virtual time: ctx is the lane of
  * the node that sends. */
 static void
-arrive(void *ctx, uint32_t node, const struct et_rx_hint *hint, uint64_t at)
+arrive(void *ctx, uint32_t node, const struct et_rx_hint *hint, const struct et_arrival *a,
+       uint32_t n)
 {
 	struct lane *l = ctx;
 	uint32_t to = l->w->owner[node];
 
 	if (to != l->id) {
-		post(l, &l->out[to], hint, node, at);
+		for (uint32_t i = 0; i < n; i++)
+			post(l, &l->out[to], hint, node, &a[i]);
 		return;
 	}
-	et_rx_hint_apply(hint, at);
-	et_agenda_wake_by(&l->a, node, at);
+	if (et_rx_hint_apply(hint, a, n))
+		broken(l, "out of memory for the frames on their way");
+	et_agenda_wake_by(&l->a, node, a[0].at);
 }
 
 /* After a window: what the other lanes handed this one's nodes. */
@@ -133,8 +144,9 @@ read_letters(struct lane *l)
 		struct mailbox *mb = &l->w->lane[s].out[l->id];
 
 		for (uint32_t k = 0; k < mb->n; k++) {
-			et_rx_hint_apply(mb->v[k].hint, mb->v[k].at);
-			et_agenda_wake_by(&l->a, mb->v[k].node, mb->v[k].at);
+			if (et_rx_hint_apply(mb->v[k].hint, &mb->v[k].a, 1))
+				broken(l, "out of memory for the frames on their way");
+			et_agenda_wake_by(&l->a, mb->v[k].node, mb->v[k].a.at);
 		}
 		mb->n = 0;
 	}
@@ -159,8 +171,8 @@ static struct et_rx_hint
 rx_hint(struct et_fabric *f, uint32_t node, uint16_t port)
 {
 	if (node < f->n_hosts) {
-		f->h[node].nic.port.timed = true;
-		return (struct et_rx_hint){&f->h[node].nic.rx_next, NULL};
+		et_port_set_timed(&f->h[node].nic.port, true);
+		return (struct et_rx_hint){&f->h[node].nic.port, &f->h[node].nic.rx_next, NULL};
 	}
 	return et_switch_rx_hint(&f->net.sw[node - f->n_hosts], port);
 }
@@ -201,7 +213,7 @@ unwire(struct et_fabric *f)
 	}
 	for (uint32_t i = 0; i < f->n_hosts; i++) {
 		f->h[i].nic.eg.arrive = (struct et_arrival_hook){0};
-		f->h[i].nic.port.timed = false;
+		et_port_set_timed(&f->h[i].nic.port, false);
 		f->h[i].nic.rx_next = UINT64_MAX;
 	}
 }
