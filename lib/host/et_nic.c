@@ -96,6 +96,17 @@ slot(const struct et_nic *n, uint32_t idx)
 	return p ? &p->q[idx & PAGE_MASK] : NULL;
 }
 
+struct et_qp *
+et_nic_qp_find(const struct et_nic *n, uint32_t qpn)
+{
+	const struct et_nic_qp *e;
+
+	if (qpn < n->qpn_base || qpn - n->qpn_base >= n->max_qps)
+		return NULL;
+	e = slot(n, qpn - n->qpn_base);
+	return e ? e->qp : NULL;
+}
+
 /* The slot of a QP that exists: its page does. */
 static inline struct et_nic_qp *
 live(const struct et_nic *n, uint32_t idx)

@@ -129,6 +129,8 @@ struct et_qp *et_nic_qp_create(struct et_nic *n, const struct et_qp_attr *a,
 			       struct et_mr_table *mrs, struct et_cq *send_cq,
 			       struct et_cq *recv_cq);
 void et_nic_qp_destroy(struct et_nic *n, struct et_qp *qp);
+/* The QP of that QPN on this NIC; NULL if there is none (control path). */
+struct et_qp *et_nic_qp_find(const struct et_nic *n, uint32_t qpn);
 
 /* Every QP the NIC holds, in QPN order (control path: reports, teardown). */
 void et_nic_each_qp(const struct et_nic *n, void (*fn)(void *ctx, struct et_qp *qp), void *ctx);

@@ -81,18 +81,42 @@ sub_release(struct et_rt_host *h, uint32_t i)
 	h->free_sub = i;
 }
 
-/* Connect a QP pair for the subflow and post its one WRITE with immediate
- * (the immediate names the receive it fills). */
+/* The far end is there: connect the subflow's QP to it and post its one
+ * WRITE with immediate (the immediate names the receive it fills). */
+static int
+sub_start(struct et_rt_host *h, uint32_t i, const struct et_rt_remote *far)
+{
+	struct et_rt_sub *s = &h->subs[i];
+	const struct et_coll_send *snd = &h->sched->rank[h->rank].sends[s->send];
+	struct et_send_wr wr = {.wr_id = i, .opcode = ET_WR_RDMA_WRITE_IMM,
+				.local_addr = h->data + snd->src_off + s->off,
+				.length = (uint32_t)s->len, .lkey = h->data_key, .imm = snd->recv,
+				.remote_addr = far->addr, .rkey = far->rkey};
+	int rc;
+
+	s->far_qpn = far->qpn;
+	if ((rc = et_qp_connect(s->qp, far->qpn)) != 0 || (rc = et_qp_ready(s->qp)) != 0)
+		return failed(h, ET_RT_NO_QP, s->dst, et_qp_qpn(s->qp)), rc;
+	h->qps++;
+	if (et_lb_attach(h->lbh, s->qp, &s->lb_state))
+		return failed(h, ET_RT_NO_MEMORY, s->dst, et_qp_qpn(s->qp)), -ENOMEM;
+	if ((rc = et_qp_post_send(s->qp, &wr)) != 0) {
+		h->fail.len = s->len;
+		return failed(h, ET_RT_POST, s->dst, et_qp_qpn(s->qp)), rc;
+	}
+	et_nic_activate(h->host.nic, s->qp, s->insert_pos);
+	h->st.qps_created++;
+	return 0;
+}
+
+/* Make the subflow's QP and ask the peer ops for its far end: there at
+ * once (one process), or later through et_rt_connected (-EINPROGRESS). */
 static int
 sub_post(struct et_rt_host *h, uint32_t i)
 {
 	struct et_rt_sub *s = &h->subs[i];
-	const struct et_coll_send *snd = &h->sched->rank[h->rank].sends[s->send];
 	struct et_qp_attr a = h->c->qp;
 	struct et_rt_remote far;
-	struct et_send_wr wr = {.wr_id = i, .opcode = ET_WR_RDMA_WRITE_IMM,
-				.local_addr = h->data + snd->src_off + s->off,
-				.length = (uint32_t)s->len, .lkey = h->data_key, .imm = snd->recv};
 	int rc;
 
 	/* one request each way: small queues keep QP set-up cheap */
@@ -110,24 +134,65 @@ sub_post(struct et_rt_host *h, uint32_t i)
 	if (s->qp == NULL)
 		return failed(h, ET_RT_NO_QP, s->dst, 0), -ENOSPC;
 	rc = h->peer_ops->open(h->peer_ctx, h, s, et_qp_qpn(s->qp), &a, &far);
+	if (rc == -EINPROGRESS) {
+		h->connecting++;
+		return 0;
+	}
 	if (rc) {
 		et_nic_qp_destroy(h->host.nic, s->qp);
 		s->qp = NULL;
 		return failed(h, rc == -ENOSPC ? ET_RT_NO_QP : ET_RT_NO_MEMORY, s->dst, 0), rc;
 	}
-	if ((rc = et_qp_connect(s->qp, far.qpn)) != 0 || (rc = et_qp_ready(s->qp)) != 0)
-		return failed(h, ET_RT_NO_QP, s->dst, et_qp_qpn(s->qp)), rc;
-	h->qps++;
-	if (et_lb_attach(h->lbh, s->qp, &s->lb_state))
-		return failed(h, ET_RT_NO_MEMORY, s->dst, et_qp_qpn(s->qp)), -ENOMEM;
-	wr.remote_addr = far.addr;
-	wr.rkey = far.rkey;
-	if ((rc = et_qp_post_send(s->qp, &wr)) != 0) {
-		h->fail.len = s->len;
-		return failed(h, ET_RT_POST, s->dst, et_qp_qpn(s->qp)), rc;
+	return sub_start(h, i, &far);
+}
+
+int
+et_rt_connected(struct et_rt_host *h, uint32_t sub, const struct et_rt_remote *far)
+{
+	if (sub >= h->n_subs || h->subs[sub].qp == NULL || h->subs[sub].far_qpn || !h->connecting)
+		return -EINVAL;
+	h->connecting--;
+	return sub_start(h, sub, far);
+}
+
+void
+et_rt_connect_failed(struct et_rt_host *h, uint32_t sub)
+{
+	const struct et_rt_sub *s = &h->subs[sub];
+
+	failed(h, ET_RT_PEER_REFUSED, s->dst, s->qp ? et_qp_qpn(s->qp) : 0);
+}
+
+int
+et_rt_accept(struct et_rt_host *hd, uint32_t src_ip, uint32_t recv, uint64_t off,
+	     uint64_t len, uint32_t qpn, const struct et_qp_attr *a, struct et_qp **rq,
+	     struct et_rt_remote *out)
+{
+	const struct et_coll_rank *r = &hd->sched->rank[hd->rank];
+	struct et_qp_attr b = hd->c->qp;
+	uint8_t *dst;
+	struct et_recv_wr rw;
+
+	if (recv >= r->nrecvs || off > r->recvs[recv].len || len > r->recvs[recv].len - off ||
+	    len > UINT32_MAX)
+		return -EINVAL;
+	dst = hd->staging + r->recvs[recv].staging_off + off;
+	rw = (struct et_recv_wr){.wr_id = 0, .addr = dst, .length = (uint32_t)len,
+				 .lkey = hd->staging_key};
+	b.max_send_wr = b.max_recv_wr = 2;
+	b.multipath = a->multipath;
+	b.dest_ip = src_ip;
+	b.sq_psn = a->rq_psn;
+	b.rq_psn = a->sq_psn;
+	*rq = et_host_qp_create(&hd->host, &b);
+	if (*rq == NULL)
+		return -ENOSPC;
+	if (et_qp_connect(*rq, qpn) || et_qp_ready(*rq) || et_qp_post_recv(*rq, &rw)) {
+		et_nic_qp_destroy(hd->host.nic, *rq);
+		*rq = NULL;
+		return -ENOSPC;
 	}
-	et_nic_activate(h->host.nic, s->qp, s->insert_pos);
-	h->st.qps_created++;
+	*out = (struct et_rt_remote){et_qp_qpn(*rq), (uint64_t)(uintptr_t)dst, hd->staging_key};
 	return 0;
 }
 
@@ -451,6 +516,10 @@ et_rt_strerror(const struct et_rt_host *h, char *buf, size_t len)
 	case ET_RT_SEND_FAILED:
 		snprintf(buf, len, "host %u -> host %u: QP %u: %s", h->rank, f->peer, f->qpn,
 			 et_wc_status_str(f->status));
+		break;
+	case ET_RT_PEER_REFUSED:
+		snprintf(buf, len, "host %u -> host %u: QP %u: the peer could not open its end",
+			 h->rank, f->peer, f->qpn);
 		break;
 	}
 	return buf;

@@ -43,6 +43,7 @@ struct et_rt_sub {
 	uint64_t start_ns;
 	int insert_pos;
 	struct et_qp *qp;     /* the sending end, on this host */
+	uint32_t far_qpn;     /* the receiving end's QPN; 0 until it is known */
 	void *peer;           /* the receiving end: the peer ops' own */
 	void *lb_state;       /* what the policy keeps for the connection */
 	uint32_t next_free;
@@ -69,7 +70,9 @@ struct et_rt_peer_ops {
 	/* A rank's IPv4 address, host order. */
 	uint32_t (*ip)(void *ctx, uint32_t rank);
 	/* Make the receiving end of s for the sending QP (qpn, attributes a:
-	 * its PSNs), ready and with its receive posted.  0 or a negative errno. */
+	 * its PSNs), ready and with its receive posted (et_rt_accept on the
+	 * peer).  0 with out filled, -EINPROGRESS when the answer comes later
+	 * (et_rt_connected, across processes), or a negative errno. */
 	int (*open)(void *ctx, struct et_rt_host *h, struct et_rt_sub *s, uint32_t qpn,
 		    const struct et_qp_attr *a, struct et_rt_remote *out);
 	/* s is complete: its receiving end goes. */
@@ -100,6 +103,7 @@ enum et_rt_error {
 	ET_RT_POST,           /* a work request was refused */
 	ET_RT_BAD_RECV,       /* a receive completion in error or out of place */
 	ET_RT_SEND_FAILED,    /* a send completion in error */
+	ET_RT_PEER_REFUSED,   /* the peer could not open a subflow's far end */
 };
 
 struct et_rt_failure {
@@ -133,6 +137,7 @@ struct et_rt_host {
 	uint32_t n_waiting, waiting_cap;
 	uint64_t batch_at;        /* when the interceptor's batch closes; 0: none */
 	uint32_t qps;             /* subflows open: requester QPs on this NIC */
+	uint32_t connecting;      /* subflows whose far end is still being opened */
 	uint64_t done_ns;         /* when the rank finished, + 1; 0: not yet */
 	struct et_rt_stats st;
 	struct et_rt_failure fail;
@@ -155,6 +160,28 @@ int et_rt_host_init_in(struct et_rt_host *h, const struct et_rt_conf *c,
 		       const struct et_rt_peer_ops *ops, void *ctx, const uint32_t *members,
 		       struct et_lb_host *lb);
 void et_rt_host_free(struct et_rt_host *h);
+
+/* Subflow s's number, as et_rt_connected takes it. */
+static inline uint32_t
+et_rt_sub_id(const struct et_rt_host *h, const struct et_rt_sub *s)
+{
+	return (uint32_t)(s - h->subs);
+}
+
+/* The far end of subflow sub (whose open said -EINPROGRESS) is far: the
+ * subflow starts.  0, or a negative errno with h->fail set. */
+int et_rt_connected(struct et_rt_host *h, uint32_t sub, const struct et_rt_remote *far);
+/* The peer could not open it: the rank fails, naming the peer and QP. */
+void et_rt_connect_failed(struct et_rt_host *h, uint32_t sub);
+
+/* The receiving end of a subflow, on its receiving host hd: a QP for the
+ * sending QP qpn of src_ip (a: the sender's attributes, whose PSNs it
+ * mirrors), ready, with one receive posted for bytes [off, off + len) of
+ * hd's receive recv.  0 with *rq and out (what the sender needs), -EINVAL
+ * for a receive or range the schedule does not have, -ENOSPC. */
+int et_rt_accept(struct et_rt_host *hd, uint32_t src_ip, uint32_t recv, uint64_t off,
+		 uint64_t len, uint32_t qpn, const struct et_qp_attr *a, struct et_qp **rq,
+		 struct et_rt_remote *out);
 
 /* The NIC's turn, then the rank's: completions, the batch, due subflows,
  * the steps.  The work done; 0 with h->fail.why set when the rank failed. */

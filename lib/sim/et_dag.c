@@ -104,8 +104,8 @@ coll_open(void *ctx, struct et_rt_host *src, struct et_rt_sub *s, uint32_t qpn,
 	uint32_t pos = et_trace_group_pos(g, s->dst);
 	const struct et_coll_send *snd = &sc->rank[src->rank].sends[s->send];
 
-	return et_fabric_peer_open(c->d->f, &c->rt[pos], c->members[src->rank],
-				   &sc->rank[pos].recvs[snd->recv], s, qpn, a, out);
+	return et_fabric_peer_open(c->d->f, &c->rt[pos], c->members[src->rank], snd->recv, s,
+				   qpn, a, out);
 }
 
 static void

@@ -93,31 +93,16 @@ et_fabric_peer_ip(void *ctx, uint32_t rank)
 }
 
 int
-et_fabric_peer_open(struct et_fabric *f, struct et_rt_host *hd, uint32_t src_host,
-		    const struct et_coll_recv *rcv, struct et_rt_sub *s, uint32_t qpn,
-		    const struct et_qp_attr *a, struct et_rt_remote *out)
+et_fabric_peer_open(struct et_fabric *f, struct et_rt_host *hd, uint32_t src_host, uint32_t recv,
+		    struct et_rt_sub *s, uint32_t qpn, const struct et_qp_attr *a,
+		    struct et_rt_remote *out)
 {
-	uint8_t *dst = hd->staging + rcv->staging_off + s->off;
-	struct et_recv_wr rw = {.wr_id = 0, .addr = dst, .length = (uint32_t)s->len,
-				.lkey = hd->staging_key};
-	struct et_qp_attr b = f->p.qp;
 	struct et_qp *rq;
+	int rc = et_rt_accept(hd, et_net_host_ip(&f->p.t, src_host), recv, s->off, s->len, qpn, a,
+			      &rq, out);
 
-	b.max_send_wr = b.max_recv_wr = 2;
-	b.multipath = a->multipath;
-	b.dest_ip = et_net_host_ip(&f->p.t, src_host);
-	b.sq_psn = a->rq_psn;
-	b.rq_psn = a->sq_psn;
-	rq = et_host_qp_create(&hd->host, &b);
-	if (rq == NULL)
-		return -ENOSPC;
-	if (et_qp_connect(rq, qpn) || et_qp_ready(rq) || et_qp_post_recv(rq, &rw)) {
-		et_nic_qp_destroy(hd->host.nic, rq);
-		return -ENOSPC;
-	}
 	s->peer = rq;
-	*out = (struct et_rt_remote){et_qp_qpn(rq), (uint64_t)(uintptr_t)dst, hd->staging_key};
-	return 0;
+	return rc;
 }
 
 void
@@ -135,8 +120,7 @@ peer_open(void *ctx, struct et_rt_host *src, struct et_rt_sub *s, uint32_t qpn,
 	struct et_fabric *f = ctx;
 	const struct et_coll_send *snd = &f->sched.rank[src->rank].sends[s->send];
 
-	return et_fabric_peer_open(f, &f->h[s->dst].rt, src->rank,
-				   &f->sched.rank[s->dst].recvs[snd->recv], s, qpn, a, out);
+	return et_fabric_peer_open(f, &f->h[s->dst].rt, src->rank, snd->recv, s, qpn, a, out);
 }
 
 static void

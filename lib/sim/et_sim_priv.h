@@ -20,7 +20,7 @@ uint32_t et_fabric_longest_path_hops(const struct et_topo *t);
  * DAG's (sim/et_dag) share them.  ctx of et_fabric_peer_ip: the fabric. */
 uint32_t et_fabric_peer_ip(void *ctx, uint32_t host);
 int et_fabric_peer_open(struct et_fabric *f, struct et_rt_host *hd, uint32_t src_host,
-			const struct et_coll_recv *rcv, struct et_rt_sub *s, uint32_t qpn,
+			uint32_t recv, struct et_rt_sub *s, uint32_t qpn,
 			const struct et_qp_attr *a, struct et_rt_remote *out);
 void et_fabric_peer_close(struct et_fabric *f, struct et_rt_host *src, struct et_rt_sub *s);
 
