@@ -186,6 +186,18 @@ open_captures(struct et_fabric *f)
 	return 0;
 }
 
+void
+et_fabric_rt_conf(const struct et_fabric_params *p, struct et_rt_conf *rc)
+{
+	*rc = (struct et_rt_conf){.qp = p->qp, .lb = p->lb, .t = p->t, .seed = p->seed,
+				  .verify = p->verify, .size = p->size};
+	/* a window of one round trip unless the conf says otherwise */
+	if (rc->qp.dctcp.init_cwnd == 0)
+		rc->qp.dctcp.init_cwnd = et_fabric_bdp_bytes(p);
+	if (rc->lb.reps.explore_pkts == 0)
+		rc->lb.reps.explore_pkts = et_fabric_bdp_bytes(p) / p->qp.mtu + 1;
+}
+
 int
 et_fabric_build(struct et_fabric *f, const struct et_fabric_params *p)
 {
@@ -209,12 +221,9 @@ et_fabric_build(struct et_fabric *f, const struct et_fabric_params *p)
 		return et_fabric_fail(f, "%s", why);
 	if (p->size > UINT32_MAX && !p->hosts_only)
 		return et_fabric_fail(f, "--size: at most 4G per rank (one work request per subflow)");
-	if (p->qp.dctcp.init_cwnd == 0)
-		f->p.qp.dctcp.init_cwnd = et_fabric_bdp_bytes(&f->p);
-	if (p->lb.reps.explore_pkts == 0)
-		f->p.lb.reps.explore_pkts = et_fabric_bdp_bytes(&f->p) / p->qp.mtu + 1;
-	f->rc = (struct et_rt_conf){.qp = f->p.qp, .lb = f->p.lb, .t = p->t, .seed = p->seed,
-				    .verify = p->verify, .size = p->size};
+	et_fabric_rt_conf(&f->p, &f->rc);
+	f->p.qp = f->rc.qp;
+	f->p.lb = f->rc.lb;
 	f->p.net.sw.mode = et_lb_uses_ecmp(&p->lb) ? ET_SW_ECMP : ET_SW_SOURCE_ROUTE;
 	f->p.net.sw.ecmp_seed = (uint32_t)(p->seed * 2654435761u);
 	/* net_ring ethdevs where Debian's 32-port limit allows, bare rings beyond */

@@ -65,6 +65,9 @@ uint64_t et_fabric_pool_bytes(const struct et_fabric_params *p);
 /* One bandwidth-delay product of the fabric's longest path: the DCTCP
  * window a QP starts with unless the conf says otherwise. */
 uint32_t et_fabric_bdp_bytes(const struct et_fabric_params *p);
+/* What every host's runtime of a run of p shares (a window of one round
+ * trip where p gives none): for the fabric, and for a process per host. */
+void et_fabric_rt_conf(const struct et_fabric_params *p, struct et_rt_conf *rc);
 
 /* One host: its NIC and the rank of the collective it runs. */
 struct et_fabric_host {

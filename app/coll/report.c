@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * ethereal-coll's table (as nccl-tests': a row per size) and JSON.
+ */
+#include <inttypes.h>
+
+#include "coll.h"
+#include "et_json.h"
+
+/* nccl-tests' bus bandwidth: what each rank's link carried, so that the
+ * figure is comparable across rank counts. */
+static double
+bus_factor(const struct coll *c)
+{
+	double n = c->o.world;
+
+	if (c->p.kind == ET_COLL_ALLREDUCE)
+		return 2 * (n - 1) / n;
+	return (n - 1) / n;
+}
+
+void
+coll_print_header(const struct coll *c)
+{
+	printf("# ethereal-coll: %s by %s, %u ranks, --lb %s, seed %" PRIu64 "%s\n",
+	       et_coll_kind_name(c->p.kind), et_coll_algo_name(c->p.algo), c->o.world,
+	       c->o.f.lb ? c->o.f.lb : "(the conf's)", c->p.seed,
+	       c->p.verify ? ", verified" : "");
+	printf("#%11s %10s %8s %8s %8s %8s %7s %6s\n", "size(B)", "time(us)", "algbw",
+	       "busbw", "retrans", "timeouts", "maxQPs", "wrong");
+	printf("#%11s %10s %8s %8s\n", "per rank", "slowest", "(GB/s)", "(GB/s)");
+}
+
+void
+coll_print_row(const struct coll *c, const struct row *r)
+{
+	double algbw = r->us > 0 ? (double)r->size / r->us / 1e3 : 0;
+
+	printf("%12" PRIu64 " %10.1f %8.3f %8.3f %8" PRIu64 " %8" PRIu64 " %7u %6s\n", r->size,
+	       r->us, algbw, algbw * bus_factor(c), r->retransmits, r->timeouts, r->max_qps,
+	       c->p.verify ? (r->wrong ? "WRONG" : "0") : "N/A");
+}
+
+int
+coll_write_json(const struct coll *c, const char *file)
+{
+	json_t *o = json_object(), *rows = json_array();
+
+	json_object_set_new(o, "collective", json_string(et_coll_kind_name(c->p.kind)));
+	json_object_set_new(o, "algo", json_string(et_coll_algo_name(c->p.algo)));
+	json_object_set_new(o, "lb", json_string(c->o.f.lb ? c->o.f.lb : ""));
+	et_json_set_u64(o, "ranks", c->o.world);
+	et_json_set_u64(o, "seed", c->p.seed);
+	json_object_set_new(o, "verified", et_json_verdict(c->p.verify, true));
+	for (uint32_t i = 0; i < c->n_rows; i++) {
+		const struct row *r = &c->rows[i];
+		json_t *x = json_object();
+
+		et_json_set_u64(x, "size", r->size);
+		et_json_set_u64(x, "cct_ns", (uint64_t)(r->us * 1e3));
+		et_json_set_u64(x, "retransmits", r->retransmits);
+		et_json_set_u64(x, "timeouts", r->timeouts);
+		et_json_set_u64(x, "max_qps", r->max_qps);
+		et_json_set_u64(x, "wrong", r->wrong);
+		json_array_append_new(rows, x);
+	}
+	json_object_set_new(o, "sizes", rows);
+	return et_json_write(file, o);
+}

@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * One collective across processes.  A subflow's far end is opened on its
+ * peer by a message (MSG_OPEN), answered with the QPN, address and rkey
+ * the sender's WRITE needs (MSG_OPENED); the sender says when it is done
+ * with it (MSG_CLOSE), after its last ACK, so a retransmission never meets
+ * a QP that is gone.  A collective ends with a barrier that carries each
+ * rank's figures; a failed rank says so in it, so no peer waits for it.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_ethdev.h>
+
+#include "coll.h"
+#include "et_app_eal.h"
+#include "et_cli.h"
+#include "host/et_worker.h"
+#include "sim/et_net.h"
+
+/* ---- the peer ops: the far end through the mesh ---- */
+
+static uint32_t
+peer_ip(void *ctx, uint32_t rank)
+{
+	const struct coll *c = ctx;
+
+	return et_net_host_ip(&c->p.t, rank);
+}
+
+static int
+peer_open(void *ctx, struct et_rt_host *h, struct et_rt_sub *s, uint32_t qpn,
+	  const struct et_qp_attr *a, struct et_rt_remote *out)
+{
+	struct coll *c = ctx;
+	const struct et_coll_send *snd = &h->sched->rank[h->rank].sends[s->send];
+	struct msg m = {.type = MSG_OPEN, .a = et_rt_sub_id(h, s), .b = qpn, .c = a->sq_psn,
+			.d = a->rq_psn, .e = snd->recv | (uint32_t)a->multipath << 31,
+			.x = s->off, .y = s->len};
+
+	(void)out;
+	return mesh_send(&c->mesh, s->dst, &m) ? -EIO : -EINPROGRESS;
+}
+
+static void
+peer_close(void *ctx, struct et_rt_host *h, struct et_rt_sub *s)
+{
+	struct coll *c = ctx;
+
+	(void)h;
+	/* a lost peer shows in mesh_recv; nothing to add here */
+	mesh_send(&c->mesh, s->dst, &(struct msg){.type = MSG_CLOSE, .a = s->far_qpn});
+}
+
+static const struct et_rt_peer_ops peer_ops = {peer_ip, peer_open, peer_close};
+
+/* ---- messages ---- */
+
+static int
+on_open(struct coll *c, uint32_t from, const struct msg *m)
+{
+	struct et_qp_attr a = {.sq_psn = m->c, .rq_psn = m->d, .multipath = m->e >> 31};
+	struct et_rt_remote far = {0};
+	struct et_qp *rq;
+	int rc = et_rt_accept(&c->rt, peer_ip(c, from), m->e & 0x7fffffff, m->x, m->y, m->b, &a,
+			      &rq, &far);
+
+	if (rc)
+		et_cli_error("rank %u: cannot open the far end of rank %u's QP %u (receive %u, "
+			     "%" PRIu64 " bytes at %" PRIu64 "): %s", c->o.rank, from, m->b,
+			     m->e & 0x7fffffff, m->y, m->x, strerror(-rc));
+	return mesh_send(&c->mesh, from, &(struct msg){.type = MSG_OPENED, .a = m->a,
+						       .b = (uint32_t)-rc, .c = far.qpn,
+						       .d = far.rkey, .x = far.addr});
+}
+
+static void
+on_close(struct coll *c, uint32_t from, const struct msg *m)
+{
+	struct et_qp *qp = et_nic_qp_find(&c->nic, m->a);
+
+	if (qp == NULL) {
+		et_warn("rank %u: rank %u closes QP %u, which is not there", c->o.rank, from, m->a);
+		return;
+	}
+	et_rt_stats_add_qp(&c->rt.st, qp);
+	et_nic_qp_destroy(&c->nic, qp);
+}
+
+static void
+on_opened(struct coll *c, uint32_t from, const struct msg *m)
+{
+	struct et_rt_remote far = {.qpn = m->c, .addr = m->x, .rkey = m->d};
+
+	if (m->b)
+		et_rt_connect_failed(&c->rt, m->a);
+	else if (et_rt_connected(&c->rt, m->a, &far) && c->rt.fail.why == ET_RT_OK)
+		et_cli_error("rank %u: rank %u answers for subflow %u, which waits for no answer",
+			     c->o.rank, from, m->a);
+}
+
+static int
+keep_early(struct coll *c, uint32_t from, const struct msg *m)
+{
+	if (c->n_early == c->early_cap) {
+		uint32_t cap = c->early_cap ? 2 * c->early_cap : 64;
+		struct early *e = realloc(c->early, cap * sizeof(*e));
+
+		if (e == NULL)
+			return et_cli_error("out of memory");
+		c->early = e;
+		c->early_cap = cap;
+	}
+	c->early[c->n_early++] = (struct early){from, *m};
+	return 0;
+}
+
+/* One message; the collective runs (rt_live) or this rank is in a barrier. */
+static int
+dispatch(struct coll *c, uint32_t from, const struct msg *m, struct row *sum)
+{
+	switch (m->type) {
+	case MSG_OPEN:
+		/* a peer past the barrier this rank is still in: its next collective */
+		return c->rt_live ? on_open(c, from, m) : keep_early(c, from, m);
+	case MSG_OPENED:
+		if (c->rt_live)
+			on_opened(c, from, m);
+		return 0;
+	case MSG_CLOSE:
+		on_close(c, from, m);
+		return 0;
+	case MSG_BARRIER:
+		if (m->a != c->seq)
+			return et_cli_error("rank %u: rank %u is at barrier %u, this rank at %u",
+					    c->o.rank, from, m->a, c->seq);
+		c->barrier_in++;
+		if (m->b & BARRIER_LAST)
+			mesh_may_leave(&c->mesh, from);
+		if (m->b & BARRIER_FAILED) {
+			c->peer_failed = true;
+			et_cli_error("rank %u: rank %u failed (its message says why)", c->o.rank,
+				     from);
+		}
+		if (sum) {
+			sum->us = RTE_MAX(sum->us, (double)m->x / 1e3);
+			sum->retransmits += m->y;
+			sum->timeouts += m->c;
+			sum->max_qps = RTE_MAX(sum->max_qps, m->d);
+			sum->wrong += m->e;
+		}
+		return 0;
+	default:
+		return et_cli_error("rank %u: rank %u sent a message of unknown type %u",
+				    c->o.rank, from, m->type);
+	}
+}
+
+static int
+drain_mesh(struct coll *c, struct row *sum)
+{
+	uint32_t from;
+	struct msg m;
+	int r;
+
+	while ((r = mesh_recv(&c->mesh, &from, &m)) > 0)
+		if (dispatch(c, from, &m, sum))
+			return -1;
+	if (r < 0)
+		return et_cli_error("%s", c->mesh.err);
+	return 0;
+}
+
+/* Every rank at barrier seq, with this rank's figures mine (their sum in
+ * sum).  The NIC is polled meanwhile: a peer's retransmission still gets
+ * its ACK.  0, or -1 when a peer failed or is gone. */
+static int
+barrier(struct coll *c, const struct msg *mine, struct row *sum)
+{
+	uint64_t deadline = et_tsc_ns() + (uint64_t)c->o.timeout_s * 1000000000;
+	struct msg m = *mine;
+
+	m.type = MSG_BARRIER;
+	m.a = c->seq;
+	for (uint32_t r = 0; r < c->mesh.world; r++)
+		if (r != c->o.rank && mesh_send(&c->mesh, r, &m))
+			return et_cli_error("%s", c->mesh.err);
+	while (c->barrier_in < c->mesh.world - 1) {
+		uint64_t now = et_tsc_ns();
+
+		if (drain_mesh(c, sum))
+			return -1;
+		if (now > deadline || coll_stop)
+			return et_cli_error("rank %u: %u of %u ranks at barrier %u %s", c->o.rank,
+					    c->barrier_in + 1, c->mesh.world, c->seq,
+					    coll_stop ? "before the stop" : "in time");
+		if (et_nic_poll(&c->nic, now) == 0 && c->o.yield)
+			sched_yield();
+	}
+	c->barrier_in = 0;
+	c->seq++;
+	return c->peer_failed || (mine->b & BARRIER_FAILED) ? -1 : 0;
+}
+
+int
+coll_start(struct coll *c)
+{
+	char err[256];
+
+	for (int k = 0;; k++) {
+		struct rte_eth_link link;
+
+		if (rte_eth_link_get_nowait(c->port.eth_port, &link) == 0 && link.link_status)
+			break;
+		if (k == 500 || coll_stop)
+			return et_cli_error("--port %s: the link is not up after 5 s", c->o.port);
+		rte_delay_us_sleep(10000);
+	}
+	if (mesh_open(&c->mesh, c->o.rank, c->o.world, c->o.root,
+		      (uint64_t)c->o.timeout_s * 1000, &coll_stop)) {
+		snprintf(err, sizeof(err), "%s", c->mesh.err);
+		return et_cli_error("rank %u: %s", c->o.rank, err);
+	}
+	return barrier(c, &(struct msg){0}, NULL);
+}
+
+/* ---- one collective ---- */
+
+static uint32_t
+wrong_data(const struct coll *c, const struct et_coll_sched *s)
+{
+	uint8_t *want = malloc(c->rc.size ? c->rc.size : 1);
+	uint64_t off, len;
+	uint32_t bad;
+
+	if (want == NULL)
+		return 1;
+	et_coll_expect(s, c->o.rank, c->rc.seed, ET_DT_INT32, want);
+	et_coll_checked_range(s, c->o.rank, &off, &len);
+	bad = memcmp(c->rt.data + off, want + off, len) != 0;
+	free(want);
+	return bad;
+}
+
+static const char *
+what_is_left(const struct et_rt_host *h, char *buf, size_t n)
+{
+	snprintf(buf, n, "step %u, %u subflows unfinished, %u waiting for their far end",
+		 h->step, h->sends_left, h->connecting);
+	return buf;
+}
+
+/* The collective itself, until this rank is done or fails; its figures. */
+static int
+run_once(struct coll *c, const struct et_coll_sched *s, struct msg *fig)
+{
+	struct et_rt_host *h = &c->rt;
+	struct rte_ether_addr gw;
+	uint64_t t0, deadline;
+	char why[160];
+	int rc = 0;
+
+	memset(&gw, 0xff, sizeof(gw)); /* the ToR routes by IP; it takes any MAC */
+	if (et_rt_host_init_in(h, &c->rc, s, c->o.rank, &c->nic, &gw, NULL, 0, &peer_ops, c,
+			       NULL, &c->lb)) {
+		et_rt_host_free(h);
+		return et_cli_error("rank %u: out of memory for %" PRIu64 " bytes", c->o.rank,
+				    c->rc.size);
+	}
+	h->peer_cc = c->peer_cc;
+	c->rt_live = true;
+	for (uint32_t i = 0; i < c->n_early && rc == 0; i++)
+		rc = on_open(c, c->early[i].from, &c->early[i].m);
+	c->n_early = 0;
+	t0 = et_tsc_ns();
+	deadline = t0 + (uint64_t)c->o.timeout_s * 1000000000;
+	while (rc == 0 && h->done_ns == 0) {
+		uint64_t now = et_tsc_ns();
+		uint32_t work = et_rt_poll(h, now);
+
+		if (c->nic.n_qps > c->max_qps)
+			c->max_qps = c->nic.n_qps;
+		if (drain_mesh(c, NULL))
+			rc = -1;
+		else if (h->fail.why != ET_RT_OK)
+			rc = et_cli_error("rank %u: %s", c->o.rank, et_rt_strerror(h, why, sizeof(why)));
+		else if (c->peer_failed)
+			rc = -1;
+		else if (now > deadline || coll_stop)
+			rc = et_cli_error("rank %u: not done %s: %s", c->o.rank,
+					  coll_stop ? "before the stop" : "in time",
+					  what_is_left(h, why, sizeof(why)));
+		else if (work == 0 && c->o.yield)
+			sched_yield();
+	}
+	*fig = (struct msg){.b = rc != 0, .x = h->done_ns ? h->done_ns - 1 - t0 : 0,
+			    .d = c->max_qps};
+	if (rc == 0 && c->rc.verify)
+		fig->e = wrong_data(c, s);
+	return rc;
+}
+
+int
+coll_run_size(struct coll *c, uint64_t size, bool last, struct row *out)
+{
+	struct et_coll_sched s;
+	const char *why = NULL;
+	int rc = 0;
+
+	if (et_coll_build(&s, c->p.kind, c->p.algo, c->o.world, size, c->p.chunk, &why))
+		return et_cli_error("%s %s of %" PRIu64 " bytes over %u ranks: %s",
+				    et_coll_kind_name(c->p.kind), et_coll_algo_name(c->p.algo), size,
+				    c->o.world, why);
+	c->rc.size = size;
+	*out = (struct row){.size = size};
+	for (uint32_t it = 0; it < c->o.warmup + c->o.iters && rc == 0; it++) {
+		struct row sum = {0};
+		struct msg fig;
+
+		c->max_qps = 0;
+		rc = run_once(c, &s, &fig);
+		/* this rank's own counters, then everyone's at the barrier */
+		struct et_qp_stats *q = &c->rt.st.qp;
+
+		fig.y = q->retransmits;
+		if (last && it + 1 == c->o.warmup + c->o.iters)
+			fig.b |= BARRIER_LAST;
+		fig.c = (uint32_t)q->timeouts;
+		sum = (struct row){.us = (double)fig.x / 1e3, .retransmits = fig.y,
+				   .timeouts = fig.c, .max_qps = fig.d, .wrong = fig.e};
+		if (barrier(c, &fig, &sum))
+			rc = -1;
+		/* the far ends' counters came with the peers' closes, before their barrier */
+		c->rt_live = false;
+		et_rt_host_free(&c->rt);
+		if (it < c->o.warmup)
+			continue;
+		out->us += sum.us / c->o.iters;
+		out->retransmits += sum.retransmits;
+		out->timeouts += sum.timeouts;
+		out->max_qps = RTE_MAX(out->max_qps, sum.max_qps);
+		out->wrong += sum.wrong;
+	}
+	et_coll_free(&s);
+	return rc;
+}
