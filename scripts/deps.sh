@@ -12,6 +12,7 @@ packages=(
 	python3 python3-scapy tshark # independent RoCEv2 decoders for the interop tests
 	iproute2                     # veth pairs and bridged taps in the node tests
 	python3-matplotlib           # the sweep's plots
+	openmpi-bin                  # mpirun, the launcher scripts/testbed can use
 	# the Linux Soft-RoCE peer (tests/rxe): a Debian guest under qemu
 	qemu-system-x86 qemu-utils debootstrap e2fsprogs tcpdump iputils-ping
 )

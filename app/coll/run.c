@@ -321,6 +321,8 @@ coll_run_size(struct coll *c, uint64_t size, bool last, struct row *out)
 
 		c->max_qps = 0;
 		rc = run_once(c, &s, &fig);
+		/* from here a peer's OPEN is for its next collective: kept for it */
+		c->rt_live = false;
 		/* this rank's own counters, then everyone's at the barrier */
 		struct et_qp_stats *q = &c->rt.st.qp;
 
@@ -333,7 +335,6 @@ coll_run_size(struct coll *c, uint64_t size, bool last, struct row *out)
 		if (barrier(c, &fig, &sum))
 			rc = -1;
 		/* the far ends' counters came with the peers' closes, before their barrier */
-		c->rt_live = false;
 		et_rt_host_free(&c->rt);
 		if (it < c->o.warmup)
 			continue;

@@ -510,8 +510,8 @@ et_rt_strerror(const struct et_rt_host *h, char *buf, size_t len)
 			 f->len, f->peer);
 		break;
 	case ET_RT_BAD_RECV:
-		snprintf(buf, len, "host %u: bad receive completion (%s, imm %u)", h->rank,
-			 et_wc_status_str(f->status), f->imm);
+		snprintf(buf, len, "host %u: QP %u: bad receive completion (%s, imm %u)", h->rank,
+			 f->qpn, et_wc_status_str(f->status), f->imm);
 		break;
 	case ET_RT_SEND_FAILED:
 		snprintf(buf, len, "host %u -> host %u: QP %u: %s", h->rank, f->peer, f->qpn,
