@@ -35,6 +35,7 @@ struct copts {
 	uint32_t iters, warmup;
 	uint32_t timeout_s;      /* one collective, and the bootstrap */
 	bool yield;
+	bool switch_mode;        /* --switch-mode: say the switches' mode for the policy */
 };
 
 /* One size's figures, as the table shows them. */

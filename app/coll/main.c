@@ -88,13 +88,21 @@ main(int argc, char **argv)
 		coll_usage(stdout);
 		return ET_EXIT_OK;
 	}
+	/* a question about the conf: no DPDK */
+	r = et_app_args_start(argc, argv);
+	for (int i = r; i < argc; i++)
+		if (strcmp(argv[i], "--switch-mode") == 0) {
+			bad = coll_parse(argc - r, argv + r, &c.o) || coll_setup(&c);
+			cli_free(&c.o.f);
+			return bad ? ET_EXIT_USAGE : ET_EXIT_OK;
+		}
 	r = et_app_eal_init(NULL, argc, argv);
 	if (r < 0)
 		return ET_EXIT_FAIL;
-	if (coll_parse(argc - r, argv + r, &c.o) || coll_setup(&c)) {
+	if (coll_parse(argc - r, argv + r, &c.o) || coll_setup(&c) || c.o.switch_mode) {
 		cli_free(&c.o.f);
 		rte_eal_cleanup();
-		return ET_EXIT_USAGE;
+		return c.o.switch_mode ? ET_EXIT_OK : ET_EXIT_USAGE;
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);

@@ -36,6 +36,8 @@ coll_usage(FILE *o)
 		"  --mac MAC            the host's MAC (default: the port's)\n"
 		"  --json FILE          the table and every rank's figures as JSON (rank 0)\n"
 		"  --yield              sleep when idle (many processes on few cores)\n"
+		"  --switch-mode        print the [switch] mode the policy needs (source-route or\n"
+		"                       ecmp) and exit: needs only --config and --lb\n"
 		"  --help               this\n"
 		"Exit: 0 done, 1 the run failed (a peer lost, a QP failed, wrong data), 2 a bad\n"
 		"command line or conf.\n"
@@ -69,6 +71,7 @@ coll_parse(int argc, char **argv, struct copts *o)
 		{"warmup", required_argument, NULL, 'W'}, {"timeout-s", required_argument, NULL, 't'},
 		{"mac", required_argument, NULL, 'm'}, {"json", required_argument, NULL, 'j'},
 		{"yield", no_argument, NULL, 'y'}, {"help", no_argument, NULL, 'h'},
+		{"switch-mode", no_argument, NULL, 'M'},
 		{NULL, 0, NULL, 0}};
 	uint64_t x;
 	int c, r;
@@ -92,6 +95,7 @@ coll_parse(int argc, char **argv, struct copts *o)
 		case 'm': o->mac = optarg; break;
 		case 'j': o->f.json = optarg; break;
 		case 'y': o->yield = true; break;
+		case 'M': o->switch_mode = true; break;
 		case 'r':
 		case 'w':
 			if (et_cli_u64(c == 'r' ? "--rank" : "--world", optarg, c == 'w', 65535, &x))
@@ -151,6 +155,12 @@ coll_parse(int argc, char **argv, struct copts *o)
 			return -1;
 		o->world_set = true;
 	}
+	if (o->switch_mode) {
+		if (!o->f.config)
+			return et_cli_error("--switch-mode: --config FILE is required");
+		o->world = 1;
+		return 0;
+	}
 	if (!o->port || !o->f.config || !o->root || !o->rank_set || !o->world_set)
 		return et_cli_error("--port, --config, --root, --rank and --world are required "
 				    "(--rank and --world from mpirun's environment too; see --help)");
@@ -177,6 +187,10 @@ coll_setup(struct coll *c)
 	if (c->p.n_fails)
 		return et_cli_error("--fail / [run] fail: a link is failed at its switch "
 				    "(ethereal-switch --fail), not by a host");
+	if (o->switch_mode) {
+		printf("%s\n", et_lb_uses_ecmp(&c->p.lb) ? "ecmp" : "source-route");
+		return 0;
+	}
 	hosts = et_topo_hosts(&c->p.t);
 	if (o->world != hosts)
 		return et_cli_error("--world %u: the topology of %s has %u hosts, one rank each",
