@@ -43,6 +43,8 @@
 static volatile sig_atomic_t stop;
 static struct et_switch sw;
 static _Atomic int fail_request = -1, restore_request = -1;
+/* prefix << 16 | depth << 8 | uplink; -1: none */
+static _Atomic int64_t withdraw_request = -1;
 
 static void
 on_signal(int sig)
@@ -56,13 +58,19 @@ usage(FILE *f)
 {
 	fprintf(f,
 		"usage: ethereal-switch [EAL args --] --config FILE [--duration S] [--pcap DIR] [--yield]\n"
+		"                       [--fail PORT[@TIME][,...]]\n"
 		"  --config FILE  switch, ports and routes (see conf/switch-example.ini)\n"
+		"  --fail SPEC    fail port PORT's link at TIME after the start (default 0; like\n"
+		"                 500ms, 2s), for good: as the conf's [failN] sections\n"
 		"  --duration S   stop after S seconds (default: until SIGINT/SIGTERM)\n"
 		"  --pcap DIR     write every port's traffic to DIR/<switch>-p<N>.pcapng\n"
 		"  --yield        give the core away when idle (processes sharing cores)\n"
 		"  --help         this (before or after --)\n"
-		"Telemetry (dpdk-telemetry.py, Debian's dpdk-dev): /ethereal/switch/ports,\n"
-		"/ethereal/switch/fail,PORT and /ethereal/switch/restore,PORT.\n" ET_CLI_EAL_HELP);
+		"Telemetry (dpdk-telemetry.py, Debian's dpdk-dev; scripts/switch-ctl):\n"
+		"/ethereal/switch/ports, /ethereal/switch/fail,PORT, /ethereal/switch/restore,PORT\n"
+		"and /ethereal/switch/withdraw,PREFIX/LEN,UPLINK (a route the far side lost: what\n"
+		"goes up to PREFIX avoids that uplink, as a routing protocol would converge).\n"
+		ET_CLI_EAL_HELP);
 }
 
 /* "a.b.c.d" -> host order; -1 if it is not one. */
@@ -372,6 +380,57 @@ tel_restore(const char *cmd, const char *params, struct rte_tel_data *d)
 	return tel_port_request(params, &restore_request, d);
 }
 
+static int
+tel_withdraw(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	unsigned int a, b, cc, dd, len, up;
+	char tail, msg[128];
+
+	(void)cmd;
+	if (params == NULL ||
+	    sscanf(params, "%u.%u.%u.%u/%u,%u%c", &a, &b, &cc, &dd, &len, &up, &tail) != 6 ||
+	    a > 255 || b > 255 || cc > 255 || dd > 255 || len > 32 || up >= sw.n_uplinks) {
+		snprintf(msg, sizeof(msg),
+			 "error: expected PREFIX/LEN,UPLINK like 10.0.1.0/24,1 (uplinks 0..%d), got '%s'",
+			 (int)sw.n_uplinks - 1, params ? params : "");
+		rte_tel_data_string(d, msg);
+		return 0;
+	}
+	atomic_store(&withdraw_request,
+		     (int64_t)(a << 24 | b << 16 | cc << 8 | dd) << 16 | len << 8 | up);
+	rte_tel_data_string(d, "ok");
+	return 0;
+}
+
+/* PORT[@TIME],... : each port's link fails at TIME after the start */
+static int
+parse_fail(const char *spec)
+{
+	char buf[512], *save = NULL, *tok;
+
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *at = strchr(tok, '@'), *end;
+		uint64_t t = 0;
+		long port;
+
+		if (at)
+			*at++ = 0;
+		port = strtol(tok, &end, 10);
+		if (*end || end == tok || port < 0 || port >= sw.n_ports) {
+			char range[48];
+
+			snprintf(range, sizeof(range), "a port index 0..%u", sw.n_ports - 1u);
+			return et_cli_bad("--fail", range, tok);
+		}
+		if (at && et_cli_time_ns("--fail", at, 1000000000, "a time like 500ms or 2s", &t))
+			return -1;
+		/* times count from the start of the poll loop, as now does */
+		et_switch_fail(&sw, (uint16_t)port, t + 1, 0);
+	}
+	return 0;
+}
+
 static void
 dump_counters(FILE *f)
 {
@@ -443,10 +502,11 @@ main(int argc, char **argv)
 		{"duration", required_argument, NULL, 'd'},
 		{"pcap", required_argument, NULL, 'p'},
 		{"yield", no_argument, NULL, 'y'},
+		{"fail", required_argument, NULL, 'f'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	const char *file = NULL, *pcap_dir = NULL;
+	const char *file = NULL, *pcap_dir = NULL, *fail = NULL;
 	struct et_capture *cap[ET_SW_MAX_PORTS] = {0};
 	struct rte_mempool *mp;
 	uint64_t start, now, end = UINT64_MAX;
@@ -482,6 +542,9 @@ main(int argc, char **argv)
 		case 'y':
 			yield = 1;
 			break;
+		case 'f':
+			fail = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			goto done;
@@ -513,7 +576,7 @@ main(int argc, char **argv)
 		rc = ET_EXIT_FAIL;
 		goto done;
 	}
-	if (load(file, mp)) {
+	if (load(file, mp) || (fail && parse_fail(fail))) {
 		rc = ET_EXIT_USAGE;
 		goto done;
 	}
@@ -539,6 +602,8 @@ main(int argc, char **argv)
 				   "Fail a port's link now. Parameter: port index");
 	rte_telemetry_register_cmd("/ethereal/switch/restore", tel_restore,
 				   "Bring a failed port's link back. Parameter: port index");
+	rte_telemetry_register_cmd("/ethereal/switch/withdraw", tel_withdraw,
+				   "Traffic up to a prefix avoids an uplink. Parameters: PREFIX/LEN,UPLINK");
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 
@@ -559,6 +624,11 @@ main(int argc, char **argv)
 		req = atomic_exchange(&restore_request, -1);
 		if (req >= 0)
 			et_switch_restore(&sw, (uint16_t)req, now);
+		int64_t w = atomic_exchange(&withdraw_request, -1);
+
+		if (w >= 0 && et_switch_withdraw(&sw, (uint32_t)(w >> 16), (uint8_t)(w >> 8),
+						 (uint8_t)w, now))
+			et_warn("withdraw: the switch's table of withdrawn routes is full");
 		/* sharing cores with other processes (a testbed on one machine):
 		 * give the core away when there was nothing to do */
 		if (et_switch_poll(&sw, now) == 0 && yield)

@@ -43,7 +43,7 @@ struct row {
 	uint64_t size;
 	double us;               /* the slowest rank's time, averaged over the iterations */
 	double algbw, busbw;     /* GB/s, as nccl-tests */
-	uint64_t retransmits, timeouts, naks;
+	uint64_t retransmits, timeouts, rerouted;
 	uint32_t max_qps;        /* any rank's most QPs at once */
 	uint32_t wrong;          /* ranks whose data was wrong (--verify) */
 };

@@ -62,6 +62,8 @@ encode(const struct msg *x, uint8_t out[MSG_LEN])
 	put32(out + 28, (uint32_t)x->x);
 	put32(out + 32, (uint32_t)(x->y >> 32));
 	put32(out + 36, (uint32_t)x->y);
+	put32(out + 40, (uint32_t)(x->z >> 32));
+	put32(out + 44, (uint32_t)x->z);
 }
 
 static void
@@ -70,7 +72,8 @@ decode(const uint8_t in[MSG_LEN], struct msg *x)
 	*x = (struct msg){get32(in), get32(in + 4), get32(in + 8), get32(in + 12),
 			  get32(in + 16), get32(in + 20),
 			  (uint64_t)get32(in + 24) << 32 | get32(in + 28),
-			  (uint64_t)get32(in + 32) << 32 | get32(in + 36)};
+			  (uint64_t)get32(in + 32) << 32 | get32(in + 36),
+			  (uint64_t)get32(in + 40) << 32 | get32(in + 44)};
 }
 
 /* Wait until fd is ready for events or the deadline; 1 ready, 0 not. */

@@ -25,9 +25,10 @@ coll_print_header(const struct coll *c)
 	       et_coll_kind_name(c->p.kind), et_coll_algo_name(c->p.algo), c->o.world,
 	       c->o.f.lb ? c->o.f.lb : "(the conf's)", c->p.seed,
 	       c->p.verify ? ", verified" : "");
-	printf("#%11s %10s %8s %8s %8s %8s %7s %6s\n", "size(B)", "time(us)", "algbw",
-	       "busbw", "retrans", "timeouts", "maxQPs", "wrong");
+	printf("#%11s %10s %8s %8s %8s %8s %8s %7s %6s\n", "size(B)", "time(us)", "algbw",
+	       "busbw", "retrans", "timeouts", "rerouted", "maxQPs", "wrong");
 	printf("#%11s %10s %8s %8s\n", "per rank", "slowest", "(GB/s)", "(GB/s)");
+	fflush(stdout); /* a watcher (scripts/testbed --fail) waits for the header */
 }
 
 void
@@ -35,9 +36,10 @@ coll_print_row(const struct coll *c, const struct row *r)
 {
 	double algbw = r->us > 0 ? (double)r->size / r->us / 1e3 : 0;
 
-	printf("%12" PRIu64 " %10.1f %8.3f %8.3f %8" PRIu64 " %8" PRIu64 " %7u %6s\n", r->size,
-	       r->us, algbw, algbw * bus_factor(c), r->retransmits, r->timeouts, r->max_qps,
-	       c->p.verify ? (r->wrong ? "WRONG" : "0") : "N/A");
+	printf("%12" PRIu64 " %10.1f %8.3f %8.3f %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %7u %6s\n",
+	       r->size, r->us, algbw, algbw * bus_factor(c), r->retransmits, r->timeouts,
+	       r->rerouted, r->max_qps, c->p.verify ? (r->wrong ? "WRONG" : "0") : "N/A");
+	fflush(stdout);
 }
 
 int
@@ -59,6 +61,7 @@ coll_write_json(const struct coll *c, const char *file)
 		et_json_set_u64(x, "cct_ns", (uint64_t)(r->us * 1e3));
 		et_json_set_u64(x, "retransmits", r->retransmits);
 		et_json_set_u64(x, "timeouts", r->timeouts);
+		et_json_set_u64(x, "rerouted", r->rerouted);
 		et_json_set_u64(x, "max_qps", r->max_qps);
 		et_json_set_u64(x, "wrong", r->wrong);
 		json_array_append_new(rows, x);

@@ -147,6 +147,7 @@ dispatch(struct coll *c, uint32_t from, const struct msg *m, struct row *sum)
 		if (sum) {
 			sum->us = RTE_MAX(sum->us, (double)m->x / 1e3);
 			sum->retransmits += m->y;
+			sum->rerouted += m->z;
 			sum->timeouts += m->c;
 			sum->max_qps = RTE_MAX(sum->max_qps, m->d);
 			sum->wrong += m->e;
@@ -327,11 +328,13 @@ coll_run_size(struct coll *c, uint64_t size, bool last, struct row *out)
 		struct et_qp_stats *q = &c->rt.st.qp;
 
 		fig.y = q->retransmits;
+		fig.z = q->path_changes;
 		if (last && it + 1 == c->o.warmup + c->o.iters)
 			fig.b |= BARRIER_LAST;
 		fig.c = (uint32_t)q->timeouts;
 		sum = (struct row){.us = (double)fig.x / 1e3, .retransmits = fig.y,
-				   .timeouts = fig.c, .max_qps = fig.d, .wrong = fig.e};
+				   .timeouts = fig.c, .rerouted = fig.z, .max_qps = fig.d,
+				   .wrong = fig.e};
 		if (barrier(c, &fig, &sum))
 			rc = -1;
 		/* the far ends' counters came with the peers' closes, before their barrier */
@@ -341,6 +344,7 @@ coll_run_size(struct coll *c, uint64_t size, bool last, struct row *out)
 		out->us += sum.us / c->o.iters;
 		out->retransmits += sum.retransmits;
 		out->timeouts += sum.timeouts;
+		out->rerouted += sum.rerouted;
 		out->max_qps = RTE_MAX(out->max_qps, sum.max_qps);
 		out->wrong += sum.wrong;
 	}
