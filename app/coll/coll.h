@@ -68,6 +68,7 @@ struct coll {
 	struct et_rt_host rt;
 	bool rt_live;
 	struct mesh mesh;
+	FILE *plan;              /* --plan: until the first collective is planned */
 	uint32_t seq;            /* barriers passed */
 	uint32_t barrier_in;     /* peers at barrier seq */
 	bool peer_failed;
@@ -76,6 +77,8 @@ struct coll {
 	uint32_t n_early, early_cap;
 	struct row *rows;
 	uint32_t n_rows;
+	struct row first;        /* the first collective (warm-up or not): its plan is --plan's */
+	bool first_done;
 };
 
 extern volatile sig_atomic_t coll_stop;

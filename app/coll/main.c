@@ -3,6 +3,7 @@
  * collectives with every other rank, as nccl-tests' all_reduce_perf does
  * with GPUs (see coll.h for the parts).
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -60,6 +61,13 @@ coll_open_port(struct coll *c)
 	et_arp_init(&c->arp, mac.addr_bytes, ip, 10000000, 8);
 	c->nic.arp = &c->arp;
 	et_lb_host_init(&c->lb, &c->rc.lb, &c->rc.t, c->o.rank, c->rc.seed);
+	if (c->o.f.plan) {
+		char path[4096];
+
+		snprintf(path, sizeof(path), "%s.%u", c->o.f.plan, c->o.rank);
+		if ((c->plan = fopen(path, "w")) == NULL)
+			return et_cli_error("--plan: cannot write %s: %s", path, strerror(errno));
+	}
 	return 0;
 }
 
@@ -67,6 +75,8 @@ void
 coll_close(struct coll *c)
 {
 	mesh_close(&c->mesh);
+	if (c->plan)
+		fclose(c->plan);
 	if (c->nic_open)
 		et_nic_free(&c->nic);
 	if (c->port_open)

@@ -35,6 +35,8 @@ coll_usage(FILE *o)
 		"  --timeout-s N        one collective, and the bootstrap, at most (default 60)\n"
 		"  --mac MAC            the host's MAC (default: the port's)\n"
 		"  --json FILE          the table and every rank's figures as JSON (rank 0)\n"
+		"  --plan FILE          the first collective's subflows as this rank planned them\n"
+		"                       (ethereal-fabric --plan's lines) into FILE.RANK\n"
 		"  --yield              sleep when idle (many processes on few cores)\n"
 		"  --switch-mode        print the [switch] mode the policy needs (source-route or\n"
 		"                       ecmp) and exit: needs only --config and --lb\n"
@@ -71,7 +73,7 @@ coll_parse(int argc, char **argv, struct copts *o)
 		{"warmup", required_argument, NULL, 'W'}, {"timeout-s", required_argument, NULL, 't'},
 		{"mac", required_argument, NULL, 'm'}, {"json", required_argument, NULL, 'j'},
 		{"yield", no_argument, NULL, 'y'}, {"help", no_argument, NULL, 'h'},
-		{"switch-mode", no_argument, NULL, 'M'},
+		{"switch-mode", no_argument, NULL, 'M'}, {"plan", required_argument, NULL, 'p'},
 		{NULL, 0, NULL, 0}};
 	uint64_t x;
 	int c, r;
@@ -96,6 +98,7 @@ coll_parse(int argc, char **argv, struct copts *o)
 		case 'j': o->f.json = optarg; break;
 		case 'y': o->yield = true; break;
 		case 'M': o->switch_mode = true; break;
+		case 'p': o->f.plan = optarg; break;
 		case 'r':
 		case 'w':
 			if (et_cli_u64(c == 'r' ? "--rank" : "--world", optarg, c == 'w', 65535, &x))

@@ -67,5 +67,12 @@ coll_write_json(const struct coll *c, const char *file)
 		json_array_append_new(rows, x);
 	}
 	json_object_set_new(o, "sizes", rows);
+	/* what may have changed the plans of --plan after its first step */
+	json_t *first = json_object();
+
+	et_json_set_u64(first, "size", c->first.size);
+	et_json_set_u64(first, "timeouts", c->first.timeouts);
+	et_json_set_u64(first, "rerouted", c->first.rerouted);
+	json_object_set_new(o, "first_collective", first);
 	return et_json_write(file, o);
 }

@@ -271,6 +271,10 @@ run_once(struct coll *c, const struct et_coll_sched *s, struct msg *fig)
 				    c->rc.size);
 	}
 	h->peer_cc = c->peer_cc;
+	if (c->plan) {
+		h->on_plan = plan_write;
+		h->plan_ctx = c->plan;
+	}
 	c->rt_live = true;
 	for (uint32_t i = 0; i < c->n_early && rc == 0; i++)
 		rc = on_open(c, c->early[i].from, &c->early[i].m);
@@ -295,6 +299,10 @@ run_once(struct coll *c, const struct et_coll_sched *s, struct msg *fig)
 					  what_is_left(h, why, sizeof(why)));
 		else if (work == 0 && c->o.yield)
 			sched_yield();
+	}
+	if (c->plan) { /* the first collective's plan is the one compared */
+		fclose(c->plan);
+		c->plan = NULL;
 	}
 	*fig = (struct msg){.b = rc != 0, .x = h->done_ns ? h->done_ns - 1 - t0 : 0,
 			    .d = c->max_qps};
@@ -339,6 +347,11 @@ coll_run_size(struct coll *c, uint64_t size, bool last, struct row *out)
 			rc = -1;
 		/* the far ends' counters came with the peers' closes, before their barrier */
 		et_rt_host_free(&c->rt);
+		if (!c->first_done) {
+			c->first = sum;
+			c->first.size = size;
+			c->first_done = true;
+		}
 		if (it < c->o.warmup)
 			continue;
 		out->us += sum.us / c->o.iters;

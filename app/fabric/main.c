@@ -384,6 +384,12 @@ main(int argc, char **argv)
 		cli_free(&o);
 		return ET_EXIT_FAIL;
 	}
+	if (o.plan) {
+		p.plan_ctx = fopen(o.plan, "w");
+		p.on_plan = p.plan_ctx ? plan_write : NULL;
+		if (p.plan_ctx == NULL)
+			et_warn("--plan %s: %s: no plan written", o.plan, strerror(errno));
+	}
 	progress_on = isatty(STDERR_FILENO) && pthread_create(&progress, NULL, progress_thread, NULL) == 0;
 	rc = o.workload ? run_workload(&w, &p, &r, o.quiet)
 	     : o.trace ? run_trace(&t, &p, &r, o.quiet)
@@ -403,6 +409,8 @@ main(int argc, char **argv)
 	if (rc && r.error[0])
 		et_cli_error("%s", r.error);
 	et_dag_result_free(&r.dag);
+	if (p.plan_ctx && fclose(p.plan_ctx) && rc == 0)
+		rc = et_cli_error("--plan %s: %s", o.plan, strerror(errno)) ? ET_EXIT_FAIL : 0;
 	rte_eal_cleanup();
 	cli_free(&o);
 	return rc;

@@ -36,6 +36,8 @@ usage(FILE *o)
 		"                       TIME like 0, 500us, 2ms after the collective starts\n"
 		"  --json FILE          results as one JSON object\n"
 		"  --pcap DIR           every port's traffic as pcapng files in DIR\n"
+		"  --plan FILE          every subflow as its host planned it (destination, bytes,\n"
+		"                       path ID), a line each: ethereal-coll --plan writes the same\n"
 		"  --fault K=V[,K=V]    link faults on every link, as the [link] keys: loss-ppm,\n"
 		"                       ge-enter-ppm, ge-exit-ppm, ge-loss-ppm (Gilbert-Elliott),\n"
 		"                       corrupt-ppm, dup-ppm, jitter-ns, flap-period-us, flap-down-us\n"
@@ -269,6 +271,7 @@ parse_cli(int argc, char **argv, struct cli *o)
 		{"clock", required_argument, NULL, 'k'}, {"seed", required_argument, NULL, 'S'},
 		{"verify", no_argument, NULL, 'v'}, {"fail", required_argument, NULL, 'f'},
 		{"json", required_argument, NULL, 'j'}, {"pcap", required_argument, NULL, 'p'},
+		{"plan", required_argument, NULL, 'P'},
 		{"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'},
 		{"fault", required_argument, NULL, 'F'}, {"check", no_argument, NULL, 'K'},
 		{NULL, 0, NULL, 0}};
@@ -298,6 +301,7 @@ parse_cli(int argc, char **argv, struct cli *o)
 		case 'f': o->fail = optarg; break;
 		case 'j': o->json = optarg; break;
 		case 'p': o->pcap = optarg; break;
+		case 'P': o->plan = optarg; break;
 		case 'q': o->quiet = true; break;
 		case 'K': o->check = true; break;
 		case 'F': o->faults = optarg; break;
@@ -378,9 +382,19 @@ finish_params(struct cli *o, struct et_fabric_params *p)
 	p->hosts_only = o->trace != NULL;
 	/* the outputs before the run, not after it */
 	if ((o->json && et_cli_out_file("--json", o->json)) ||
-	    (o->pcap && et_cli_out_dir("--pcap", o->pcap)))
+	    (o->pcap && et_cli_out_dir("--pcap", o->pcap)) ||
+	    (o->plan && et_cli_out_file("--plan", o->plan)))
 		return -1;
 	return 0;
+}
+
+void
+plan_write(void *fp, const struct et_rt_host *h, const struct et_rt_sub *s)
+{
+	char line[160];
+
+	et_rt_sub_format(h, s, line, sizeof(line));
+	fprintf(fp, "%s\n", line);
 }
 
 int

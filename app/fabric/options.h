@@ -14,7 +14,7 @@
 
 struct cli {
 	const char *config, *lb, *collective, *algo, *size, *workload, *trace, *clock, *fail;
-	const char *json, *pcap, *faults;
+	const char *json, *pcap, *faults, *plan;
 	uint64_t seed;
 	bool seed_set, verify, quiet, check;
 	uint32_t from_conf; /* bit per conf_opts[] entry: the value came from the conf */
@@ -40,6 +40,10 @@ int load_workload(const char *file, struct workload *w);
 /* A trace (coll/et_trace) for the fabric of p, every collective of it
  * checked with p's algorithm before anything runs. */
 int load_trace(const char *file, const struct et_fabric_params *p, struct et_trace *t);
+/* --plan FILE: each subflow as its host planned it, a line each
+ * (et_rt_sub_format); ethereal-coll writes the same for its rank. */
+void plan_write(void *fp, const struct et_rt_host *h, const struct et_rt_sub *s);
+
 /* The values the conf gave were copied. */
 void cli_free(struct cli *o);
 

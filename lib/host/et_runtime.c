@@ -128,8 +128,8 @@ sub_post(struct et_rt_host *h, uint32_t i)
 		a.dctcp.init_cwnd = h->peer_cc[s->dst].cwnd;
 		a.dctcp.init_alpha = h->peer_cc[s->dst].alpha;
 	}
-	a.sq_psn = (uint32_t)et_rand_next(&h->lbh->rng) & ET_PSN_MASK;
-	a.rq_psn = (uint32_t)et_rand_next(&h->lbh->rng) & ET_PSN_MASK;
+	a.sq_psn = s->sq_psn;
+	a.rq_psn = s->rq_psn;
 	s->qp = et_host_qp_create(&h->host, &a);
 	if (s->qp == NULL)
 		return failed(h, ET_RT_NO_QP, s->dst, 0), -ENOSPC;
@@ -251,8 +251,15 @@ plan(struct et_rt_host *h, uint64_t now, bool batched)
 			.dst = fl[out[i].flow].dst, .send = map[out[i].flow], .off = out[i].off,
 			.len = out[i].len, .path = out[i].path, .start_ns = out[i].start_ns,
 			.insert_pos = out[i].insert_pos};
+		/* drawn here, not when the subflow starts: the draws then come in
+		 * the order of the plan on any clock, and so do the paths drawn
+		 * after them (a process per host plans as the emulator does) */
+		h->subs[j].sq_psn = (uint32_t)et_rand_next(&h->lbh->rng) & ET_PSN_MASK;
+		h->subs[j].rq_psn = (uint32_t)et_rand_next(&h->lbh->rng) & ET_PSN_MASK;
 		h->waiting[h->n_waiting++] = j;
 		h->sends_left++;
+		if (h->on_plan)
+			h->on_plan(h->plan_ctx, h, &h->subs[j]);
 	}
 	rc = 0;
 out:
@@ -483,6 +490,13 @@ et_rt_host_free(struct et_rt_host *h)
 	free(h->waiting);
 	free(h->subs);
 	memset(h, 0, sizeof(*h));
+}
+
+void
+et_rt_sub_format(const struct et_rt_host *h, const struct et_rt_sub *s, char *buf, size_t len)
+{
+	snprintf(buf, len, "host %u step %u dst %u send %u off %" PRIu64 " len %" PRIu64 " path %u",
+		 host_of(h, h->rank), h->step, s->dst, s->send, s->off, s->len, s->path);
 }
 
 const char *

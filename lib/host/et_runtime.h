@@ -41,6 +41,7 @@ struct et_rt_sub {
 	uint64_t off, len;
 	uint16_t path;
 	uint64_t start_ns;
+	uint32_t sq_psn, rq_psn;  /* the QP pair's first PSNs, drawn with the plan */
 	int insert_pos;
 	struct et_qp *qp;     /* the sending end, on this host */
 	uint32_t far_qpn;     /* the receiving end's QPN; 0 until it is known */
@@ -113,6 +114,10 @@ struct et_rt_failure {
 	enum et_wc_status status;
 };
 
+/* Told of each subflow as it is planned (path as planned, before any
+ * reroute): the QP plan a run can be compared by, across programs. */
+typedef void (*et_rt_plan_fn)(void *ctx, const struct et_rt_host *h, const struct et_rt_sub *s);
+
 struct et_rt_host {
 	struct et_host host;      /* NIC, memory regions, CQs, next hop */
 	uint32_t data_key, staging_key;
@@ -141,6 +146,8 @@ struct et_rt_host {
 	uint64_t done_ns;         /* when the rank finished, + 1; 0: not yet */
 	struct et_rt_stats st;
 	struct et_rt_failure fail;
+	et_rt_plan_fn on_plan;    /* NULL: nobody asks */
+	void *plan_ctx;
 };
 
 /* Rank `rank` of sched on nic.  shared: one region every host of the run
@@ -195,6 +202,11 @@ uint64_t et_rt_next_event(const struct et_rt_host *h, uint64_t now);
 /* A QP's counters into st (every QP of a run is counted once, when it goes
  * or when the run ends). */
 void et_rt_stats_add_qp(struct et_rt_stats *st, const struct et_qp *qp);
+
+/* A planned subflow as one line of text (no newline): "host H step S dst
+ * D send N off O len L path P", the fabric hosts' numbers. */
+void et_rt_sub_format(const struct et_rt_host *h, const struct et_rt_sub *s, char *buf,
+		      size_t len);
 
 /* The failure in words, e.g. "host 3 -> host 9: QP 12: retry exceeded". */
 const char *et_rt_strerror(const struct et_rt_host *h, char *buf, size_t len);

@@ -154,6 +154,8 @@ host_init(struct et_fabric *f, uint32_t i, uint64_t shared_len)
 			    &peer_ops, f))
 		return et_fabric_fail(f, "host %u: out of memory", i);
 	et_nic_acks_first(&h->nic, f->p.acks_first);
+	h->rt.on_plan = f->p.on_plan;
+	h->rt.plan_ctx = f->p.plan_ctx;
 	return 0;
 }
 

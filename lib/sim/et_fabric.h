@@ -54,6 +54,8 @@ struct et_fabric_params {
 	char fails_from[320];       /* where they were given, for errors: "--fail" */
 	const char *pcap_dir;
 	uint32_t mbufs;                  /* the frame pool; 0: sized by hosts */
+	et_rt_plan_fn on_plan;           /* each host's subflows as planned; NULL: none */
+	void *plan_ctx;
 	bool hosts_only;                 /* no collective of its own: a driver runs the
 					  * hosts (sim/et_dag); kind, algo, size unused */
 };
