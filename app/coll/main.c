@@ -128,7 +128,11 @@ main(int argc, char **argv)
 		for (uint64_t s = c.o.min; !bad && s <= c.o.max; s *= c.o.factor) {
 			struct row *row = &c.rows[c.n_rows];
 
-			bad = coll_run_size(&c, s, s * c.o.factor > c.o.max, row) != 0 || row->wrong;
+			if (coll_run_size(&c, s, s * c.o.factor > c.o.max, row)) {
+				bad = 1; /* said why; a row of a run that did not end is no figure */
+				break;
+			}
+			bad = row->wrong != 0;
 			c.n_rows++;
 			if (c.o.rank == 0)
 				coll_print_row(&c, row);

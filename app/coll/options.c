@@ -167,6 +167,12 @@ coll_parse(int argc, char **argv, struct copts *o)
 	if (!o->port || !o->f.config || !o->root || !o->rank_set || !o->world_set)
 		return et_cli_error("--port, --config, --root, --rank and --world are required "
 				    "(--rank and --world from mpirun's environment too; see --help)");
+	const char *colon = strrchr(o->root, ':');
+	uint64_t port;
+
+	if (!colon || colon == o->root || et_parse_u64(colon + 1, &port) || port == 0 ||
+	    port > 65535)
+		return et_cli_bad("--root", "HOST:PORT, the port 1..65535", o->root);
 	if (o->rank >= o->world)
 		return et_cli_error("--rank %u: expected 0..%u (--world %u)", o->rank, o->world - 1,
 				    o->world);

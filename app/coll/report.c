@@ -21,9 +21,11 @@ bus_factor(const struct coll *c)
 void
 coll_print_header(const struct coll *c)
 {
+	char lb[32];
+
 	printf("# ethereal-coll: %s by %s, %u ranks, --lb %s, seed %" PRIu64 "%s\n",
 	       et_coll_kind_name(c->p.kind), et_coll_algo_name(c->p.algo), c->o.world,
-	       c->o.f.lb ? c->o.f.lb : "(the conf's)", c->p.seed,
+	       et_lb_name(&c->p.lb, lb, sizeof(lb)), c->p.seed,
 	       c->p.verify ? ", verified" : "");
 	printf("#%11s %10s %8s %8s %8s %8s %8s %7s %6s\n", "size(B)", "time(us)", "algbw",
 	       "busbw", "retrans", "timeouts", "rerouted", "maxQPs", "wrong");
@@ -46,10 +48,11 @@ int
 coll_write_json(const struct coll *c, const char *file)
 {
 	json_t *o = json_object(), *rows = json_array();
+	char lb[32];
 
 	json_object_set_new(o, "collective", json_string(et_coll_kind_name(c->p.kind)));
 	json_object_set_new(o, "algo", json_string(et_coll_algo_name(c->p.algo)));
-	json_object_set_new(o, "lb", json_string(c->o.f.lb ? c->o.f.lb : ""));
+	json_object_set_new(o, "lb", json_string(et_lb_name(&c->p.lb, lb, sizeof(lb))));
 	et_json_set_u64(o, "ranks", c->o.world);
 	et_json_set_u64(o, "seed", c->p.seed);
 	json_object_set_new(o, "verified", et_json_verdict(c->p.verify, true));
