@@ -22,7 +22,7 @@
 #include "host/et_nic.h"
 #include "host/et_runtime.h"
 #include "link/et_port.h"
-#include "../fabric/options.h"
+#include "et_fabric_cli.h"
 #include "mesh.h"
 
 struct copts {

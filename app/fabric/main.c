@@ -20,7 +20,7 @@
 #include "et_app_eal.h"
 #include "et_cli.h"
 #include "et_json.h"
-#include "options.h"
+#include "et_fabric_cli.h"
 #include "sim/et_dag.h"
 
 /* What one run, or a workload's runs summed, gives. */

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * ethereal-fabric's inputs: the command line, the conf it names, and a
+ * ethereal-fabric's inputs (ethereal-coll reads its conf with them too):
+ * the command line, the conf it names, and a
  * workload file, turned into the parameters of a fabric (sim/et_fabric).
  */
-#ifndef FABRIC_OPTIONS_H
-#define FABRIC_OPTIONS_H
+#ifndef ET_FABRIC_CLI_H
+#define ET_FABRIC_CLI_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -47,4 +48,4 @@ void plan_write(void *fp, const struct et_rt_host *h, const struct et_rt_sub *s)
 /* The values the conf gave were copied. */
 void cli_free(struct cli *o);
 
-#endif /* FABRIC_OPTIONS_H */
+#endif /* ET_FABRIC_CLI_H */

@@ -13,7 +13,7 @@
 #include "et_cli.h"
 #include "link/et_link_conf.h"
 #include "et_switch_conf.h"
-#include "options.h"
+#include "et_fabric_cli.h"
 
 void
 usage(FILE *o)
