@@ -13,16 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "et_cli.h"
 #include "mesh.h"
-
-static uint64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static int
 fail(struct mesh *m, const char *fmt, ...)
@@ -82,7 +74,7 @@ wait_fd(struct mesh *m, int fd, short events, uint64_t deadline)
 {
 	while (!*m->stop) {
 		struct pollfd p = {.fd = fd, .events = events};
-		uint64_t now = mono_ms();
+		uint64_t now = et_mono_ms();
 
 		if (now >= deadline)
 			return 0;
@@ -183,7 +175,7 @@ connect_to(struct mesh *m, uint32_t ip, uint16_t port, uint64_t deadline, const 
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port),
 				.sin_addr.s_addr = htonl(ip)};
 
-	while (!*m->stop && mono_ms() < deadline) {
+	while (!*m->stop && et_mono_ms() < deadline) {
 		int fd = socket(AF_INET, SOCK_STREAM, 0);
 
 		if (fd < 0)
@@ -250,103 +242,80 @@ missing(struct mesh *m, uint32_t lo, uint32_t hi, const char *what)
 static int
 root_side(struct mesh *m, uint16_t port, uint64_t deadline)
 {
-	uint32_t *ip = calloc(m->world, sizeof(*ip));
-	uint16_t *lport = calloc(m->world, sizeof(*lport)), bound;
-	int rc = -1;
+	uint16_t bound;
 
-	if (!ip || !lport || listen_on(m, port, &bound))
-		goto out;
+	if (listen_on(m, port, &bound))
+		return -1;
 	for (uint32_t k = 1; k < m->world; k++) {
 		struct msg h;
 		uint32_t from;
 		int fd = accept_hello(m, &h, &from, deadline);
 
-		if (fd < 0) {
-			missing(m, 1, m->world - 1, "bootstrap");
-			goto out;
-		}
+		if (fd < 0)
+			return missing(m, 1, m->world - 1, "bootstrap");
 		if (check_hello(m, &h, 1, m->world - 1)) {
 			close(fd);
-			goto out;
+			return -1;
 		}
 		m->fd[h.a] = fd;
-		ip[h.a] = from;
-		lport[h.a] = (uint16_t)h.c;
+		m->ip[h.a] = from;
+		m->port[h.a] = (uint16_t)h.c;
 	}
 	for (uint32_t r = 1; r < m->world; r++)
 		for (uint32_t k = 0; k < m->world; k++)
-			if (send_msg(m->fd[r], &(struct msg){.type = MSG_ADDR, .a = k, .b = ip[k],
-							     .c = lport[k]})) {
-				fail(m, "bootstrap: rank %u left", r);
-				goto out;
-			}
-	rc = 0;
-out:
-	free(ip);
-	free(lport);
-	return rc;
+			if (send_msg(m->fd[r], &(struct msg){.type = MSG_ADDR, .a = k, .b = m->ip[k],
+							     .c = m->port[k]}))
+				return fail(m, "bootstrap: rank %u left", r);
+	return 0;
 }
 
 static int
 rank_side(struct mesh *m, uint32_t root_ip, uint16_t root_port, uint64_t deadline)
 {
-	uint32_t *ip = calloc(m->world, sizeof(*ip));
-	uint16_t *lport = calloc(m->world, sizeof(*lport)), bound;
-	int rc = -1, fd;
+	uint16_t bound;
+	int fd;
 
-	if (!ip || !lport || listen_on(m, 0, &bound))
-		goto out;
+	if (listen_on(m, 0, &bound))
+		return -1;
 	fd = connect_to(m, root_ip, root_port, deadline, "the root (rank 0)");
 	if (fd < 0)
-		goto out;
+		return -1;
 	m->fd[0] = fd;
-	if (send_msg(fd, &(struct msg){.type = MSG_HELLO, .a = m->rank, .b = m->world, .c = bound})) {
-		fail(m, "bootstrap: the root closed the connection");
-		goto out;
-	}
+	if (send_msg(fd, &(struct msg){.type = MSG_HELLO, .a = m->rank, .b = m->world, .c = bound}))
+		return fail(m, "bootstrap: the root closed the connection");
 	for (uint32_t k = 0; k < m->world; k++) {
 		struct msg a;
 
-		if (read_msg(m, fd, &a, deadline) || a.type != MSG_ADDR || a.a >= m->world) {
-			fail(m, "bootstrap: no address list from the root%s (another rank missing, "
-			     "or the root gave up)", *m->stop ? " before the stop" : "");
-			goto out;
-		}
-		ip[a.a] = a.b;
-		lport[a.a] = (uint16_t)a.c;
+		if (read_msg(m, fd, &a, deadline) || a.type != MSG_ADDR || a.a >= m->world)
+			return fail(m, "bootstrap: no address list from the root%s (another rank "
+				    "missing, or the root gave up)", *m->stop ? " before the stop" : "");
+		m->ip[a.a] = a.b;
+		m->port[a.a] = (uint16_t)a.c;
 	}
 	for (uint32_t r = 1; r < m->rank; r++) {
 		char who[32];
 
 		snprintf(who, sizeof(who), "rank %u", r);
-		if ((m->fd[r] = connect_to(m, ip[r], lport[r], deadline, who)) < 0 ||
-		    send_msg(m->fd[r], &(struct msg){.type = MSG_HELLO, .a = m->rank,
-						     .b = m->world})) {
-			if (m->fd[r] >= 0)
-				fail(m, "bootstrap: rank %u closed the connection", r);
-			goto out;
-		}
+		if ((m->fd[r] = connect_to(m, m->ip[r], m->port[r], deadline, who)) < 0)
+			return -1;
+		if (send_msg(m->fd[r], &(struct msg){.type = MSG_HELLO, .a = m->rank,
+						     .b = m->world}))
+			return fail(m, "bootstrap: rank %u closed the connection", r);
 	}
 	for (uint32_t k = m->rank + 1; k < m->world; k++) {
 		struct msg h;
 		uint32_t from;
 		int f = accept_hello(m, &h, &from, deadline);
 
-		if (f < 0) {
-			missing(m, m->rank + 1, m->world - 1, "mesh");
-			goto out;
-		}
+		if (f < 0)
+			return missing(m, m->rank + 1, m->world - 1, "mesh");
 		if (check_hello(m, &h, m->rank + 1, m->world - 1)) {
 			close(f);
-			goto out;
+			return -1;
 		}
 		m->fd[h.a] = f;
 	}
-	rc = 0;
-out:
-	free(ip);
-	free(lport);
-	return rc;
+	return 0;
 }
 
 static int
@@ -377,7 +346,7 @@ int
 mesh_open(struct mesh *m, uint32_t rank, uint32_t world, const char *root,
 	  uint64_t timeout_ms, volatile sig_atomic_t *stop)
 {
-	uint64_t deadline = mono_ms() + timeout_ms;
+	uint64_t deadline = et_mono_ms() + timeout_ms;
 	uint32_t ip;
 	uint16_t port;
 
@@ -390,7 +359,9 @@ mesh_open(struct mesh *m, uint32_t rank, uint32_t world, const char *root,
 	m->buf = calloc(world, sizeof(*m->buf));
 	m->have = calloc(world, sizeof(*m->have));
 	m->may_leave = calloc(world, sizeof(*m->may_leave));
-	if (!m->fd || !m->buf || !m->have || !m->may_leave)
+	m->ip = calloc(world, sizeof(*m->ip));
+	m->port = calloc(world, sizeof(*m->port));
+	if (!m->fd || !m->buf || !m->have || !m->may_leave || !m->ip || !m->port)
 		return fail(m, "out of memory");
 	for (uint32_t r = 0; r < world; r++)
 		m->fd[r] = -1;
@@ -464,6 +435,8 @@ mesh_close(struct mesh *m)
 	free(m->buf);
 	free(m->have);
 	free(m->may_leave);
+	free(m->ip);
+	free(m->port);
 	m->fd = NULL;
 	m->buf = NULL;
 	m->have = NULL;

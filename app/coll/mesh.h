@@ -42,6 +42,8 @@ struct mesh {
 	uint8_t (*buf)[MSG_LEN];
 	uint32_t *have;      /* bytes of a message read so far, per rank */
 	uint8_t *may_leave;  /* per rank: its connection may end (it said so) */
+	uint32_t *ip;        /* per rank: where it listens (bootstrap) */
+	uint16_t *port;
 	uint32_t next;       /* the rank mesh_recv looks at first */
 	int listen_fd;
 	volatile sig_atomic_t *stop;

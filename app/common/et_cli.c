@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -235,4 +236,13 @@ et_cli_out_file(const char *opt, const char *path)
 		return et_cli_error("%s: cannot write %s: %s", opt, path, strerror(errno));
 	fclose(f);
 	return 0;
+}
+
+uint64_t
+et_mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }

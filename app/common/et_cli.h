@@ -63,6 +63,10 @@ int et_cli_time_ns(const char *opt, const char *s, uint64_t unit_ns, const char 
 /* s's index among names (NULL-terminated): "expected one of A B C". */
 int et_cli_choice(const char *opt, const char *const *names, const char *s);
 
+/* Milliseconds of CLOCK_MONOTONIC: the deadlines of the programs' waits on
+ * sockets (the data path's clock is the TSC, host/et_worker.h). */
+uint64_t et_mono_ms(void);
+
 /* Whether --help or -h is anywhere on the line, before or after "--": the
  * program prints its own usage then, not DPDK's. */
 int et_cli_wants_help(int argc, char **argv);

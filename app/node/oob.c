@@ -19,23 +19,14 @@
 
 #include "et_cli.h"
 
-static uint64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* Until fd is ready for events: 0; -1 on timeout or stop (o->why). */
 static int
 wait_fd(struct oob *o, int fd, short events)
 {
-	uint64_t until = mono_ms() + o->timeout_ms;
+	uint64_t until = et_mono_ms() + o->timeout_ms;
 	static char why[64];
 
-	while (!*o->stop && mono_ms() < until) {
+	while (!*o->stop && et_mono_ms() < until) {
 		struct pollfd p = {.fd = fd, .events = events};
 		int r = poll(&p, 1, 1);
 
@@ -84,14 +75,14 @@ static int
 open_client(struct oob *o, const char *host, uint16_t port)
 {
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
-	uint64_t until = mono_ms() + o->timeout_ms;
+	uint64_t until = et_mono_ms() + o->timeout_ms;
 
 	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
 		return et_cli_bad("--client", "an IPv4 address", host);
 	}
 	/* the server may not listen yet; a refused connect leaves the socket
 	 * unusable, so each try starts afresh */
-	while (!*o->stop && mono_ms() < until) {
+	while (!*o->stop && et_mono_ms() < until) {
 		int fd = socket(AF_INET, SOCK_STREAM, 0);
 
 		if (fd < 0)
