@@ -74,6 +74,9 @@ coll_open_port(struct coll *c)
 void
 coll_close(struct coll *c)
 {
+	/* a peer that died may have been the far end of our link */
+	if (c->mesh.lost && c->port_open)
+		et_port_await_peer_gone(&c->port, 2000);
 	mesh_close(&c->mesh);
 	if (c->plan)
 		fclose(c->plan);

@@ -379,8 +379,10 @@ mesh_open(struct mesh *m, uint32_t rank, uint32_t world, const char *root,
 int
 mesh_send(struct mesh *m, uint32_t to, const struct msg *x)
 {
-	if (to >= m->world || m->fd[to] < 0 || send_msg(m->fd[to], x))
+	if (to >= m->world || m->fd[to] < 0 || send_msg(m->fd[to], x)) {
+		m->lost = true;
 		return fail(m, "rank %u: the connection to rank %u is gone", m->rank, to);
+	}
 	return 0;
 }
 
@@ -400,9 +402,11 @@ mesh_recv(struct mesh *m, uint32_t *from, struct msg *x)
 			m->fd[r] = -1;
 			continue;
 		}
-		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+			m->lost = true;
 			return fail(m, "rank %u: lost the connection to rank %u (%s)", m->rank, r,
 				    n == 0 ? "it closed" : strerror(errno));
+		}
 		if (n > 0 && (m->have[r] += (uint32_t)n) == MSG_LEN) {
 			decode(m->buf[r], x);
 			m->have[r] = 0;

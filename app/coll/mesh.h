@@ -14,6 +14,7 @@
 #define ET_COLL_MESH_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 enum mesh_type {
@@ -47,6 +48,7 @@ struct mesh {
 	uint32_t next;       /* the rank mesh_recv looks at first */
 	int listen_fd;
 	volatile sig_atomic_t *stop;
+	bool lost;           /* a peer's connection ended while it had to stay */
 	char err[256];
 };
 

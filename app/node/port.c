@@ -104,12 +104,9 @@ wait_link_up(struct node *n)
 	}
 }
 
-/* DPDK 22.11's memif tears a link down from its control thread when the
- * peer leaves; stopping the port at the same moment crashes in the EAL
- * (seen under load).  So the client stops its port first, then closes the
- * TCP connection; the server waits for that, then until its own side has
- * seen the link go down (at most 2 s: behind a switch it stays up), and
- * only then stops. */
+/* The client stops its port first, then closes the TCP connection; the
+ * server waits for that, then for its side of the link to go down (see
+ * et_port_await_peer_gone), and only then stops. */
 static void
 await_client_gone(struct node *n)
 {
@@ -121,14 +118,7 @@ await_client_gone(struct node *n)
 	n->oob.timeout_ms = 10000;
 	if (oob_read(&n->oob, &c, 1) == 0)
 		return; /* not a close: the client is confused, nothing to wait for */
-	for (int k = 0; k < 200; k++) {
-		struct rte_eth_link link;
-
-		if (rte_eth_link_get_nowait(n->port.eth_port, &link) == 0 && !link.link_status)
-			break;
-		usleep(10000);
-	}
-	usleep(100000); /* the control thread finishes what it began */
+	et_port_await_peer_gone(&n->port, 2000);
 }
 
 void

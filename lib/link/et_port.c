@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_bus.h>
 #include <rte_dev.h>
@@ -203,6 +204,21 @@ et_port_free_rings(struct et_port *p)
 		rte_free(p->own[r]); /* ring_alloc's, not a memzone */
 		p->own[r] = NULL;
 	}
+}
+
+void
+et_port_await_peer_gone(const struct et_port *p, unsigned int max_ms)
+{
+	if (p->kind != ET_PORT_ETHDEV)
+		return;
+	for (unsigned int k = 0; k < max_ms / 10; k++) {
+		struct rte_eth_link link;
+
+		if (rte_eth_link_get_nowait(p->eth_port, &link) == 0 && !link.link_status)
+			break;
+		usleep(10000);
+	}
+	usleep(100000); /* the interrupt thread finishes what it began */
 }
 
 void

@@ -142,6 +142,15 @@ int et_port_ethdev(struct et_port *p, const char *devargs, struct rte_mempool *m
  * point at them. */
 void et_port_close(struct et_port *p);
 
+/* After the far end went away (its process died or closed): wait, at most
+ * max_ms, until the link reads down, then a little more.  DPDK 22.11's
+ * memif tears its side of the link down from the EAL's interrupt thread
+ * when the peer leaves; closing the port, or rte_eal_cleanup(), while that
+ * thread is still at it frees its memory twice or unmaps it under it (a
+ * crash, seen under load).  Behind a switch the link stays up: max_ms is
+ * then all it costs.  Nothing to wait for on a ring port. */
+void et_port_await_peer_gone(const struct et_port *p, unsigned int max_ms);
+
 /* Free only the rings this port owns, and the frames still in them. */
 void et_port_free_rings(struct et_port *p);
 
