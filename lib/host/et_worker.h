@@ -18,6 +18,10 @@ struct et_worker {
 	_Atomic int *run;        /* the worker loops while *run is non-zero */
 	uint64_t (*clock)(void); /* now_ns: the TSC, or a fabric's clock */
 	uint64_t polls, idle_polls;
+	/* the longest time between two polls: a core taken away (another
+	 * process, the hypervisor) shows here, and any RTO shorter than it
+	 * fires on a peer that lost nothing */
+	uint64_t max_gap_ns;
 };
 
 /* rte_eal_remote_launch() entry point; arg is a struct et_worker. */
