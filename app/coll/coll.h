@@ -38,14 +38,21 @@ struct copts {
 	bool switch_mode;        /* --switch-mode: say the switches' mode for the policy */
 };
 
-/* One size's figures, as the table shows them. */
+/* One rank's figures: of one collective, as its barrier message carries
+ * them; of one size, the timed iterations' (times averaged, counts summed). */
+struct rank_fig {
+	double us;
+	uint64_t retransmits, timeouts, rerouted, paths_marked_bad;
+	uint32_t max_qps, wrong;
+};
+
+/* One size's figures: all ranks' as the table shows them (the slowest
+ * rank's time, counts summed, any rank's most QPs at once, the ranks whose
+ * data was wrong), and each rank's. */
 struct row {
 	uint64_t size;
-	double us;               /* the slowest rank's time, averaged over the iterations */
-	double algbw, busbw;     /* GB/s, as nccl-tests */
-	uint64_t retransmits, timeouts, rerouted;
-	uint32_t max_qps;        /* any rank's most QPs at once */
-	uint32_t wrong;          /* ranks whose data was wrong (--verify) */
+	struct rank_fig all;
+	struct rank_fig *rank;   /* world of them */
 };
 
 /* A message that came before its collective (a peer already in the next). */
@@ -71,13 +78,15 @@ struct coll {
 	FILE *plan;              /* --plan: until the first collective is planned */
 	uint32_t seq;            /* barriers passed */
 	uint32_t barrier_in;     /* peers at barrier seq */
+	struct rank_fig *fig;    /* by rank: the collective's figures, a peer's from its barrier */
 	bool peer_failed;
 	uint32_t max_qps;
 	struct early *early;
 	uint32_t n_early, early_cap;
 	struct row *rows;
-	uint32_t n_rows;
-	struct row first;        /* the first collective (warm-up or not): its plan is --plan's */
+	uint32_t n_rows, n_rows_cap;
+	struct rank_fig first;   /* the first collective (warm-up or not): its plan is --plan's */
+	uint64_t first_size;
 	bool first_done;
 };
 

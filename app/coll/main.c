@@ -40,7 +40,8 @@ coll_open_port(struct coll *c)
 
 	c->mp = et_app_pool("coll", 32767, ET_APP_MBUF_4K_FRAME);
 	c->peer_cc = calloc(c->o.world, sizeof(*c->peer_cc));
-	if (!c->mp || !c->peer_cc)
+	c->fig = calloc(c->o.world, sizeof(*c->fig));
+	if (!c->mp || !c->peer_cc || !c->fig)
 		return et_cli_error("out of memory for the frame pool (give EAL more, -m)");
 	r = et_port_ethdev(&c->port, c->o.port, c->mp, 1024);
 	if (r)
@@ -85,7 +86,10 @@ coll_close(struct coll *c)
 	if (c->port_open)
 		et_port_close(&c->port);
 	free(c->peer_cc);
+	free(c->fig);
 	free(c->early);
+	for (uint32_t i = 0; c->rows && i < c->n_rows_cap; i++)
+		free(c->rows[i].rank);
 	free(c->rows);
 	cli_free(&c->o.f);
 }
@@ -126,6 +130,9 @@ main(int argc, char **argv)
 			n++;
 		c.rows = calloc(n, sizeof(*c.rows));
 		bad = c.rows == NULL;
+		c.n_rows_cap = bad ? 0 : n;
+		for (uint32_t i = 0; !bad && i < n; i++)
+			bad = (c.rows[i].rank = calloc(c.o.world, sizeof(*c.rows[i].rank))) == NULL;
 		if (c.o.rank == 0)
 			coll_print_header(&c);
 		for (uint64_t s = c.o.min; !bad && s <= c.o.max; s *= c.o.factor) {
@@ -135,7 +142,7 @@ main(int argc, char **argv)
 				bad = 1; /* said why; a row of a run that did not end is no figure */
 				break;
 			}
-			bad = row->wrong != 0;
+			bad = row->all.wrong != 0;
 			c.n_rows++;
 			if (c.o.rank == 0)
 				coll_print_row(&c, row);

@@ -46,26 +46,28 @@ get32(const uint8_t *p)
 static void
 encode(const struct msg *x, uint8_t out[MSG_LEN])
 {
-	const uint32_t w[6] = {x->type, x->a, x->b, x->c, x->d, x->e};
+	const uint32_t w[7] = {x->type, x->a, x->b, x->c, x->d, x->e, x->f};
+	const uint64_t v[3] = {x->x, x->y, x->z};
 
-	for (int i = 0; i < 6; i++)
+	for (int i = 0; i < 7; i++)
 		put32(out + 4 * i, w[i]);
-	put32(out + 24, (uint32_t)(x->x >> 32));
-	put32(out + 28, (uint32_t)x->x);
-	put32(out + 32, (uint32_t)(x->y >> 32));
-	put32(out + 36, (uint32_t)x->y);
-	put32(out + 40, (uint32_t)(x->z >> 32));
-	put32(out + 44, (uint32_t)x->z);
+	for (int i = 0; i < 3; i++) {
+		put32(out + 28 + 8 * i, (uint32_t)(v[i] >> 32));
+		put32(out + 32 + 8 * i, (uint32_t)v[i]);
+	}
 }
 
 static void
 decode(const uint8_t in[MSG_LEN], struct msg *x)
 {
-	*x = (struct msg){get32(in), get32(in + 4), get32(in + 8), get32(in + 12),
-			  get32(in + 16), get32(in + 20),
-			  (uint64_t)get32(in + 24) << 32 | get32(in + 28),
-			  (uint64_t)get32(in + 32) << 32 | get32(in + 36),
-			  (uint64_t)get32(in + 40) << 32 | get32(in + 44)};
+	uint32_t w[7];
+	uint64_t v[3];
+
+	for (int i = 0; i < 7; i++)
+		w[i] = get32(in + 4 * i);
+	for (int i = 0; i < 3; i++)
+		v[i] = (uint64_t)get32(in + 28 + 8 * i) << 32 | get32(in + 32 + 8 * i);
+	*x = (struct msg){w[0], w[1], w[2], w[3], w[4], w[5], w[6], v[0], v[1], v[2]};
 }
 
 /* Wait until fd is ready for events or the deadline; 1 ready, 0 not. */

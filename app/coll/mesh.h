@@ -24,18 +24,19 @@ enum mesh_type {
 			 * e: receive | multipath << 31, x: offset, y: length */
 	MSG_OPENED,     /* a: sub, b: 0 or errno, c: QPN, d: rkey, x: address */
 	MSG_CLOSE,      /* a: the far end's QPN: it goes */
-	MSG_BARRIER,    /* a: sequence; b: BARRIER_*; x, y, z, c, d, e: the sender's figures */
+	MSG_BARRIER,    /* a: sequence; b: BARRIER_*; x, y, z, c, d, e, f: the sender's
+			 * figures (see fig_of in run.c) */
 };
 
 #define BARRIER_FAILED 1u /* the sender failed (it said why) */
 #define BARRIER_LAST 2u   /* the sender leaves after this barrier */
 
 struct msg {
-	uint32_t type, a, b, c, d, e;
+	uint32_t type, a, b, c, d, e, f;
 	uint64_t x, y, z;
 };
 
-#define MSG_LEN 48 /* on the wire: each field big-endian, in the order above */
+#define MSG_LEN 52 /* on the wire: each field big-endian, in the order above */
 
 struct mesh {
 	uint32_t rank, world;

@@ -36,12 +36,29 @@ coll_print_header(const struct coll *c)
 void
 coll_print_row(const struct coll *c, const struct row *r)
 {
-	double algbw = r->us > 0 ? (double)r->size / r->us / 1e3 : 0;
+	const struct rank_fig *a = &r->all;
+	double algbw = a->us > 0 ? (double)r->size / a->us / 1e3 : 0;
 
 	printf("%12" PRIu64 " %10.1f %8.3f %8.3f %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %7u %6s\n",
-	       r->size, r->us, algbw, algbw * bus_factor(c), r->retransmits, r->timeouts,
-	       r->rerouted, r->max_qps, c->p.verify ? (r->wrong ? "WRONG" : "0") : "N/A");
+	       r->size, a->us, algbw, algbw * bus_factor(c), a->retransmits, a->timeouts,
+	       a->rerouted, a->max_qps, c->p.verify ? (a->wrong ? "WRONG" : "0") : "N/A");
 	fflush(stdout);
+}
+
+/* A rank's figures, or all ranks' (time: its name). */
+static json_t *
+fig_json(const struct rank_fig *f, const char *time)
+{
+	json_t *x = json_object();
+
+	et_json_set_u64(x, time, (uint64_t)(f->us * 1e3));
+	et_json_set_u64(x, "retransmits", f->retransmits);
+	et_json_set_u64(x, "timeouts", f->timeouts);
+	et_json_set_u64(x, "rerouted", f->rerouted);
+	et_json_set_u64(x, "paths_marked_bad", f->paths_marked_bad);
+	et_json_set_u64(x, "max_qps", f->max_qps);
+	et_json_set_u64(x, "wrong", f->wrong);
+	return x;
 }
 
 int
@@ -58,24 +75,19 @@ coll_write_json(const struct coll *c, const char *file)
 	json_object_set_new(o, "verified", et_json_verdict(c->p.verify, true));
 	for (uint32_t i = 0; i < c->n_rows; i++) {
 		const struct row *r = &c->rows[i];
-		json_t *x = json_object();
+		json_t *x = fig_json(&r->all, "cct_ns"), *ranks = json_array();
 
 		et_json_set_u64(x, "size", r->size);
-		et_json_set_u64(x, "cct_ns", (uint64_t)(r->us * 1e3));
-		et_json_set_u64(x, "retransmits", r->retransmits);
-		et_json_set_u64(x, "timeouts", r->timeouts);
-		et_json_set_u64(x, "rerouted", r->rerouted);
-		et_json_set_u64(x, "max_qps", r->max_qps);
-		et_json_set_u64(x, "wrong", r->wrong);
+		for (uint32_t k = 0; k < c->o.world; k++)
+			json_array_append_new(ranks, fig_json(&r->rank[k], "time_ns"));
+		json_object_set_new(x, "ranks", ranks);
 		json_array_append_new(rows, x);
 	}
 	json_object_set_new(o, "sizes", rows);
 	/* what may have changed the plans of --plan after its first step */
-	json_t *first = json_object();
+	json_t *first = fig_json(&c->first, "cct_ns");
 
-	et_json_set_u64(first, "size", c->first.size);
-	et_json_set_u64(first, "timeouts", c->first.timeouts);
-	et_json_set_u64(first, "rerouted", c->first.rerouted);
+	et_json_set_u64(first, "size", c->first_size);
 	json_object_set_new(o, "first_collective", first);
 	return et_json_write(file, o);
 }

@@ -117,9 +117,19 @@ keep_early(struct coll *c, uint32_t from, const struct msg *m)
 	return 0;
 }
 
-/* One message; the collective runs (rt_live) or this rank is in a barrier. */
+/* A rank's figures of a collective, as its barrier message carries them. */
+static struct rank_fig
+fig_of(const struct msg *m)
+{
+	return (struct rank_fig){.us = (double)m->x / 1e3, .retransmits = m->y,
+				 .rerouted = m->z, .timeouts = m->c, .max_qps = m->d,
+				 .wrong = m->e, .paths_marked_bad = m->f};
+}
+
+/* One message; the collective runs (rt_live) or this rank is in a barrier
+ * (a peer's barrier message may come while this rank still runs). */
 static int
-dispatch(struct coll *c, uint32_t from, const struct msg *m, struct row *sum)
+dispatch(struct coll *c, uint32_t from, const struct msg *m)
 {
 	switch (m->type) {
 	case MSG_OPEN:
@@ -144,14 +154,7 @@ dispatch(struct coll *c, uint32_t from, const struct msg *m, struct row *sum)
 			et_cli_error("rank %u: rank %u failed (its message says why)", c->o.rank,
 				     from);
 		}
-		if (sum) {
-			sum->us = RTE_MAX(sum->us, (double)m->x / 1e3);
-			sum->retransmits += m->y;
-			sum->rerouted += m->z;
-			sum->timeouts += m->c;
-			sum->max_qps = RTE_MAX(sum->max_qps, m->d);
-			sum->wrong += m->e;
-		}
+		c->fig[from] = fig_of(m);
 		return 0;
 	default:
 		return et_cli_error("rank %u: rank %u sent a message of unknown type %u",
@@ -160,25 +163,25 @@ dispatch(struct coll *c, uint32_t from, const struct msg *m, struct row *sum)
 }
 
 static int
-drain_mesh(struct coll *c, struct row *sum)
+drain_mesh(struct coll *c)
 {
 	uint32_t from;
 	struct msg m;
 	int r;
 
 	while ((r = mesh_recv(&c->mesh, &from, &m)) > 0)
-		if (dispatch(c, from, &m, sum))
+		if (dispatch(c, from, &m))
 			return -1;
 	if (r < 0)
 		return et_cli_error("%s", c->mesh.err);
 	return 0;
 }
 
-/* Every rank at barrier seq, with this rank's figures mine (their sum in
- * sum).  The NIC is polled meanwhile: a peer's retransmission still gets
- * its ACK.  0, or -1 when a peer failed or is gone. */
+/* Every rank at barrier seq, with this rank's figures mine (everyone's in
+ * c->fig then).  The NIC is polled meanwhile: a peer's retransmission still
+ * gets its ACK.  0, or -1 when a peer failed or is gone. */
 static int
-barrier(struct coll *c, const struct msg *mine, struct row *sum)
+barrier(struct coll *c, const struct msg *mine)
 {
 	uint64_t deadline = et_tsc_ns() + (uint64_t)c->o.timeout_s * 1000000000;
 	struct msg m = *mine;
@@ -191,7 +194,7 @@ barrier(struct coll *c, const struct msg *mine, struct row *sum)
 	while (c->barrier_in < c->mesh.world - 1) {
 		uint64_t now = et_tsc_ns();
 
-		if (drain_mesh(c, sum))
+		if (drain_mesh(c))
 			return -1;
 		if (now > deadline || coll_stop)
 			return et_cli_error("rank %u: %u of %u ranks at barrier %u %s", c->o.rank,
@@ -224,7 +227,7 @@ coll_start(struct coll *c)
 		snprintf(err, sizeof(err), "%s", c->mesh.err);
 		return et_cli_error("rank %u: %s", c->o.rank, err);
 	}
-	return barrier(c, &(struct msg){0}, NULL);
+	return barrier(c, &(struct msg){0});
 }
 
 /* ---- one collective ---- */
@@ -287,7 +290,7 @@ run_once(struct coll *c, const struct et_coll_sched *s, struct msg *fig)
 
 		if (c->nic.n_qps > c->max_qps)
 			c->max_qps = c->nic.n_qps;
-		if (drain_mesh(c, NULL))
+		if (drain_mesh(c))
 			rc = -1;
 		else if (h->fail.why != ET_RT_OK)
 			rc = et_cli_error("rank %u: %s", c->o.rank, et_rt_strerror(h, why, sizeof(why)));
@@ -311,6 +314,18 @@ run_once(struct coll *c, const struct et_coll_sched *s, struct msg *fig)
 	return rc;
 }
 
+/* f's counts into to's: summed, but the most QPs at once. */
+static void
+fig_add_counts(struct rank_fig *to, const struct rank_fig *f)
+{
+	to->retransmits += f->retransmits;
+	to->timeouts += f->timeouts;
+	to->rerouted += f->rerouted;
+	to->paths_marked_bad += f->paths_marked_bad;
+	to->max_qps = RTE_MAX(to->max_qps, f->max_qps);
+	to->wrong += f->wrong;
+}
+
 int
 coll_run_size(struct coll *c, uint64_t size, bool last, struct row *out)
 {
@@ -323,9 +338,12 @@ coll_run_size(struct coll *c, uint64_t size, bool last, struct row *out)
 				    et_coll_kind_name(c->p.kind), et_coll_algo_name(c->p.algo), size,
 				    c->o.world, why);
 	c->rc.size = size;
-	*out = (struct row){.size = size};
+	out->size = size;
+	out->all = (struct rank_fig){0};
+	memset(out->rank, 0, c->o.world * sizeof(*out->rank));
 	for (uint32_t it = 0; it < c->o.warmup + c->o.iters && rc == 0; it++) {
-		struct row sum = {0};
+		uint64_t bad0 = c->lb.paths.marked_bad;
+		struct rank_fig sum = {0};
 		struct msg fig;
 
 		c->max_qps = 0;
@@ -340,28 +358,31 @@ coll_run_size(struct coll *c, uint64_t size, bool last, struct row *out)
 		if (last && it + 1 == c->o.warmup + c->o.iters)
 			fig.b |= BARRIER_LAST;
 		fig.c = (uint32_t)q->timeouts;
-		sum = (struct row){.us = (double)fig.x / 1e3, .retransmits = fig.y,
-				   .timeouts = fig.c, .rerouted = fig.z, .max_qps = fig.d,
-				   .wrong = fig.e};
+		fig.f = (uint32_t)(c->lb.paths.marked_bad - bad0);
+		c->fig[c->o.rank] = fig_of(&fig);
 		/* a failure is told to the peers at the barrier, unless a peer
 		 * is gone: then there is no barrier to hold */
-		if (!c->mesh.lost && barrier(c, &fig, &sum))
+		if (!c->mesh.lost && barrier(c, &fig))
 			rc = -1;
+		for (uint32_t r = 0; r < c->o.world; r++) {
+			fig_add_counts(&sum, &c->fig[r]);
+			sum.us = RTE_MAX(sum.us, c->fig[r].us);
+		}
 		/* the far ends' counters came with the peers' closes, before their barrier */
 		et_rt_host_free(&c->rt);
 		if (!c->first_done) {
 			c->first = sum;
-			c->first.size = size;
+			c->first_size = size;
 			c->first_done = true;
 		}
 		if (it < c->o.warmup)
 			continue;
-		out->us += sum.us / c->o.iters;
-		out->retransmits += sum.retransmits;
-		out->timeouts += sum.timeouts;
-		out->rerouted += sum.rerouted;
-		out->max_qps = RTE_MAX(out->max_qps, sum.max_qps);
-		out->wrong += sum.wrong;
+		for (uint32_t r = 0; r < c->o.world; r++) {
+			fig_add_counts(&out->rank[r], &c->fig[r]);
+			out->rank[r].us += c->fig[r].us / c->o.iters;
+		}
+		fig_add_counts(&out->all, &sum);
+		out->all.us += sum.us / c->o.iters;
 	}
 	et_coll_free(&s);
 	return rc;
