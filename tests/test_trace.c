@@ -59,6 +59,13 @@ test_parse_good(void **state)
 	assert_int_equal(t.nodes[5].n_deps, 2);
 	assert_int_equal(t.nodes[5].deps[0], 3);
 	assert_int_equal(t.nodes[5].deps[1], 4);
+	/* successors, in the order of the nodes that name them */
+	assert_int_equal(t.nodes[2].n_succ, 2);
+	assert_int_equal(t.nodes[2].succ[0], 3);
+	assert_int_equal(t.nodes[2].succ[1], 4);
+	assert_int_equal(t.nodes[4].n_succ, 1);
+	assert_int_equal(t.nodes[4].succ[0], 5);
+	assert_int_equal(t.nodes[5].n_succ, 0);
 	et_trace_free(&t);
 	et_trace_free(&t); /* twice is safe */
 }

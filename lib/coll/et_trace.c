@@ -267,6 +267,28 @@ parse_line(struct parser *p, char *s)
 	return bad(p, "unknown line '%s': ranks, group, compute or comm", f[0]);
 }
 
+/* Each node's successors, in the order of the nodes that name it. */
+static int
+link_succ(struct et_trace *t)
+{
+	for (uint32_t k = 0; k < t->n_nodes; k++)
+		for (uint32_t i = 0; i < t->nodes[k].n_deps; i++)
+			t->nodes[t->nodes[k].deps[i]].n_succ++;
+	for (uint32_t k = 0; k < t->n_nodes; k++) {
+		t->nodes[k].succ = malloc((t->nodes[k].n_succ + 1) * sizeof(*t->nodes[k].succ));
+		if (t->nodes[k].succ == NULL)
+			return -1;
+		t->nodes[k].n_succ = 0;
+	}
+	for (uint32_t k = 0; k < t->n_nodes; k++)
+		for (uint32_t i = 0; i < t->nodes[k].n_deps; i++) {
+			struct et_trace_node *d = &t->nodes[t->nodes[k].deps[i]];
+
+			d->succ[d->n_succ++] = k;
+		}
+	return 0;
+}
+
 int
 et_trace_parse(struct et_trace *t, const char *text, const char *file, char *err, size_t errlen)
 {
@@ -296,6 +318,10 @@ et_trace_parse(struct et_trace *t, const char *text, const char *file, char *err
 		snprintf(err, errlen, "%s: no nodes (compute or comm lines)", file);
 		goto fail;
 	}
+	if (link_succ(t)) {
+		snprintf(err, errlen, "%s: out of memory", file);
+		goto fail;
+	}
 	return 0;
 fail:
 	et_trace_free(t);
@@ -305,8 +331,10 @@ fail:
 void
 et_trace_free(struct et_trace *t)
 {
-	for (uint32_t i = 0; t->nodes && i < t->n_nodes; i++)
+	for (uint32_t i = 0; t->nodes && i < t->n_nodes; i++) {
 		free(t->nodes[i].deps);
+		free(t->nodes[i].succ);
+	}
 	free(t->nodes);
 	free(t->groups);
 	memset(t, 0, sizeof(*t));

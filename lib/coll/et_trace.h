@@ -56,6 +56,8 @@ struct et_trace_node {
 	uint32_t group;               /* comm: index into groups */
 	uint32_t *deps;               /* indices of earlier nodes */
 	uint32_t n_deps;
+	uint32_t *succ;               /* the nodes that depend on this one */
+	uint32_t n_succ;
 	uint32_t line;
 };
 

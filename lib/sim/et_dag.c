@@ -50,7 +50,6 @@ struct dag {
 	const struct et_trace *t;
 	struct et_coll_sched *sched;  /* per node (comm nodes) */
 	struct dag_coll **coll;       /* per node: one per group (comm nodes) */
-	uint32_t **succ, *n_succ;     /* per node: the nodes that depend on it */
 	struct dag_rank *rank;
 	struct et_rt_peer_cc *cc;     /* per host, per peer host: DCTCP carried over */
 	uint8_t *buf;                 /* memory-light: every rank's one region */
@@ -214,8 +213,8 @@ node_done(struct dag *d, uint32_t r, uint32_t k, uint64_t now)
 
 	if (now > d->r->node[k].end_ns)
 		d->r->node[k].end_ns = now;
-	for (uint32_t i = 0; i < d->n_succ[k]; i++) {
-		uint32_t s = d->succ[k][i];
+	for (uint32_t i = 0; i < d->t->nodes[k].n_succ; i++) {
+		uint32_t s = d->t->nodes[k].succ[i];
 
 		if (--rk->deps_left[s] == 0)
 			node_ready(d, r, s, now);
@@ -307,11 +306,9 @@ dag_build(struct dag *d, enum et_coll_algo algo, uint64_t chunk)
 
 	d->sched = calloc(n, sizeof(*d->sched));
 	d->coll = calloc(n, sizeof(*d->coll));
-	d->succ = calloc(n, sizeof(*d->succ));
-	d->n_succ = calloc(n, sizeof(*d->n_succ));
 	d->rank = calloc(t->ranks, sizeof(*d->rank));
 	d->r->node = malloc(n * sizeof(*d->r->node));
-	if (!d->sched || !d->coll || !d->succ || !d->n_succ || !d->rank || !d->r->node)
+	if (!d->sched || !d->coll || !d->rank || !d->r->node)
 		return et_fabric_fail(f, "trace: out of memory");
 	d->buf_len = 1;
 	for (uint32_t k = 0; k < n; k++) {
@@ -321,8 +318,6 @@ dag_build(struct dag *d, enum et_coll_algo algo, uint64_t chunk)
 		uint32_t groups;
 
 		d->r->node[k] = (struct et_dag_node_time){UINT64_MAX, 0};
-		for (uint32_t i = 0; i < x->n_deps; i++)
-			d->n_succ[x->deps[i]]++;
 		if (x->type == ET_TRACE_COMPUTE) {
 			d->r->compute_ns += x->duration_ns;
 			continue;
@@ -354,18 +349,6 @@ dag_build(struct dag *d, enum et_coll_algo algo, uint64_t chunk)
 				c->members[m] = et_trace_group_member(g, i, m);
 		}
 	}
-	for (uint32_t k = 0; k < n; k++) {
-		d->succ[k] = malloc((d->n_succ[k] + 1) * sizeof(**d->succ));
-		if (d->succ[k] == NULL)
-			return et_fabric_fail(f, "trace: out of memory");
-		d->n_succ[k] = 0;
-	}
-	for (uint32_t k = 0; k < n; k++)
-		for (uint32_t i = 0; i < t->nodes[k].n_deps; i++) {
-			uint32_t p = t->nodes[k].deps[i];
-
-			d->succ[p][d->n_succ[p]++] = k;
-		}
 	d->cc = calloc((size_t)t->ranks * t->ranks, sizeof(*d->cc));
 	if (d->cc == NULL)
 		return et_fabric_fail(f, "trace: out of memory");
@@ -406,8 +389,6 @@ dag_free(struct dag *d)
 	}
 	for (uint32_t k = 0; d->sched && k < d->t->n_nodes; k++)
 		et_coll_free(&d->sched[k]);
-	for (uint32_t k = 0; d->succ && k < d->t->n_nodes; k++)
-		free(d->succ[k]);
 	for (uint32_t r = 0; d->rank && r < d->t->ranks; r++) {
 		free(d->rank[r].deps_left);
 		free(d->rank[r].timers);
@@ -415,8 +396,6 @@ dag_free(struct dag *d)
 	}
 	free(d->sched);
 	free(d->coll);
-	free(d->succ);
-	free(d->n_succ);
 	free(d->rank);
 	free(d->cc);
 	free(d->buf);
