@@ -2,7 +2,8 @@
 """ethereal-coll on bad input and lost peers.
 
 Bad command lines and confs: exit 2, one message line naming the option
-(or the conf's key) and what was expected, nothing on stdout.  A rank that
+(or the conf's key) and what was expected, nothing on stdout.  A trace for
+another fabric, or verified, or with a bad line: the same.  A rank that
 never comes: every other rank ends after --timeout-s, naming it (exit 1).
 A peer that dies mid-run (SIGKILL): its peer ends at once, naming it
 (exit 1), with no row of figures for the collective that did not end.
@@ -54,9 +55,20 @@ def main():
         ("bad conf key", ["--port", "net_null0", "--config", conf + ".bad", "--root",
                           "127.0.0.1:1", "--rank", "0", "--world", "2"],
          ["[transport] rto", "unknown key"]),
+        ("a trace of another fabric", base + ["--rank", "0", "--world", "2", "--trace",
+                                              conf + ".four.trace"],
+         ["the trace is for 4 ranks", "2 hosts"]),
+        ("a trace verified", base + ["--rank", "0", "--world", "2", "--trace",
+                                     conf + ".two.trace", "--verify"], ["--trace", "--verify"]),
+        ("a trace's bad line", base + ["--rank", "0", "--world", "2", "--trace",
+                                       conf + ".bad.trace"], [".bad.trace:2"]),
     ]
     with open(conf + ".bad", "w") as f:
         f.write(TWO.replace("rto-us", "rto"))
+    for ranks, name, body in ((4, "four", ""), (2, "two", ""), (2, "bad", "compute x fast\n")):
+        with open(f"{conf}.{name}.trace", "w") as f:
+            f.write(body and f"ranks {ranks}\n{body}" or
+                    f"ranks {ranks}\ngroup all {ranks} 1\ncomm a allreduce 64K all\n")
     for what, args, want in cases:
         p = coll(exe, null, args)
         out, err = p.communicate(timeout=60)

@@ -8,6 +8,8 @@
  *   mesh.c     the ranks' TCP connections: bootstrap, messages
  *   run.c      one collective: the far ends of subflows opened on request
  *              of their senders, the barrier that ends it
+ *   trace.c    a trace's iteration (--trace): this rank's walk of its DAG,
+ *              several collectives at once, each over its group's ranks
  *   report.c   the table and the JSON
  */
 #ifndef ET_COLL_APP_H
@@ -42,6 +44,7 @@ struct copts {
  * them; of one size, the timed iterations' (times averaged, counts summed). */
 struct rank_fig {
 	double us;
+	double comm_us;          /* a trace: the time with any of its collectives running */
 	uint64_t retransmits, timeouts, rerouted, paths_marked_bad;
 	uint32_t max_qps, wrong;
 };
@@ -61,6 +64,17 @@ struct early {
 	struct msg m;
 };
 
+struct coll;
+struct ctrace;
+
+/* What the runtime's peer ops are handed: the rank, and which of its
+ * collectives (0: the sizes'; a trace's node), which every message about a
+ * subflow names. */
+struct coll_ref {
+	struct coll *c;
+	uint32_t id;
+};
+
 struct coll {
 	struct copts o;
 	struct et_fabric_params p;
@@ -74,6 +88,9 @@ struct coll {
 	struct et_rt_peer_cc *peer_cc;
 	struct et_rt_host rt;
 	bool rt_live;
+	struct coll_ref ref0;    /* rt's */
+	struct et_trace *trace;  /* --trace: its DAG instead of the sizes */
+	struct ctrace *tr;       /* while it runs */
 	struct mesh mesh;
 	FILE *plan;              /* --plan: until the first collective is planned */
 	uint32_t seq;            /* barriers passed */
@@ -100,14 +117,39 @@ int coll_setup(struct coll *c);
 
 int coll_open_port(struct coll *c);
 void coll_close(struct coll *c);
+void coll_free_trace(struct coll *c);
 /* Every rank there, its port up: 0, or -1 after a message. */
 int coll_start(struct coll *c);
 /* One size: warm-up and timed iterations (last: this rank leaves after
  * them); 0, or -1 after a message. */
 int coll_run_size(struct coll *c, uint64_t size, bool last, struct row *out);
+/* --trace: its iteration, once; every rank's figures in c->fig after the
+ * closing barrier.  0, or -1 after a message. */
+int coll_run_trace(struct coll *c);
+
+/* Shared by run.c and trace.c. */
+extern const struct et_rt_peer_ops coll_peer_ops;
+/* Messages until none is waiting; -1 after a message when a peer failed,
+ * is gone or said something wrong. */
+int coll_drain_mesh(struct coll *c);
+/* A rank's figures of a collective (or a trace), as its barrier message
+ * carries them. */
+struct rank_fig coll_fig_of(const struct msg *m);
+/* f's counts into to's: summed, but the most QPs at once. */
+void coll_fig_add_counts(struct rank_fig *to, const struct rank_fig *f);
+/* Every rank at the next barrier, with this rank's figures mine. */
+int coll_barrier(struct coll *c, const struct msg *mine);
+/* The OPENs kept for collective id, now h: served.  0 or -1. */
+int coll_open_early(struct coll *c, uint32_t id, struct et_rt_host *h);
+const char *coll_what_is_left(const struct et_rt_host *h, char *buf, size_t n);
+/* trace.c's answers to run.c: collective id's runtime if it runs here
+ * (NULL: not yet, or over); a far end opened here for it (+1) or closed (-1). */
+struct et_rt_host *ctrace_rt(struct coll *c, uint32_t id);
+void ctrace_far_end(struct coll *c, uint32_t id, int delta);
 
 void coll_print_header(const struct coll *c);
 void coll_print_row(const struct coll *c, const struct row *r);
+void coll_print_trace(const struct coll *c);
 int coll_write_json(const struct coll *c, const char *file);
 
 #endif /* ET_COLL_APP_H */

@@ -91,7 +91,46 @@ coll_close(struct coll *c)
 	for (uint32_t i = 0; c->rows && i < c->n_rows_cap; i++)
 		free(c->rows[i].rank);
 	free(c->rows);
+	coll_free_trace(c);
 	cli_free(&c->o.f);
+}
+
+void
+coll_free_trace(struct coll *c)
+{
+	if (c->trace)
+		et_trace_free(c->trace);
+	free(c->trace);
+	c->trace = NULL;
+}
+
+/* The sizes, as nccl-tests runs them; 0 or 1 (said why). */
+static int
+run_sizes(struct coll *c)
+{
+	uint32_t n = 0;
+	int bad;
+
+	for (uint64_t s = c->o.min; s <= c->o.max; s *= c->o.factor)
+		n++;
+	c->rows = calloc(n, sizeof(*c->rows));
+	bad = c->rows == NULL;
+	c->n_rows_cap = bad ? 0 : n;
+	for (uint32_t i = 0; !bad && i < n; i++)
+		bad = (c->rows[i].rank = calloc(c->o.world, sizeof(*c->rows[i].rank))) == NULL;
+	if (c->o.rank == 0)
+		coll_print_header(c);
+	for (uint64_t s = c->o.min; !bad && s <= c->o.max; s *= c->o.factor) {
+		struct row *row = &c->rows[c->n_rows];
+
+		if (coll_run_size(c, s, s * c->o.factor > c->o.max, row))
+			return 1; /* said why; a row of a run that did not end is no figure */
+		bad = row->all.wrong != 0;
+		c->n_rows++;
+		if (c->o.rank == 0)
+			coll_print_row(c, row);
+	}
+	return bad;
 }
 
 int
@@ -117,6 +156,7 @@ main(int argc, char **argv)
 	if (r < 0)
 		return ET_EXIT_FAIL;
 	if (coll_parse(argc - r, argv + r, &c.o) || coll_setup(&c) || c.o.switch_mode) {
+		coll_free_trace(&c);
 		cli_free(&c.o.f);
 		rte_eal_cleanup();
 		return c.o.switch_mode ? ET_EXIT_OK : ET_EXIT_USAGE;
@@ -124,28 +164,14 @@ main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	if (coll_open_port(&c) == 0 && coll_start(&c) == 0) {
-		uint32_t n = 0;
-
-		for (uint64_t s = c.o.min; s <= c.o.max; s *= c.o.factor)
-			n++;
-		c.rows = calloc(n, sizeof(*c.rows));
-		bad = c.rows == NULL;
-		c.n_rows_cap = bad ? 0 : n;
-		for (uint32_t i = 0; !bad && i < n; i++)
-			bad = (c.rows[i].rank = calloc(c.o.world, sizeof(*c.rows[i].rank))) == NULL;
-		if (c.o.rank == 0)
-			coll_print_header(&c);
-		for (uint64_t s = c.o.min; !bad && s <= c.o.max; s *= c.o.factor) {
-			struct row *row = &c.rows[c.n_rows];
-
-			if (coll_run_size(&c, s, s * c.o.factor > c.o.max, row)) {
-				bad = 1; /* said why; a row of a run that did not end is no figure */
-				break;
-			}
-			bad = row->all.wrong != 0;
-			c.n_rows++;
+		if (c.trace) {
 			if (c.o.rank == 0)
-				coll_print_row(&c, row);
+				coll_print_header(&c);
+			bad = coll_run_trace(&c) != 0;
+			if (!bad && c.o.rank == 0)
+				coll_print_trace(&c);
+		} else {
+			bad = run_sizes(&c);
 		}
 		if (!bad && c.o.rank == 0 && c.o.f.json && coll_write_json(&c, c.o.f.json))
 			bad = 1;

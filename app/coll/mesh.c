@@ -47,11 +47,11 @@ static void
 encode(const struct msg *x, uint8_t out[MSG_LEN])
 {
 	const uint32_t w[7] = {x->type, x->a, x->b, x->c, x->d, x->e, x->f};
-	const uint64_t v[3] = {x->x, x->y, x->z};
+	const uint64_t v[4] = {x->x, x->y, x->z, x->w};
 
 	for (int i = 0; i < 7; i++)
 		put32(out + 4 * i, w[i]);
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		put32(out + 28 + 8 * i, (uint32_t)(v[i] >> 32));
 		put32(out + 32 + 8 * i, (uint32_t)v[i]);
 	}
@@ -61,13 +61,13 @@ static void
 decode(const uint8_t in[MSG_LEN], struct msg *x)
 {
 	uint32_t w[7];
-	uint64_t v[3];
+	uint64_t v[4];
 
 	for (int i = 0; i < 7; i++)
 		w[i] = get32(in + 4 * i);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		v[i] = (uint64_t)get32(in + 28 + 8 * i) << 32 | get32(in + 32 + 8 * i);
-	*x = (struct msg){w[0], w[1], w[2], w[3], w[4], w[5], w[6], v[0], v[1], v[2]};
+	*x = (struct msg){w[0], w[1], w[2], w[3], w[4], w[5], w[6], v[0], v[1], v[2], v[3]};
 }
 
 /* Wait until fd is ready for events or the deadline; 1 ready, 0 not. */

@@ -20,12 +20,13 @@
 enum mesh_type {
 	MSG_HELLO = 1,  /* a: rank, b: world, c: listening port */
 	MSG_ADDR,       /* a: rank, b: IPv4 (host order), c: port */
+	/* f of OPEN, OPENED and CLOSE: which collective (a trace's node; 0) */
 	MSG_OPEN,       /* open a subflow's far end: a: sub, b: QPN, c: sq_psn, d: rq_psn,
 			 * e: receive | multipath << 31, x: offset, y: length */
 	MSG_OPENED,     /* a: sub, b: 0 or errno, c: QPN, d: rkey, x: address */
 	MSG_CLOSE,      /* a: the far end's QPN: it goes */
-	MSG_BARRIER,    /* a: sequence; b: BARRIER_*; x, y, z, c, d, e, f: the sender's
-			 * figures (see fig_of in run.c) */
+	MSG_BARRIER,    /* a: sequence; b: BARRIER_*; x, y, z, w, c, d, e, f: the sender's
+			 * figures (see coll_fig_of in run.c) */
 };
 
 #define BARRIER_FAILED 1u /* the sender failed (it said why) */
@@ -33,10 +34,10 @@ enum mesh_type {
 
 struct msg {
 	uint32_t type, a, b, c, d, e, f;
-	uint64_t x, y, z;
+	uint64_t x, y, z, w;
 };
 
-#define MSG_LEN 52 /* on the wire: each field big-endian, in the order above */
+#define MSG_LEN 60 /* on the wire: each field big-endian, in the order above */
 
 struct mesh {
 	uint32_t rank, world;

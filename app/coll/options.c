@@ -31,6 +31,9 @@ coll_usage(FILE *o)
 		"  -b MIN -e MAX -f K   sizes MIN, MIN*K, .. MAX bytes per rank (nccl-tests' flags)\n"
 		"  --size N             one size (-b N -e N); default: the conf's [run] size\n"
 		"  --iters N            timed iterations per size (default 5)\n"
+		"  --trace FILE         instead of sizes, one iteration of a training trace\n"
+		"                       (ethereal-fabric --trace's, e.g. scripts/gpt2-trace's):\n"
+		"                       its collectives over their groups, its compute as timers\n"
 		"  --warmup N           untimed ones before them (default 1)\n"
 		"  --timeout-s N        one collective, and the bootstrap, at most (default 60)\n"
 		"  --mac MAC            the host's MAC (default: the port's)\n"
@@ -74,6 +77,7 @@ coll_parse(int argc, char **argv, struct copts *o)
 		{"mac", required_argument, NULL, 'm'}, {"json", required_argument, NULL, 'j'},
 		{"yield", no_argument, NULL, 'y'}, {"help", no_argument, NULL, 'h'},
 		{"switch-mode", no_argument, NULL, 'M'}, {"plan", required_argument, NULL, 'p'},
+		{"trace", required_argument, NULL, 'T'},
 		{NULL, 0, NULL, 0}};
 	uint64_t x;
 	int c, r;
@@ -99,6 +103,7 @@ coll_parse(int argc, char **argv, struct copts *o)
 		case 'y': o->yield = true; break;
 		case 'M': o->switch_mode = true; break;
 		case 'p': o->f.plan = optarg; break;
+		case 'T': o->f.trace = optarg; break;
 		case 'r':
 		case 'w':
 			if (et_cli_u64(c == 'r' ? "--rank" : "--world", optarg, c == 'w', 65535, &x))
@@ -213,5 +218,13 @@ coll_setup(struct coll *c)
 				    (unsigned long)o->max);
 	c->p.size = o->max; /* the buffers of the largest */
 	et_fabric_rt_conf(&c->p, &c->rc);
+	if (o->f.trace) { /* finish_params refused --verify with it */
+		if (o->f.plan)
+			return et_cli_error("--plan is for the sizes' collectives, not --trace");
+		if ((c->trace = calloc(1, sizeof(*c->trace))) == NULL)
+			return et_cli_error("out of memory");
+		if (load_trace(o->f.trace, &c->p, c->trace))
+			return -1;
+	}
 	return 0;
 }

@@ -23,6 +23,17 @@ coll_print_header(const struct coll *c)
 {
 	char lb[32];
 
+	if (c->trace) {
+		printf("# ethereal-coll: trace %s (%u nodes), collectives by %s, %u ranks, --lb %s, "
+		       "seed %" PRIu64 "\n", c->o.f.trace, c->trace->n_nodes,
+		       et_coll_algo_name(c->p.algo), c->o.world, et_lb_name(&c->p.lb, lb, sizeof(lb)),
+		       c->p.seed);
+		printf("#%12s %12s %12s %8s %8s %8s %8s %7s\n", "iteration", "comm", "compute",
+		       "retrans", "timeouts", "rerouted", "badpaths", "maxQPs");
+		printf("#%12s %12s %12s\n", "(us)", "(us)", "(us)");
+		fflush(stdout);
+		return;
+	}
 	printf("# ethereal-coll: %s by %s, %u ranks, --lb %s, seed %" PRIu64 "%s\n",
 	       et_coll_kind_name(c->p.kind), et_coll_algo_name(c->p.algo), c->o.world,
 	       et_lb_name(&c->p.lb, lb, sizeof(lb)), c->p.seed,
@@ -45,6 +56,44 @@ coll_print_row(const struct coll *c, const struct row *r)
 	fflush(stdout);
 }
 
+/* A trace's figures over all ranks: the slowest rank's times (the
+ * iteration, and its time with any collective running), counts summed. */
+static struct rank_fig
+trace_all(const struct coll *c)
+{
+	struct rank_fig a = {0};
+
+	for (uint32_t r = 0; r < c->o.world; r++) {
+		coll_fig_add_counts(&a, &c->fig[r]);
+		a.us = RTE_MAX(a.us, c->fig[r].us);
+		a.comm_us = RTE_MAX(a.comm_us, c->fig[r].comm_us);
+	}
+	return a;
+}
+
+/* One compute time for every rank: each runs every compute node. */
+static uint64_t
+trace_compute_ns(const struct et_trace *t)
+{
+	uint64_t ns = 0;
+
+	for (uint32_t k = 0; k < t->n_nodes; k++)
+		if (t->nodes[k].type == ET_TRACE_COMPUTE)
+			ns += t->nodes[k].duration_ns;
+	return ns;
+}
+
+void
+coll_print_trace(const struct coll *c)
+{
+	struct rank_fig a = trace_all(c);
+
+	printf(" %12.1f %12.1f %12.1f %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %7u\n",
+	       a.us, a.comm_us, trace_compute_ns(c->trace) / 1e3, a.retransmits, a.timeouts,
+	       a.rerouted, a.paths_marked_bad, a.max_qps);
+	fflush(stdout);
+}
+
 /* A rank's figures, or all ranks' (time: its name). */
 static json_t *
 fig_json(const struct rank_fig *f, const char *time)
@@ -52,6 +101,8 @@ fig_json(const struct rank_fig *f, const char *time)
 	json_t *x = json_object();
 
 	et_json_set_u64(x, time, (uint64_t)(f->us * 1e3));
+	if (f->comm_us > 0)
+		et_json_set_u64(x, "comm_ns", (uint64_t)(f->comm_us * 1e3));
 	et_json_set_u64(x, "retransmits", f->retransmits);
 	et_json_set_u64(x, "timeouts", f->timeouts);
 	et_json_set_u64(x, "rerouted", f->rerouted);
@@ -64,15 +115,32 @@ fig_json(const struct rank_fig *f, const char *time)
 int
 coll_write_json(const struct coll *c, const char *file)
 {
-	json_t *o = json_object(), *rows = json_array();
+	json_t *o = json_object(), *rows;
 	char lb[32];
 
-	json_object_set_new(o, "collective", json_string(et_coll_kind_name(c->p.kind)));
+	json_object_set_new(o, "collective",
+			    json_string(c->trace ? "trace" : et_coll_kind_name(c->p.kind)));
 	json_object_set_new(o, "algo", json_string(et_coll_algo_name(c->p.algo)));
 	json_object_set_new(o, "lb", json_string(et_lb_name(&c->p.lb, lb, sizeof(lb))));
 	et_json_set_u64(o, "ranks", c->o.world);
 	et_json_set_u64(o, "seed", c->p.seed);
 	json_object_set_new(o, "verified", et_json_verdict(c->p.verify, true));
+	if (c->trace) {
+		/* as ethereal-fabric --trace's JSON names them */
+		struct rank_fig a = trace_all(c);
+		json_t *x = fig_json(&a, "iteration_ns"), *ranks = json_array();
+
+		json_object_set_new(x, "trace", json_string(c->o.f.trace));
+		et_json_set_u64(x, "comm_ns", (uint64_t)(a.comm_us * 1e3));
+		et_json_set_u64(x, "compute_ns", trace_compute_ns(c->trace));
+		for (uint32_t k = 0; k < c->o.world; k++)
+			json_array_append_new(ranks, fig_json(&c->fig[k], "iteration_ns"));
+		json_object_set_new(x, "per_rank", ranks);
+		json_object_update(o, x);
+		json_decref(x);
+		return et_json_write(file, o);
+	}
+	rows = json_array();
 	for (uint32_t i = 0; i < c->n_rows; i++) {
 		const struct row *r = &c->rows[i];
 		json_t *x = fig_json(&r->all, "cct_ns"), *ranks = json_array();
@@ -80,7 +148,7 @@ coll_write_json(const struct coll *c, const char *file)
 		et_json_set_u64(x, "size", r->size);
 		for (uint32_t k = 0; k < c->o.world; k++)
 			json_array_append_new(ranks, fig_json(&r->rank[k], "time_ns"));
-		json_object_set_new(x, "ranks", ranks);
+		json_object_set_new(x, "per_rank", ranks);
 		json_array_append_new(rows, x);
 	}
 	json_object_set_new(o, "sizes", rows);

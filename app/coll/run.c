@@ -22,81 +22,99 @@
 
 /* ---- the peer ops: the far end through the mesh ---- */
 
+/* ctx: a struct coll_ref, the rank and which of its collectives */
+
 static uint32_t
 peer_ip(void *ctx, uint32_t rank)
 {
-	const struct coll *c = ctx;
+	const struct coll_ref *ref = ctx;
 
-	return et_net_host_ip(&c->p.t, rank);
+	return et_net_host_ip(&ref->c->p.t, rank);
 }
 
 static int
 peer_open(void *ctx, struct et_rt_host *h, struct et_rt_sub *s, uint32_t qpn,
 	  const struct et_qp_attr *a, struct et_rt_remote *out)
 {
-	struct coll *c = ctx;
+	const struct coll_ref *ref = ctx;
 	const struct et_coll_send *snd = &h->sched->rank[h->rank].sends[s->send];
 	struct msg m = {.type = MSG_OPEN, .a = et_rt_sub_id(h, s), .b = qpn, .c = a->sq_psn,
 			.d = a->rq_psn, .e = snd->recv | (uint32_t)a->multipath << 31,
-			.x = s->off, .y = s->len};
+			.f = ref->id, .x = s->off, .y = s->len};
 
 	(void)out;
-	return mesh_send(&c->mesh, s->dst, &m) ? -EIO : -EINPROGRESS;
+	return mesh_send(&ref->c->mesh, s->dst, &m) ? -EIO : -EINPROGRESS;
 }
 
 static void
 peer_close(void *ctx, struct et_rt_host *h, struct et_rt_sub *s)
 {
-	struct coll *c = ctx;
+	const struct coll_ref *ref = ctx;
 
 	(void)h;
 	/* a lost peer shows in mesh_recv; nothing to add here */
-	mesh_send(&c->mesh, s->dst, &(struct msg){.type = MSG_CLOSE, .a = s->far_qpn});
+	mesh_send(&ref->c->mesh, s->dst,
+		  &(struct msg){.type = MSG_CLOSE, .a = s->far_qpn, .f = ref->id});
 }
 
-static const struct et_rt_peer_ops peer_ops = {peer_ip, peer_open, peer_close};
+const struct et_rt_peer_ops coll_peer_ops = {peer_ip, peer_open, peer_close};
+
+/* The running collective id: the sizes' one, or a trace's node. */
+static struct et_rt_host *
+live_rt(struct coll *c, uint32_t id)
+{
+	if (c->trace)
+		return ctrace_rt(c, id);
+	return c->rt_live && id == 0 ? &c->rt : NULL;
+}
 
 /* ---- messages ---- */
 
 static int
-on_open(struct coll *c, uint32_t from, const struct msg *m)
+on_open(struct coll *c, struct et_rt_host *h, uint32_t from, const struct msg *m)
 {
 	struct et_qp_attr a = {.sq_psn = m->c, .rq_psn = m->d, .multipath = m->e >> 31};
 	struct et_rt_remote far = {0};
 	struct et_qp *rq;
-	int rc = et_rt_accept(&c->rt, peer_ip(c, from), m->e & 0x7fffffff, m->x, m->y, m->b, &a,
-			      &rq, &far);
+	int rc = et_rt_accept(h, et_net_host_ip(&c->p.t, from), m->e & 0x7fffffff, m->x, m->y,
+			      m->b, &a, &rq, &far);
 
+	if (rc == 0 && c->trace)
+		ctrace_far_end(c, m->f, 1);
 	if (rc)
 		et_cli_error("rank %u: cannot open the far end of rank %u's QP %u (receive %u, "
 			     "%" PRIu64 " bytes at %" PRIu64 "): %s", c->o.rank, from, m->b,
 			     m->e & 0x7fffffff, m->y, m->x, strerror(-rc));
 	return mesh_send(&c->mesh, from, &(struct msg){.type = MSG_OPENED, .a = m->a,
 						       .b = (uint32_t)-rc, .c = far.qpn,
-						       .d = far.rkey, .x = far.addr});
+						       .d = far.rkey, .f = m->f, .x = far.addr});
 }
 
 static void
 on_close(struct coll *c, uint32_t from, const struct msg *m)
 {
 	struct et_qp *qp = et_nic_qp_find(&c->nic, m->a);
+	struct et_rt_host *h = live_rt(c, m->f);
 
 	if (qp == NULL) {
 		et_warn("rank %u: rank %u closes QP %u, which is not there", c->o.rank, from, m->a);
 		return;
 	}
-	et_rt_stats_add_qp(&c->rt.st, qp);
+	/* the sizes' collective gets its far ends' closes before its barrier */
+	et_rt_stats_add_qp(h ? &h->st : &c->rt.st, qp);
 	et_nic_qp_destroy(&c->nic, qp);
+	if (c->trace)
+		ctrace_far_end(c, m->f, -1);
 }
 
 static void
-on_opened(struct coll *c, uint32_t from, const struct msg *m)
+on_opened(struct coll *c, struct et_rt_host *h, uint32_t from, const struct msg *m)
 {
 	struct et_rt_remote far = {.qpn = m->c, .addr = m->x, .rkey = m->d};
 
 	if (m->b)
-		et_rt_connect_failed(&c->rt, m->a);
-	else if (et_rt_connected(&c->rt, m->a, &far) && c->rt.fail.why == ET_RT_OK)
+		et_rt_connect_failed(h, m->a);
+	else if (et_rt_connected(h, m->a, &far) && h->fail.why == ET_RT_OK)
 		et_cli_error("rank %u: rank %u answers for subflow %u, which waits for no answer",
 			     c->o.rank, from, m->a);
 }
@@ -117,13 +135,28 @@ keep_early(struct coll *c, uint32_t from, const struct msg *m)
 	return 0;
 }
 
-/* A rank's figures of a collective, as its barrier message carries them. */
-static struct rank_fig
-fig_of(const struct msg *m)
+int
+coll_open_early(struct coll *c, uint32_t id, struct et_rt_host *h)
 {
-	return (struct rank_fig){.us = (double)m->x / 1e3, .retransmits = m->y,
-				 .rerouted = m->z, .timeouts = m->c, .max_qps = m->d,
-				 .wrong = m->e, .paths_marked_bad = m->f};
+	uint32_t kept = 0;
+	int rc = 0;
+
+	for (uint32_t i = 0; i < c->n_early; i++) {
+		if (c->early[i].m.f != id || rc)
+			c->early[kept++] = c->early[i];
+		else
+			rc = on_open(c, h, c->early[i].from, &c->early[i].m);
+	}
+	c->n_early = kept;
+	return rc;
+}
+
+struct rank_fig
+coll_fig_of(const struct msg *m)
+{
+	return (struct rank_fig){.us = (double)m->x / 1e3, .comm_us = (double)m->w / 1e3,
+				 .retransmits = m->y, .rerouted = m->z, .timeouts = m->c,
+				 .max_qps = m->d, .wrong = m->e, .paths_marked_bad = m->f};
 }
 
 /* One message; the collective runs (rt_live) or this rank is in a barrier
@@ -131,13 +164,18 @@ fig_of(const struct msg *m)
 static int
 dispatch(struct coll *c, uint32_t from, const struct msg *m)
 {
+	struct et_rt_host *h;
+
 	switch (m->type) {
 	case MSG_OPEN:
-		/* a peer past the barrier this rank is still in: its next collective */
-		return c->rt_live ? on_open(c, from, m) : keep_early(c, from, m);
+		/* for a collective this rank has not started yet (a peer past
+		 * the barrier this rank is still in; a trace's node this rank
+		 * is not ready for): kept for it */
+		h = live_rt(c, m->f);
+		return h ? on_open(c, h, from, m) : keep_early(c, from, m);
 	case MSG_OPENED:
-		if (c->rt_live)
-			on_opened(c, from, m);
+		if ((h = live_rt(c, m->f)) != NULL)
+			on_opened(c, h, from, m);
 		return 0;
 	case MSG_CLOSE:
 		on_close(c, from, m);
@@ -154,7 +192,7 @@ dispatch(struct coll *c, uint32_t from, const struct msg *m)
 			et_cli_error("rank %u: rank %u failed (its message says why)", c->o.rank,
 				     from);
 		}
-		c->fig[from] = fig_of(m);
+		c->fig[from] = coll_fig_of(m);
 		return 0;
 	default:
 		return et_cli_error("rank %u: rank %u sent a message of unknown type %u",
@@ -162,8 +200,8 @@ dispatch(struct coll *c, uint32_t from, const struct msg *m)
 	}
 }
 
-static int
-drain_mesh(struct coll *c)
+int
+coll_drain_mesh(struct coll *c)
 {
 	uint32_t from;
 	struct msg m;
@@ -180,8 +218,8 @@ drain_mesh(struct coll *c)
 /* Every rank at barrier seq, with this rank's figures mine (everyone's in
  * c->fig then).  The NIC is polled meanwhile: a peer's retransmission still
  * gets its ACK.  0, or -1 when a peer failed or is gone. */
-static int
-barrier(struct coll *c, const struct msg *mine)
+int
+coll_barrier(struct coll *c, const struct msg *mine)
 {
 	uint64_t deadline = et_tsc_ns() + (uint64_t)c->o.timeout_s * 1000000000;
 	struct msg m = *mine;
@@ -194,7 +232,7 @@ barrier(struct coll *c, const struct msg *mine)
 	while (c->barrier_in < c->mesh.world - 1) {
 		uint64_t now = et_tsc_ns();
 
-		if (drain_mesh(c))
+		if (coll_drain_mesh(c))
 			return -1;
 		if (now > deadline || coll_stop)
 			return et_cli_error("rank %u: %u of %u ranks at barrier %u %s", c->o.rank,
@@ -227,7 +265,7 @@ coll_start(struct coll *c)
 		snprintf(err, sizeof(err), "%s", c->mesh.err);
 		return et_cli_error("rank %u: %s", c->o.rank, err);
 	}
-	return barrier(c, &(struct msg){0});
+	return coll_barrier(c, &(struct msg){0});
 }
 
 /* ---- one collective ---- */
@@ -248,8 +286,8 @@ wrong_data(const struct coll *c, const struct et_coll_sched *s)
 	return bad;
 }
 
-static const char *
-what_is_left(const struct et_rt_host *h, char *buf, size_t n)
+const char *
+coll_what_is_left(const struct et_rt_host *h, char *buf, size_t n)
 {
 	snprintf(buf, n, "step %u, %u subflows unfinished, %u waiting for their far end",
 		 h->step, h->sends_left, h->connecting);
@@ -267,8 +305,9 @@ run_once(struct coll *c, const struct et_coll_sched *s, struct msg *fig)
 	int rc = 0;
 
 	memset(&gw, 0xff, sizeof(gw)); /* the ToR routes by IP; it takes any MAC */
-	if (et_rt_host_init_in(h, &c->rc, s, c->o.rank, &c->nic, &gw, NULL, 0, &peer_ops, c,
-			       NULL, &c->lb)) {
+	c->ref0 = (struct coll_ref){c, 0};
+	if (et_rt_host_init_in(h, &c->rc, s, c->o.rank, &c->nic, &gw, NULL, 0, &coll_peer_ops,
+			       &c->ref0, NULL, &c->lb)) {
 		et_rt_host_free(h);
 		return et_cli_error("rank %u: out of memory for %" PRIu64 " bytes", c->o.rank,
 				    c->rc.size);
@@ -279,9 +318,7 @@ run_once(struct coll *c, const struct et_coll_sched *s, struct msg *fig)
 		h->plan_ctx = c->plan;
 	}
 	c->rt_live = true;
-	for (uint32_t i = 0; i < c->n_early && rc == 0; i++)
-		rc = on_open(c, c->early[i].from, &c->early[i].m);
-	c->n_early = 0;
+	rc = coll_open_early(c, 0, h);
 	t0 = et_tsc_ns();
 	deadline = t0 + (uint64_t)c->o.timeout_s * 1000000000;
 	while (rc == 0 && h->done_ns == 0) {
@@ -290,7 +327,7 @@ run_once(struct coll *c, const struct et_coll_sched *s, struct msg *fig)
 
 		if (c->nic.n_qps > c->max_qps)
 			c->max_qps = c->nic.n_qps;
-		if (drain_mesh(c))
+		if (coll_drain_mesh(c))
 			rc = -1;
 		else if (h->fail.why != ET_RT_OK)
 			rc = et_cli_error("rank %u: %s", c->o.rank, et_rt_strerror(h, why, sizeof(why)));
@@ -299,7 +336,7 @@ run_once(struct coll *c, const struct et_coll_sched *s, struct msg *fig)
 		else if (now > deadline || coll_stop)
 			rc = et_cli_error("rank %u: not done %s: %s", c->o.rank,
 					  coll_stop ? "before the stop" : "in time",
-					  what_is_left(h, why, sizeof(why)));
+					  coll_what_is_left(h, why, sizeof(why)));
 		else if (work == 0 && c->o.yield)
 			sched_yield();
 	}
@@ -314,9 +351,8 @@ run_once(struct coll *c, const struct et_coll_sched *s, struct msg *fig)
 	return rc;
 }
 
-/* f's counts into to's: summed, but the most QPs at once. */
-static void
-fig_add_counts(struct rank_fig *to, const struct rank_fig *f)
+void
+coll_fig_add_counts(struct rank_fig *to, const struct rank_fig *f)
 {
 	to->retransmits += f->retransmits;
 	to->timeouts += f->timeouts;
@@ -359,13 +395,13 @@ coll_run_size(struct coll *c, uint64_t size, bool last, struct row *out)
 			fig.b |= BARRIER_LAST;
 		fig.c = (uint32_t)q->timeouts;
 		fig.f = (uint32_t)(c->lb.paths.marked_bad - bad0);
-		c->fig[c->o.rank] = fig_of(&fig);
+		c->fig[c->o.rank] = coll_fig_of(&fig);
 		/* a failure is told to the peers at the barrier, unless a peer
 		 * is gone: then there is no barrier to hold */
-		if (!c->mesh.lost && barrier(c, &fig))
+		if (!c->mesh.lost && coll_barrier(c, &fig))
 			rc = -1;
 		for (uint32_t r = 0; r < c->o.world; r++) {
-			fig_add_counts(&sum, &c->fig[r]);
+			coll_fig_add_counts(&sum, &c->fig[r]);
 			sum.us = RTE_MAX(sum.us, c->fig[r].us);
 		}
 		/* the far ends' counters came with the peers' closes, before their barrier */
@@ -378,10 +414,10 @@ coll_run_size(struct coll *c, uint64_t size, bool last, struct row *out)
 		if (it < c->o.warmup)
 			continue;
 		for (uint32_t r = 0; r < c->o.world; r++) {
-			fig_add_counts(&out->rank[r], &c->fig[r]);
+			coll_fig_add_counts(&out->rank[r], &c->fig[r]);
 			out->rank[r].us += c->fig[r].us / c->o.iters;
 		}
-		fig_add_counts(&out->all, &sum);
+		coll_fig_add_counts(&out->all, &sum);
 		out->all.us += sum.us / c->o.iters;
 	}
 	et_coll_free(&s);
