@@ -416,6 +416,9 @@ def main():
                           ["--oob", "perftest", "--iters", "300"] + more)
     # both ends count the rounds, as ibv_rc_pingpong's do
     fails += not pair(exe, work, "pingpong", [], base + 50, both=["--iters", "500"])
+    # both ends given --duration: the server answers until the client's
+    # word, not until its own clock says (the client's last WRITEs)
+    fails += not pair(exe, work, "write_bw", [], base + 51, both=["--duration", "1s"])
     fails += not veth(exe, work, base + 20)
     fails += not tap_bridge(exe, work, base + 30)
     fails += not interrupted(exe, work, base + 10)

@@ -101,7 +101,10 @@ serve(struct node *n)
 			placed = now_placed;
 			last = t;
 		}
-		if (node_stop || n->bad || t > deadline)
+		/* a client on TCP says when it is done, its last WRITEs
+		 * acknowledged: a server that stopped at its own --duration
+		 * left them unanswered, and the client failed on them */
+		if (node_stop || n->bad || (n->oob.fd < 0 && t > deadline))
 			break;
 		if (n->oob.fd >= 0 && o->oob == OOB_PERFTEST && t - last > 10000000000ull) {
 			if (o->mode == MODE_SEND_BW && n->done == 1)
