@@ -1,0 +1,123 @@
+#!/usr/bin/python3
+"""What a real port gives the endpoint: two ethereal-node processes, one
+core each, write_bw of 1 MB messages on 4 QPs at 4 KB MTU (ICRC built and
+checked), for a few seconds, over
+  memif       shared memory between the processes (no root);
+  veth        a kernel veth pair under DPDK's af_packet, MTU 9000 (root,
+              iproute2; skipped, saying so, without them).
+One JSON object: per link the client's goodput, packets, retransmissions
+and timeouts, and the server's (the receiving core's) figures; hugepages
+when the machine has free ones, as ethereal-bench does.
+
+ports.py ETHEREAL_NODE [SECONDS]
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ARGS = ["--mode", "write_bw", "--size", "1M", "--qps", "4", "--mtu", "4096"]
+
+
+def hugepages_free():
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("HugePages_Free:"):
+                return int(line.split()[1]) >= 512
+    return False
+
+
+def eal(huge):
+    return ["--no-pci", "--no-telemetry", "--log-level=*:error"] + \
+        ([] if huge else ["--no-huge", "-m", "1024"])
+
+
+def run_pair(exe, work, name, devs, huge, seconds, port):
+    """One server (lcore 0, receives) and one client (lcore 1, sends)."""
+    res = {}
+    srv_json, cli_json = (os.path.join(work, f"{name}-{r}.json") for r in ("server", "client"))
+    common = ARGS + ["--duration", f"{seconds}s", "--oob-port", str(port)]
+    srv = subprocess.Popen(
+        [exe] + eal(huge) + ["-l", "0", f"--file-prefix=bps{os.getpid()}", devs[0][0], "--",
+                             "--port", devs[0][1], "--ip", "10.0.0.2", "--server",
+                             "--json", srv_json] + common,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1)  # the memif server's socket, the TCP listener
+    cli = subprocess.run(
+        [exe] + eal(huge) + ["-l", "1", f"--file-prefix=bpc{os.getpid()}", devs[1][0], "--",
+                             "--port", devs[1][1], "--ip", "10.0.0.1", "--client", "127.0.0.1",
+                             "--json", cli_json] + common,
+        capture_output=True, text=True, timeout=seconds + 120)
+    if cli.returncode:
+        srv.kill()  # it would wait for a client that is gone
+    try:
+        _, srv_err = srv.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        srv.kill()
+        _, srv_err = srv.communicate()
+    if cli.returncode or srv.returncode:
+        res[f"{name}_error"] = (cli.stderr.strip().splitlines() or ["exit %d" % cli.returncode])[-1]
+        # DPDK 22.11's af_packet names its fanout group by pid XOR ifindex:
+        # two processes can clash (the port does not start); new ones do not
+        res["clash"] = "PACKET_FANOUT" in cli.stderr + srv_err
+    for role, path in (("client", cli_json), ("server", srv_json)):
+        try:
+            j = json.load(open(path))
+        except (OSError, ValueError):
+            continue
+        pre = f"{name}_" if role == "client" else f"{name}_server_"
+        for k in ("gbps", "mpps", "retransmits", "timeouts"):
+            if k in j:
+                res[pre + k] = j[k]
+    return res
+
+
+def veth_pair(name):
+    subprocess.run(["ip", "link", "del", name + "a"], capture_output=True)
+    subprocess.run(["ip", "link", "add", name + "a", "type", "veth", "peer", "name", name + "b"],
+                   check=True)
+    for end in "ab":
+        subprocess.run(["ip", "link", "set", name + end, "mtu", "9000", "up"], check=True)
+
+
+def main():
+    exe = sys.argv[1]
+    seconds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    huge = hugepages_free()
+    out = {"hugepages": huge, "seconds": seconds, "size": 1 << 20, "qps": 4, "mtu": 4096}
+    base = 20000 + os.getpid() % 20000
+    with tempfile.TemporaryDirectory() as work:
+        sock = os.path.join(work, "m.sock")
+        got = run_pair(exe, work, "memif", (
+            (f"--vdev=net_memif0,role=server,bsize=8192,socket={sock}", "net_memif0"),
+            (f"--vdev=net_memif0,role=client,bsize=8192,socket={sock}", "net_memif0")),
+            huge, seconds, base)
+        got.pop("clash", None)
+        out.update(got)
+        if os.geteuid() != 0 or not shutil.which("ip"):
+            out["veth_skipped"] = "needs root and ip (iproute2)"
+        else:
+            name = f"ebp{os.getpid() % 100000}"
+            # a frame slot holds a 4 KB-MTU frame (scripts/testbed's sizes)
+            af = "framesz=4384,blocksz=561152,framecnt=512,qdisc_bypass=1"
+            try:
+                veth_pair(name)
+                for attempt in range(3):
+                    got = run_pair(exe, work, "veth", (
+                        (f"--vdev=net_af_packet0,iface={name}a,{af}", "net_af_packet0"),
+                        (f"--vdev=net_af_packet1,iface={name}b,{af}", "net_af_packet1")),
+                        huge, seconds, base + 1 + attempt)
+                    if not got.pop("clash", False):
+                        break
+                out.update(got)
+            finally:
+                subprocess.run(["ip", "link", "del", name + "a"], capture_output=True)
+    print(json.dumps(out, indent=1, sort_keys=True))
+    return 1 if any(k.endswith("_error") for k in out) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
