@@ -6,8 +6,9 @@ checked), for a few seconds, over
   veth        a kernel veth pair under DPDK's af_packet, MTU 9000 (root,
               iproute2; skipped, saying so, without them).
 One JSON object: per link the client's goodput, packets, retransmissions
-and timeouts, and the server's (the receiving core's) figures; hugepages
-when the machine has free ones, as ethereal-bench does.
+and timeouts, and the server's (the receiving core's) figures, with the
+most a packet can cost each core (its busy-polled second over the packets);
+hugepages when the machine has free ones, as ethereal-bench does.
 
 ports.py ETHEREAL_NODE [SECONDS]
 """
@@ -72,6 +73,11 @@ def run_pair(exe, work, name, devs, huge, seconds, port):
         for k in ("gbps", "mpps", "retransmits", "timeouts"):
             if k in j:
                 res[pre + k] = j[k]
+        # each process polls its core all the time: a packet costs it at
+        # most this, everything included (rx burst to tx burst, ICRC,
+        # placing, ACKs)
+        if j.get("mpps"):
+            res[pre + "ns_per_pkt"] = round(1e3 / j["mpps"], 1)
     return res
 
 
