@@ -137,6 +137,9 @@ int coll_drain_mesh(struct coll *c);
 struct rank_fig coll_fig_of(const struct msg *m);
 /* f's counts into to's: summed, but the most QPs at once. */
 void coll_fig_add_counts(struct rank_fig *to, const struct rank_fig *f);
+/* All ranks' figures in c->fig as one: the slowest rank's times, counts
+ * as coll_fig_add_counts adds them. */
+struct rank_fig coll_fig_all(const struct coll *c);
 /* Every rank at the next barrier, with this rank's figures mine. */
 int coll_barrier(struct coll *c, const struct msg *mine);
 /* The OPENs kept for collective id, now h: served.  0 or -1. */

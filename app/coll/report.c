@@ -56,40 +56,13 @@ coll_print_row(const struct coll *c, const struct row *r)
 	fflush(stdout);
 }
 
-/* A trace's figures over all ranks: the slowest rank's times (the
- * iteration, and its time with any collective running), counts summed. */
-static struct rank_fig
-trace_all(const struct coll *c)
-{
-	struct rank_fig a = {0};
-
-	for (uint32_t r = 0; r < c->o.world; r++) {
-		coll_fig_add_counts(&a, &c->fig[r]);
-		a.us = RTE_MAX(a.us, c->fig[r].us);
-		a.comm_us = RTE_MAX(a.comm_us, c->fig[r].comm_us);
-	}
-	return a;
-}
-
-/* One compute time for every rank: each runs every compute node. */
-static uint64_t
-trace_compute_ns(const struct et_trace *t)
-{
-	uint64_t ns = 0;
-
-	for (uint32_t k = 0; k < t->n_nodes; k++)
-		if (t->nodes[k].type == ET_TRACE_COMPUTE)
-			ns += t->nodes[k].duration_ns;
-	return ns;
-}
-
 void
 coll_print_trace(const struct coll *c)
 {
-	struct rank_fig a = trace_all(c);
+	struct rank_fig a = coll_fig_all(c);
 
 	printf(" %12.1f %12.1f %12.1f %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %7u\n",
-	       a.us, a.comm_us, trace_compute_ns(c->trace) / 1e3, a.retransmits, a.timeouts,
+	       a.us, a.comm_us, et_trace_compute_ns(c->trace) / 1e3, a.retransmits, a.timeouts,
 	       a.rerouted, a.paths_marked_bad, a.max_qps);
 	fflush(stdout);
 }
@@ -127,12 +100,12 @@ coll_write_json(const struct coll *c, const char *file)
 	json_object_set_new(o, "verified", et_json_verdict(c->p.verify, true));
 	if (c->trace) {
 		/* as ethereal-fabric --trace's JSON names them */
-		struct rank_fig a = trace_all(c);
+		struct rank_fig a = coll_fig_all(c);
 		json_t *x = fig_json(&a, "iteration_ns"), *ranks = json_array();
 
 		json_object_set_new(x, "trace", json_string(c->o.f.trace));
 		et_json_set_u64(x, "comm_ns", (uint64_t)(a.comm_us * 1e3));
-		et_json_set_u64(x, "compute_ns", trace_compute_ns(c->trace));
+		et_json_set_u64(x, "compute_ns", et_trace_compute_ns(c->trace));
 		for (uint32_t k = 0; k < c->o.world; k++)
 			json_array_append_new(ranks, fig_json(&c->fig[k], "iteration_ns"));
 		json_object_set_new(x, "per_rank", ranks);

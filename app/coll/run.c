@@ -362,6 +362,19 @@ coll_fig_add_counts(struct rank_fig *to, const struct rank_fig *f)
 	to->wrong += f->wrong;
 }
 
+struct rank_fig
+coll_fig_all(const struct coll *c)
+{
+	struct rank_fig a = {0};
+
+	for (uint32_t r = 0; r < c->o.world; r++) {
+		coll_fig_add_counts(&a, &c->fig[r]);
+		a.us = RTE_MAX(a.us, c->fig[r].us);
+		a.comm_us = RTE_MAX(a.comm_us, c->fig[r].comm_us);
+	}
+	return a;
+}
+
 int
 coll_run_size(struct coll *c, uint64_t size, bool last, struct row *out)
 {
@@ -379,7 +392,7 @@ coll_run_size(struct coll *c, uint64_t size, bool last, struct row *out)
 	memset(out->rank, 0, c->o.world * sizeof(*out->rank));
 	for (uint32_t it = 0; it < c->o.warmup + c->o.iters && rc == 0; it++) {
 		uint64_t bad0 = c->lb.paths.marked_bad;
-		struct rank_fig sum = {0};
+		struct rank_fig sum;
 		struct msg fig;
 
 		c->max_qps = 0;
@@ -400,10 +413,7 @@ coll_run_size(struct coll *c, uint64_t size, bool last, struct row *out)
 		 * is gone: then there is no barrier to hold */
 		if (!c->mesh.lost && coll_barrier(c, &fig))
 			rc = -1;
-		for (uint32_t r = 0; r < c->o.world; r++) {
-			coll_fig_add_counts(&sum, &c->fig[r]);
-			sum.us = RTE_MAX(sum.us, c->fig[r].us);
-		}
+		sum = coll_fig_all(c);
 		/* the far ends' counters came with the peers' closes, before their barrier */
 		et_rt_host_free(&c->rt);
 		if (!c->first_done) {

@@ -77,6 +77,18 @@ void et_trace_free(struct et_trace *t);
 
 /* Groups of g: rank count / size.  The group holding rank r, r's position
  * in it, and the rank at position k of group i. */
+/* One rank's compute: every rank runs every compute node. */
+static inline uint64_t
+et_trace_compute_ns(const struct et_trace *t)
+{
+	uint64_t ns = 0;
+
+	for (uint32_t k = 0; k < t->n_nodes; k++)
+		if (t->nodes[k].type == ET_TRACE_COMPUTE)
+			ns += t->nodes[k].duration_ns;
+	return ns;
+}
+
 static inline uint32_t
 et_trace_group_count(const struct et_trace *t, const struct et_trace_group *g)
 {

@@ -311,6 +311,7 @@ dag_build(struct dag *d, enum et_coll_algo algo, uint64_t chunk)
 	if (!d->sched || !d->coll || !d->rank || !d->r->node)
 		return et_fabric_fail(f, "trace: out of memory");
 	d->buf_len = 1;
+	d->r->compute_ns = et_trace_compute_ns(t);
 	for (uint32_t k = 0; k < n; k++) {
 		const struct et_trace_node *x = &t->nodes[k];
 		const struct et_trace_group *g;
@@ -318,10 +319,8 @@ dag_build(struct dag *d, enum et_coll_algo algo, uint64_t chunk)
 		uint32_t groups;
 
 		d->r->node[k] = (struct et_dag_node_time){UINT64_MAX, 0};
-		if (x->type == ET_TRACE_COMPUTE) {
-			d->r->compute_ns += x->duration_ns;
+		if (x->type == ET_TRACE_COMPUTE)
 			continue;
-		}
 		g = &t->groups[x->group];
 		if (et_coll_build(&d->sched[k], x->kind, algo, g->size, x->size, chunk, &why))
 			return et_fabric_fail(f, "node %s (line %u): %s %s over %u ranks: %s", x->name,
