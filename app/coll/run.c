@@ -77,7 +77,7 @@ on_open(struct coll *c, struct et_rt_host *h, uint32_t from, const struct msg *m
 	struct et_rt_remote far = {0};
 	struct et_qp *rq;
 	int rc = et_rt_accept(h, et_net_host_ip(&c->p.t, from), m->e & 0x7fffffff, m->x, m->y,
-			      m->b, &a, &rq, &far);
+			      m->b, &a, 0, &rq, &far);
 
 	if (rc == 0 && c->trace)
 		ctrace_far_end(c, m->f, 1);

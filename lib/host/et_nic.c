@@ -38,6 +38,7 @@ et_nic_init(struct et_nic *n, const struct et_port *port, const struct et_link_m
 	n->ip = ip;
 	n->qpn_base = qpn_base;
 	n->max_qps = max_qps;
+	n->pick_qps = max_qps;
 	n->rx_rng = (lm->seed ^ 0x9e3779b97f4a7c15ull) | 1;
 	n->cur = NONE;
 	/* with a rate, keep the queue short so the round robin stays fine
@@ -241,21 +242,29 @@ et_nic_qp_create(struct et_nic *n, const struct et_qp_attr *a, struct et_mr_tabl
 	struct et_qp *qp;
 	uint32_t i = 0, k;
 
+	if (a->qpn) {
+		if (a->qpn < n->qpn_base || a->qpn - n->qpn_base >= n->max_qps ||
+		    et_nic_qp_find(n, a->qpn))
+			return NULL;
+		i = a->qpn - n->qpn_base;
+		goto take;
+	}
 	/* the slot after the last one taken: a QPN is reused as late as
 	 * possible, so a late frame for a destroyed QP finds no successor;
 	 * a page with no QP is all free, a full one is passed whole */
-	for (k = 0; k < n->max_qps;) {
+	for (k = 0; k < n->pick_qps;) {
 		const struct et_nic_qp_page *p;
 
-		i = (n->next_slot + k) % n->max_qps;
+		i = (n->next_slot + k) % n->pick_qps;
 		p = n->pages[i >> ET_NIC_QP_PAGE_SHIFT];
 		if (p == NULL || p->q[i & PAGE_MASK].qp == NULL)
 			break;
 		k += p->used == ET_NIC_QP_PAGE ? ET_NIC_QP_PAGE - (i & PAGE_MASK) : 1;
 	}
-	if (k >= n->max_qps)
+	if (k >= n->pick_qps)
 		return NULL;
-	n->next_slot = (i + 1) % n->max_qps;
+	n->next_slot = (i + 1) % n->pick_qps;
+take:
 	pg = &n->pages[i >> ET_NIC_QP_PAGE_SHIFT];
 	if (*pg == NULL && (*pg = calloc(1, sizeof(**pg))) == NULL)
 		return NULL;
@@ -276,6 +285,15 @@ et_nic_qp_create(struct et_nic *n, const struct et_qp_attr *a, struct et_mr_tabl
 	if (++n->n_qps > n->st.qps_max)
 		n->st.qps_max = n->n_qps;
 	return qp;
+}
+
+void
+et_nic_reserve_qpns(struct et_nic *n, uint32_t pick)
+{
+	if (pick && pick <= n->max_qps) {
+		n->pick_qps = pick;
+		n->next_slot %= pick;
+	}
 }
 
 void

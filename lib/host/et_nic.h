@@ -84,6 +84,7 @@ struct et_nic {
 	uint32_t ip;
 	uint32_t qpn_base;
 	uint32_t max_qps;        /* QPNs qpn_base .. qpn_base + max_qps - 1 */
+	uint32_t pick_qps;       /* the first pick_qps the NIC hands out itself */
 	struct et_nic_qp_page **pages; /* max_qps / ET_NIC_QP_PAGE, rounded up; NULL: empty */
 	uint32_t n_qps;          /* QPs open now */
 	uint32_t next_slot;      /* where the next QP's slot search starts */
@@ -123,8 +124,14 @@ void et_nic_free(struct et_nic *n);
  * their QP's turn in the round robin. */
 void et_nic_acks_first(struct et_nic *n, bool on);
 
-/* A QP on this NIC: its QPN, MAC and IP come from the NIC; the rest from a.
- * NULL when the NIC is full or a is bad. */
+/* The NIC picks QPNs for new QPs from the first n of its QPNs only; the
+ * others are made only when asked for by number (a->qpn), by someone who
+ * keeps account of them (a fabric reserves them for its hosts' peers). */
+void et_nic_reserve_qpns(struct et_nic *n, uint32_t pick);
+
+/* A QP on this NIC: its QPN (a->qpn if not 0: it must be free), MAC and IP
+ * come from the NIC; the rest from a.  NULL when the NIC is full, the QPN
+ * taken or a bad. */
 struct et_qp *et_nic_qp_create(struct et_nic *n, const struct et_qp_attr *a,
 			       struct et_mr_table *mrs, struct et_cq *send_cq,
 			       struct et_cq *recv_cq);

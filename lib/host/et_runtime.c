@@ -164,26 +164,40 @@ et_rt_connect_failed(struct et_rt_host *h, uint32_t sub)
 }
 
 int
-et_rt_accept(struct et_rt_host *hd, uint32_t src_ip, uint32_t recv, uint64_t off,
-	     uint64_t len, uint32_t qpn, const struct et_qp_attr *a, struct et_qp **rq,
-	     struct et_rt_remote *out)
+et_rt_far_place(const struct et_rt_host *hd, uint32_t recv, uint64_t off, uint64_t len,
+		 struct et_rt_remote *out)
 {
 	const struct et_coll_rank *r = &hd->sched->rank[hd->rank];
-	struct et_qp_attr b = hd->c->qp;
-	uint8_t *dst;
-	struct et_recv_wr rw;
 
 	if (recv >= r->nrecvs || off > r->recvs[recv].len || len > r->recvs[recv].len - off ||
 	    len > UINT32_MAX)
 		return -EINVAL;
-	dst = hd->staging + r->recvs[recv].staging_off + off;
-	rw = (struct et_recv_wr){.wr_id = 0, .addr = dst, .length = (uint32_t)len,
-				 .lkey = hd->staging_key};
+	*out = (struct et_rt_remote){
+		0, (uint64_t)(uintptr_t)(hd->staging + r->recvs[recv].staging_off + off),
+		hd->staging_key};
+	return 0;
+}
+
+int
+et_rt_accept(struct et_rt_host *hd, uint32_t src_ip, uint32_t recv, uint64_t off,
+	     uint64_t len, uint32_t qpn, const struct et_qp_attr *a, uint32_t my_qpn,
+	     struct et_qp **rq, struct et_rt_remote *out)
+{
+	struct et_qp_attr b = hd->c->qp;
+	struct et_recv_wr rw;
+	int rc = et_rt_far_place(hd, recv, off, len, out);
+
+	*rq = NULL;
+	if (rc)
+		return rc;
+	rw = (struct et_recv_wr){.wr_id = 0, .addr = (uint8_t *)(uintptr_t)out->addr,
+				 .length = (uint32_t)len, .lkey = hd->staging_key};
 	b.max_send_wr = b.max_recv_wr = 2;
 	b.multipath = a->multipath;
 	b.dest_ip = src_ip;
 	b.sq_psn = a->rq_psn;
 	b.rq_psn = a->sq_psn;
+	b.qpn = my_qpn;
 	*rq = et_host_qp_create(&hd->host, &b);
 	if (*rq == NULL)
 		return -ENOSPC;
@@ -192,7 +206,7 @@ et_rt_accept(struct et_rt_host *hd, uint32_t src_ip, uint32_t recv, uint64_t off
 		*rq = NULL;
 		return -ENOSPC;
 	}
-	*out = (struct et_rt_remote){et_qp_qpn(*rq), (uint64_t)(uintptr_t)dst, hd->staging_key};
+	out->qpn = et_qp_qpn(*rq);
 	return 0;
 }
 
@@ -517,7 +531,7 @@ et_rt_strerror(const struct et_rt_host *h, char *buf, size_t len)
 		break;
 	case ET_RT_NO_QP:
 		snprintf(buf, len, "host %u or %u: no QP left (%u per host)", h->rank, f->peer,
-			 h->host.nic->max_qps);
+			 h->host.nic->pick_qps);
 		break;
 	case ET_RT_POST:
 		snprintf(buf, len, "host %u: cannot post %" PRIu64 " bytes to host %u", h->rank,

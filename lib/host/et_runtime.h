@@ -45,7 +45,6 @@ struct et_rt_sub {
 	int insert_pos;
 	struct et_qp *qp;     /* the sending end, on this host */
 	uint32_t far_qpn;     /* the receiving end's QPN; 0 until it is known */
-	void *peer;           /* the receiving end: the peer ops' own */
 	void *lb_state;       /* what the policy keeps for the connection */
 	uint32_t next_free;
 };
@@ -181,14 +180,19 @@ int et_rt_connected(struct et_rt_host *h, uint32_t sub, const struct et_rt_remot
 /* The peer could not open it: the rank fails, naming the peer and QP. */
 void et_rt_connect_failed(struct et_rt_host *h, uint32_t sub);
 
-/* The receiving end of a subflow, on its receiving host hd: a QP for the
- * sending QP qpn of src_ip (a: the sender's attributes, whose PSNs it
- * mirrors), ready, with one receive posted for bytes [off, off + len) of
- * hd's receive recv.  0 with *rq and out (what the sender needs), -EINVAL
- * for a receive or range the schedule does not have, -ENOSPC. */
+/* The receiving end of a subflow, on its receiving host hd: a QP (on QPN
+ * my_qpn; 0: the NIC's pick) for the sending QP qpn of src_ip (a: the
+ * sender's attributes, whose PSNs it mirrors), ready, with one receive
+ * posted for bytes [off, off + len) of hd's receive recv.  0 with *rq and
+ * out (what the sender needs), -EINVAL for a receive or range the schedule
+ * does not have, -ENOSPC. */
 int et_rt_accept(struct et_rt_host *hd, uint32_t src_ip, uint32_t recv, uint64_t off,
-		 uint64_t len, uint32_t qpn, const struct et_qp_attr *a, struct et_qp **rq,
-		 struct et_rt_remote *out);
+		 uint64_t len, uint32_t qpn, const struct et_qp_attr *a, uint32_t my_qpn,
+		 struct et_qp **rq, struct et_rt_remote *out);
+/* Where that receiving end puts its bytes: out's address and key (its
+ * QPN 0), known before the QP is made.  -EINVAL as et_rt_accept. */
+int et_rt_far_place(const struct et_rt_host *hd, uint32_t recv, uint64_t off, uint64_t len,
+		    struct et_rt_remote *out);
 
 /* The NIC's turn, then the rank's: completions, the batch, due subflows,
  * the steps.  The work done; 0 with h->fail.why set when the rank failed. */

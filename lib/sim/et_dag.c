@@ -103,14 +103,18 @@ coll_open(void *ctx, struct et_rt_host *src, struct et_rt_sub *s, uint32_t qpn,
 	uint32_t pos = et_trace_group_pos(g, s->dst);
 	const struct et_coll_send *snd = &sc->rank[src->rank].sends[s->send];
 
-	return et_fabric_peer_open(c->d->f, &c->rt[pos], c->members[src->rank], snd->recv, s,
-				   qpn, a, out);
+	return et_far_open(c->d->f, src, c->members[src->rank], s, &c->rt[pos], snd->recv, qpn, a,
+			   out);
 }
 
+/* At once: the last rank done frees every rank's CQs, which the far end
+ * would use until its lane closed it. */
 static void
 coll_close(void *ctx, struct et_rt_host *src, struct et_rt_sub *s)
 {
-	et_fabric_peer_close(((struct dag_coll *)ctx)->d->f, src, s);
+	struct dag_coll *c = ctx;
+
+	et_far_close(c->d->f, src, c->members[src->rank], s, true);
 }
 
 static const struct et_rt_peer_ops coll_ops = {coll_ip, coll_open, coll_close};

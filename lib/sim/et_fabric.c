@@ -76,9 +76,11 @@ et_fabric_fail(struct et_fabric *f, const char *fmt, ...)
 {
 	va_list ap;
 
+	rte_spinlock_lock(&f->error_lock);
 	va_start(ap, fmt);
 	vsnprintf(f->error, sizeof(f->error), fmt, ap);
 	va_end(ap);
+	rte_spinlock_unlock(&f->error_lock);
 	return -EIO;
 }
 
@@ -92,27 +94,6 @@ et_fabric_peer_ip(void *ctx, uint32_t rank)
 	return et_net_host_ip(&f->p.t, rank);
 }
 
-int
-et_fabric_peer_open(struct et_fabric *f, struct et_rt_host *hd, uint32_t src_host, uint32_t recv,
-		    struct et_rt_sub *s, uint32_t qpn, const struct et_qp_attr *a,
-		    struct et_rt_remote *out)
-{
-	struct et_qp *rq;
-	int rc = et_rt_accept(hd, et_net_host_ip(&f->p.t, src_host), recv, s->off, s->len, qpn, a,
-			      &rq, out);
-
-	s->peer = rq;
-	return rc;
-}
-
-void
-et_fabric_peer_close(struct et_fabric *f, struct et_rt_host *src, struct et_rt_sub *s)
-{
-	et_rt_stats_add_qp(&src->st, s->peer);
-	et_nic_qp_destroy(&f->h[s->dst].nic, s->peer);
-	s->peer = NULL;
-}
-
 static int
 peer_open(void *ctx, struct et_rt_host *src, struct et_rt_sub *s, uint32_t qpn,
 	  const struct et_qp_attr *a, struct et_rt_remote *out)
@@ -120,13 +101,13 @@ peer_open(void *ctx, struct et_rt_host *src, struct et_rt_sub *s, uint32_t qpn,
 	struct et_fabric *f = ctx;
 	const struct et_coll_send *snd = &f->sched.rank[src->rank].sends[s->send];
 
-	return et_fabric_peer_open(f, &f->h[s->dst].rt, src->rank, snd->recv, s, qpn, a, out);
+	return et_far_open(f, src, src->rank, s, &f->h[s->dst].rt, snd->recv, qpn, a, out);
 }
 
 static void
 peer_close(void *ctx, struct et_rt_host *src, struct et_rt_sub *s)
 {
-	et_fabric_peer_close(ctx, src, s);
+	et_far_close(ctx, src, src->rank, s, false);
 }
 
 static const struct et_rt_peer_ops peer_ops = {et_fabric_peer_ip, peer_open, peer_close};
@@ -135,10 +116,6 @@ static const struct et_rt_peer_ops peer_ops = {et_fabric_peer_ip, peer_open, pee
  * decodes QP 1's frames as management datagrams); ethereal-node starts at
  * 0x100 too. */
 #define FABRIC_QPN_BASE 0x100
-/* A host's NIC holds the requester ends of its subflows and the responder
- * ends of its peers': each at most a rank's limit.  The table takes memory
- * as QPs are made, not for this many. */
-#define FABRIC_QPS_PER_HOST (2 * ET_RT_MAX_QPS)
 
 static int
 host_init(struct et_fabric *f, uint32_t i, uint64_t shared_len)
@@ -149,10 +126,13 @@ host_init(struct et_fabric *f, uint32_t i, uint64_t shared_len)
 	et_net_host_mac(i, &mac);
 	et_net_tor_mac(&f->net, i, &gw);
 	if (et_nic_init(&h->nic, &f->net.host_port[i], &f->p.host_link, f->pool, &mac,
-			et_net_host_ip(&f->p.t, i), FABRIC_QPN_BASE, FABRIC_QPS_PER_HOST) ||
+			et_net_host_ip(&f->p.t, i), FABRIC_QPN_BASE,
+			ET_FAR_PICKED + f->n_hosts * ET_FAR_PER_PEER) ||
 	    et_rt_host_init(&h->rt, &f->rc, &f->sched, i, &h->nic, &gw, f->light_buf, shared_len,
 			    &peer_ops, f))
 		return et_fabric_fail(f, "host %u: out of memory", i);
+	/* past those, each peer's own QPNs here (sim/et_far.c) */
+	et_nic_reserve_qpns(&h->nic, ET_FAR_PICKED);
 	et_nic_acks_first(&h->nic, f->p.acks_first);
 	h->rt.on_plan = f->p.on_plan;
 	h->rt.plan_ctx = f->p.plan_ctx;
@@ -268,6 +248,8 @@ et_fabric_build(struct et_fabric *f, const struct et_fabric_params *p)
 	for (uint32_t i = 0; i < f->n_hosts; i++)
 		if (host_init(f, i, shared_len + 1))
 			return -EIO;
+	if (et_far_init(f))
+		return et_fabric_fail(f, "out of memory");
 	for (uint32_t i = 0; i < p->n_fails; i++) {
 		const struct et_fabric_fail *x = &p->fails[i];
 
@@ -344,6 +326,7 @@ et_fabric_free(struct et_fabric *f)
 	for (uint32_t i = 0; i < f->n_caps; i++)
 		et_capture_close(f->caps[i]);
 	free(f->caps);
+	et_far_free(f);
 	free(f->h);
 	if (f->net.sw)
 		et_net_free(&f->net);

@@ -15,6 +15,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <rte_spinlock.h>
+
 #include "base/et_counters.h"
 #include "coll/et_coll.h"
 #include "host/et_runtime.h"
@@ -136,12 +138,14 @@ struct et_fabric_driver {
 };
 
 struct et_agenda;
+struct et_far;
 
 struct et_fabric {
 	struct et_fabric_params p;
 	const struct et_fabric_driver *drv;  /* NULL: the collective of p */
 	void *drv_ctx;
 	struct et_agenda *agenda; /* while it runs in virtual time: who runs next */
+	struct et_far *far;       /* while the lanes run: far ends opened by message */
 	struct et_net net;
 	struct rte_mempool *pool;
 	uint32_t n_hosts;
@@ -159,8 +163,9 @@ struct et_fabric {
 		uint64_t turns;
 	} lane_speed[8];
 	uint32_t n_lanes;
-	uint32_t hosts_done;
+	uint32_t hosts_done;      /* lanes add to it atomically */
 	bool failed;              /* a QP ended in error */
+	rte_spinlock_t error_lock; /* lanes may fail at once: the first says why */
 	char error[256];
 	struct et_fabric_stats st;
 	struct et_capture **caps;

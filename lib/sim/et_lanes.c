@@ -6,12 +6,14 @@
  * it arrives, see struct et_arrival_hook), so nothing sent inside a window
  * arrives inside it: inside a window every node depends only on what was
  * handed over before it, and the nodes can run apart.  They are dealt to
- * lanes, one per EAL lcore: the hosts (whose collective reaches both ends
- * of a QP pair) on the main lcore's lane, the switches over the others.
- * Each lane runs its own agenda (sim/et_agenda.h) to the window's end;
- * then, between two barriers, each takes the arrivals the other lanes
- * handed its nodes (their letters) and the next window starts at the
- * earliest event of any lane.
+ * lanes, one per EAL lcore: each ToR with its hosts, and the other
+ * switches in turn; a trace's DAG (whose collectives start every rank of a
+ * group at once) or a plan written as it is made keeps the hosts on the
+ * main lcore's lane.  Each lane runs its own agenda (sim/et_agenda.h) to
+ * the window's end; then, between two barriers, each takes the arrivals
+ * the other lanes handed its nodes (their letters) and the requests for
+ * far ends of subflows on its hosts (sim/et_far.c), and the next window
+ * starts at the earliest event of any lane.
  *
  * The answer does not depend on the number of lanes: a node's turns come
  * at the same instants and see the same frames whichever lane runs it, and
@@ -348,12 +350,16 @@ lane_main(void *arg)
 		l->wait += rte_rdtsc() - t1;
 		read_letters(l);
 		l->next = et_agenda_next(&l->a, end);
+		if (et_far_serve(w->f, l->id, &l->next))
+			broken(l, "out of memory for the far ends of subflows");
 		if (l->id == 0)
 			w->stop = verdict(w, end);
 		if (w->n > 1)
 			barrier(w, &sense);
 		if (w->stop)
 			break;
+		if (et_far_collect(w->f, l->id, &l->a))
+			broken(l, "out of memory for the far ends of subflows");
 		next = UINT64_MAX;
 		for (uint32_t k = 0; k < w->n; k++)
 			if (w->lane[k].next < next)
@@ -373,15 +379,22 @@ lane_main(void *arg)
 
 /* ---- the run ---- */
 
-/* The nodes dealt to n lanes: hosts on lane 0, switches over the others
- * (all on lane 0 when there is one). */
+/* The nodes dealt to n lanes: the switches in turn, each host on its
+ * ToR's lane (the frames between them cross no lane).  Hosts that must
+ * stay together go on lane 0, the switches over the others. */
 static void
 deal(struct lanes *w)
 {
 	struct et_fabric *f = w->f;
+	bool together = f->drv || f->p.on_plan;
 
-	for (uint32_t i = 0; i < f->n_hosts + f->net.n_sw; i++)
-		w->owner[i] = (uint8_t)(w->n == 1 || i < f->n_hosts ? 0 : 1 + (i - f->n_hosts) % (w->n - 1));
+	for (uint32_t s = 0; s < f->net.n_sw; s++)
+		w->owner[f->n_hosts + s] =
+			(uint8_t)(w->n == 1 ? 0 : together ? 1 + s % (w->n - 1) : s % w->n);
+	for (uint32_t i = 0; i < f->n_hosts; i++)
+		w->owner[i] = together ? 0
+				       : w->owner[f->n_hosts + f->net.first[ET_TIER_TOR] +
+						  et_topo_tor_of(&f->p.t, i)];
 }
 
 static unsigned int
@@ -445,6 +458,11 @@ et_lanes_run(struct et_fabric *f)
 		memset(w.lane[k].a.bits, 0, (nodes + 63) / 64 * sizeof(uint64_t));
 	}
 	deal(&w);
+	if (et_far_lanes(f, w.n, w.owner, w.span)) {
+		et_fabric_fail(f, "out of memory");
+		lanes_free(&w);
+		return;
+	}
 	for (uint32_t i = 0; i < nodes; i++)
 		et_agenda_mark(&w.lane[w.owner[i]].a, i);
 	wire(&w);
@@ -474,5 +492,6 @@ et_lanes_run(struct et_fabric *f)
 				(double)w.lane[k].wait / rte_get_tsc_hz(), w.lane[k].turns};
 	}
 	unwire(f);
+	et_far_lanes_end(f);
 	lanes_free(&w);
 }

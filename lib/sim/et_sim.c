@@ -18,33 +18,40 @@
 uint32_t
 et_sim_poll_node(struct et_fabric *f, uint32_t i, uint64_t now)
 {
-	if (i < f->n_hosts && f->drv)
-		return f->drv->poll(f->drv_ctx, i, now);
-	if (i < f->n_hosts) {
-		struct et_rt_host *h = &f->h[i].rt;
-		bool done = h->done_ns != 0;
-		uint32_t work = et_rt_poll(h, now);
+	struct et_rt_host *h;
+	uint32_t work;
+	bool done;
 
-		if (h->fail.why != ET_RT_OK) {
-			char why[200];
+	if (i >= f->n_hosts)
+		return et_switch_poll(&f->net.sw[i - f->n_hosts], now);
+	work = et_far_land(f, i, now);
+	if (f->drv)
+		return work + f->drv->poll(f->drv_ctx, i, now);
+	h = &f->h[i].rt;
+	done = h->done_ns != 0;
+	work += et_rt_poll(h, now);
+	if (h->fail.why != ET_RT_OK) {
+		char why[200];
 
-			f->failed = true;
-			if (!f->error[0])
-				et_fabric_fail(f, "%s", et_rt_strerror(h, why, sizeof(why)));
-		}
-		f->hosts_done += !done && h->done_ns;
-		return work;
+		f->failed = true;
+		if (!f->error[0])
+			et_fabric_fail(f, "%s", et_rt_strerror(h, why, sizeof(why)));
 	}
-	return et_switch_poll(&f->net.sw[i - f->n_hosts], now);
+	if (!done && h->done_ns)
+		__atomic_fetch_add(&f->hosts_done, 1, __ATOMIC_RELAXED);
+	return work;
 }
 
 uint64_t
 et_sim_node_next_event(const struct et_fabric *f, uint32_t i, uint64_t now)
 {
-	if (i < f->n_hosts)
-		return f->drv ? f->drv->next_event(f->drv_ctx, i, now)
-			      : et_rt_next_event(&f->h[i].rt, now);
-	return et_switch_next_event(&f->net.sw[i - f->n_hosts], now);
+	uint64_t t, far;
+
+	if (i >= f->n_hosts)
+		return et_switch_next_event(&f->net.sw[i - f->n_hosts], now);
+	t = f->drv ? f->drv->next_event(f->drv_ctx, i, now) : et_rt_next_event(&f->h[i].rt, now);
+	far = et_far_next(f, i);
+	return far < t ? far : t;
 }
 
 /* Real clock with more than one lcore: the hosts (and the collective,

@@ -14,15 +14,38 @@ int et_fabric_fail(struct et_fabric *f, const char *fmt, ...)
 /* Links a packet crosses on the fabric's longest path. */
 uint32_t et_fabric_longest_path_hops(const struct et_topo *t);
 
-/* The far end of subflow s, made directly on host hd (the receiving rank
- * of the schedule, whose recv rcv s fills) for the sending QP qpn of host
- * src_host; and its end when s is complete.  The fabric's peer ops and the
- * DAG's (sim/et_dag) share them.  ctx of et_fabric_peer_ip: the fabric. */
+/* The far ends of subflows (sim/et_far.c): host A's QPs on host B, made
+ * at once, or by request while the lanes run (made and closed by B's lane
+ * between a window's barriers, an answer landing at A delay after it
+ * asked).  B's NIC picks its own QPNs from the first ET_FAR_PICKED; then
+ * come ET_FAR_PER_PEER for each host of the fabric, that host picks. */
+#define ET_FAR_PICKED (2 * ET_RT_MAX_QPS)
+#define ET_FAR_PER_PEER 16u
+int et_far_init(struct et_fabric *f);
+void et_far_free(struct et_fabric *f);
+/* The lanes start (owner: each node's lane) and end. */
+int et_far_lanes(struct et_fabric *f, uint32_t n_lanes, const uint8_t *owner, uint64_t delay);
+void et_far_lanes_end(struct et_fabric *f);
+/* The peer ops' open and close, from the sending rank src's turn (on host
+ * src_host; hd the receiving rank on s->dst): open is 0 with out filled,
+ * -EINPROGRESS (the answer lands later, through et_rt_connected), or a
+ * negative errno; close at once (now) or by request. */
 uint32_t et_fabric_peer_ip(void *ctx, uint32_t host);
-int et_fabric_peer_open(struct et_fabric *f, struct et_rt_host *hd, uint32_t src_host,
-			uint32_t recv, struct et_rt_sub *s, uint32_t qpn,
-			const struct et_qp_attr *a, struct et_rt_remote *out);
-void et_fabric_peer_close(struct et_fabric *f, struct et_rt_host *src, struct et_rt_sub *s);
+int et_far_open(struct et_fabric *f, struct et_rt_host *src, uint32_t src_host,
+		struct et_rt_sub *s, struct et_rt_host *hd, uint32_t recv, uint32_t qpn,
+		const struct et_qp_attr *a, struct et_rt_remote *out);
+void et_far_close(struct et_fabric *f, struct et_rt_host *src, uint32_t src_host,
+		  struct et_rt_sub *s, bool now);
+/* Lane `lane` between the barriers: the requests to its hosts, in one
+ * order; *next lowered to the earliest answer.  0 or a negative errno. */
+int et_far_serve(struct et_fabric *f, uint32_t lane, uint64_t *next);
+/* Lane `lane` after the barriers: the answers to its hosts, each host woken
+ * on a when its answer lands.  0 or -ENOMEM. */
+int et_far_collect(struct et_fabric *f, uint32_t lane, struct et_agenda *a);
+/* At the start of host's turn: the answers landed by now; how many. */
+uint32_t et_far_land(struct et_fabric *f, uint32_t host, uint64_t now);
+/* When host's next answer lands; UINT64_MAX: none. */
+uint64_t et_far_next(const struct et_fabric *f, uint32_t host);
 
 /* Node i's turn (a host, then the switches by tier): the work it did. */
 uint32_t et_sim_poll_node(struct et_fabric *f, uint32_t i, uint64_t now);
