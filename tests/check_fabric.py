@@ -156,6 +156,15 @@ def main():
             and "ran dry" in r.stderr,
             f"a pool of 600 mbufs: verified, alloc_fail {res.get('alloc_fail')}, said on stderr",
             f"exit {r.returncode}\n{r.stderr}")
+    t.check(res.get("speed", {}).get("same_as_one_lane") is True,
+            "on one lane, a pool run dry leaves the answer one lane's", str(res.get("speed")))
+    two_lanes = [("0-1" if x == "0" else x) for x in warnings]
+    r, res = t.run(small, ["--lb", "ethereal", "--size", "1M", "--verify"], eal=two_lanes)
+    t.check(r.returncode == 0 and res.get("verified") is True
+            and res.get("speed", {}).get("same_as_one_lane") is False
+            and "may differ from one lane's" in r.stderr,
+            "on two lanes, a pool run dry is said to be a race (same_as_one_lane false)",
+            f"exit {r.returncode}\n{r.stderr}\n{res.get('speed')}")
 
     # one flow each way on an idle fabric (2 hosts, 2 leaves, 1 spine): within
     # a few percent of the bound, which counts payload only: headers,

@@ -125,8 +125,18 @@ run_one(const struct et_fabric_params *p, struct outcome *out)
 	return rc || out->bad ? 1 : 0;
 }
 
+/* Lanes that found the frame pool empty raced for its last frames: who
+ * got one depended on the lcores' timing, so the answer may differ from
+ * one lane's (the only case where it may). */
+static bool
+lanes_raced(const struct outcome *r)
+{
+	return r->n_lanes > 1 && r->st.alloc_fail > 0;
+}
+
 /* How fast the event loop went: wall-clock figures, so a JSON compared
- * across runs leaves this object out (as it does wall_s). */
+ * across runs leaves this object out (as it does wall_s); and whether the
+ * lanes raced. */
 static json_t *
 speed_json(const struct outcome *r)
 {
@@ -139,6 +149,7 @@ speed_json(const struct outcome *r)
 	et_json_set_u64(j, "node_turns", r->turns);
 	json_object_set_new(j, "hugepages", json_boolean(rte_eal_has_hugepages()));
 	json_object_set_new(j, "lcores", json_integer(rte_lcore_count()));
+	json_object_set_new(j, "same_as_one_lane", json_boolean(!lanes_raced(r)));
 	/* virtual time: where each lane's wall time went (the busiest one
 	 * sets the pace; the others wait for it at the barriers) */
 	if (r->n_lanes) {
@@ -306,9 +317,12 @@ report(const struct et_fabric_params *p, const struct cli *o, const struct outco
 	 * the one pool here also holds every frame the switches queue */
 	if (s->alloc_fail)
 		et_warn("the frame pool (%u mbufs) ran dry %" PRIu64 " times: hosts waited for "
-			"buffers as a NIC would not, and timers may have fired for it; give "
+			"buffers as a NIC would not, and timers may have fired for it%s; give "
 			"[run] mbufs more, and EAL the memory", et_fabric_pool_mbufs(p),
-			s->alloc_fail);
+			s->alloc_fail,
+			lanes_raced(r) ? "; the lanes raced for its last frames, so this answer "
+					 "may differ from one lane's (\"same_as_one_lane\": false)"
+				       : "");
 	if (o->json) {
 		json_t *j = json_object();
 
