@@ -222,6 +222,11 @@ CLAIMS = [
 ]
 
 
+def has_bound(r):
+    """A collective's run has a lower bound; a trace's (GPT-2) has none."""
+    return int(r.get("lower_bound_ns") or 0) > 0
+
+
 def facts(res, unit):
     """What the runs behind a claim measured, for the reason column: per
     policy, how far above the lower bound its CCT is and what went wrong
@@ -233,11 +238,14 @@ def facts(res, unit):
             out.append(f"{lb}: most in {r['fabric']} {r['name']} ({r['hosts']} hosts), "
                        f"of {len(rows)} runs")
             continue
-        ratio = statistics.mean(int(r["cct_ns"]) / max(int(r["lower_bound_ns"]), 1)
-                                for r in rows)
         t = sum(int(r.get("timeouts") or 0) for r in rows)
         d = sum(int(r.get("drops") or 0) for r in rows)
-        s = f"{lb} {ratio:.2f}x bound"
+        if all(has_bound(r) for r in rows):
+            ratio = statistics.mean(int(r["cct_ns"]) / int(r["lower_bound_ns"]) for r in rows)
+            s = f"{lb} {ratio:.2f}x bound"
+        else:  # a trace has no bound: its time communicating
+            ms = statistics.mean(int(r["cct_ns"]) for r in rows) / 1e6
+            s = f"{lb} {ms:.3f} ms communicating"
         if t or d:
             s += f" ({t} timeouts, {d} drops)"
         out.append(s)
@@ -269,8 +277,11 @@ def point_table(ix):
             r = ix.get(f, kind, algo, size, b)
             cells.append(f"{100 * (1 - int(e['cct_ns']) / int(r['cct_ns'])):+.1f}%"
                          if e and r else "-")
-        eth = (f"{int(e['cct_ns']) / 1e6:.3f}, "
-               f"{int(e['cct_ns']) / max(int(e['lower_bound_ns']), 1):.2f}x" if e else "-")
+        eth = "-"
+        if e:
+            eth = f"{int(e['cct_ns']) / 1e6:.3f}, " + (
+                f"{int(e['cct_ns']) / int(e['lower_bound_ns']):.2f}x" if has_bound(e)
+                else "no bound")
         out.append(f"| {kind} | {f} | {algo} | {size or 'GPT-2'} | {eth} | "
                    + " | ".join(cells) + " |")
     return out + [""]
