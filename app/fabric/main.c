@@ -35,6 +35,7 @@ struct outcome {
 	uint64_t passes, turns;    /* the event loop's work (sim/et_sim.c) */
 	struct et_lane_speed lanes[8]; /* and each lane's (sim/et_lanes.c) */
 	uint32_t n_lanes;
+	uint32_t pool_mbufs;       /* the most the frame pool grew to */
 	struct et_dag_result dag;  /* a trace's times */
 };
 
@@ -87,6 +88,8 @@ add_run(struct outcome *out, const struct et_fabric *f, const struct timespec *t
 	out->passes += f->passes;
 	out->turns += f->turns;
 	out->n_lanes = f->n_lanes;
+	if (f->pool_mbufs > out->pool_mbufs)
+		out->pool_mbufs = f->pool_mbufs;
 	for (uint32_t k = 0; k < f->n_lanes; k++) {
 		out->lanes[k].busy_s += f->lane_speed[k].busy_s;
 		out->lanes[k].wait_s += f->lane_speed[k].wait_s;
@@ -150,6 +153,8 @@ speed_json(const struct outcome *r)
 	json_object_set_new(j, "hugepages", json_boolean(rte_eal_has_hugepages()));
 	json_object_set_new(j, "lcores", json_integer(rte_lcore_count()));
 	json_object_set_new(j, "same_as_one_lane", json_boolean(!lanes_raced(r)));
+	/* how far the pool grew depends on the lcores' caches too */
+	et_json_set_u64(j, "pool_mbufs", r->pool_mbufs);
 	/* virtual time: where each lane's wall time went (the busiest one
 	 * sets the pace; the others wait for it at the barriers) */
 	if (r->n_lanes) {
@@ -318,8 +323,7 @@ report(const struct et_fabric_params *p, const struct cli *o, const struct outco
 	if (s->alloc_fail)
 		et_warn("the frame pool (%u mbufs) ran dry %" PRIu64 " times: hosts waited for "
 			"buffers as a NIC would not, and timers may have fired for it%s; give "
-			"[run] mbufs more, and EAL the memory", et_fabric_pool_mbufs(p),
-			s->alloc_fail,
+			"[run] mbufs more, and EAL the memory", r->pool_mbufs, s->alloc_fail,
 			lanes_raced(r) ? "; the lanes raced for its last frames, so this answer "
 					 "may differ from one lane's (\"same_as_one_lane\": false)"
 				       : "");

@@ -173,7 +173,8 @@ account(struct et_fabric *f, const struct tally *y)
 		return;
 	f->st.frames_made = y->made;
 	f->st.frames_accounted = y->ended;
-	f->st.mbufs_in_use = rte_mempool_in_use_count(f->pool);
+	f->st.mbufs_in_use = et_pool_in_use(f->pool);
+	f->pool_mbufs = et_pool_size(f->pool);
 	if (y->made != y->ended)
 		et_fabric_fail(f, "accounting: %" PRIu64 " frames made, %" PRIu64
 			       " received or dropped", y->made, y->ended);

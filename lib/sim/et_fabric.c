@@ -38,8 +38,24 @@ uint32_t
 et_fabric_pool_mbufs(const struct et_fabric_params *p)
 {
 	/* frames in flight: a link's worth per link, the queues' ECN depth,
-	 * the hosts' windows; a QP that finds the pool empty waits (alloc_fail) */
+	 * the hosts' windows; it grows when that is not enough, unless the
+	 * conf fixed it (then a QP that finds it empty waits: alloc_fail) */
 	return p->mbufs ? p->mbufs : 16384 + et_topo_hosts(&p->t) * 1024;
+}
+
+/* The most the pool grows to when it was not given a size: its start,
+ * and every switch's buffer full of full frames (what the fabric can hold
+ * once PFC has stopped the hosts). */
+static uint32_t
+pool_ceiling(const struct et_fabric_params *p, uint32_t start)
+{
+	const struct et_topo *t = &p->t;
+	uint64_t sw = t->tors + (t->kind == ET_TOPO_LEAF_SPINE
+					 ? t->spines
+					 : t->pods * t->aggs_per_pod + t->aggs_per_pod * t->cores_per_agg);
+	uint64_t n = start + sw * p->net.sw.buffer_bytes / (p->qp.mtu + 64);
+
+	return n < UINT32_MAX ? (uint32_t)n : UINT32_MAX;
 }
 
 uint64_t
@@ -217,16 +233,8 @@ et_fabric_build(struct et_fabric *f, const struct et_fabric_params *p)
 	/* frames in flight: switch queues hold at most their buffer; hosts
 	 * their windows.  Enough for the shipped fabrics, not a bound. */
 	mbufs = et_fabric_pool_mbufs(p);
-	/* a stack, not DPDK's default ring: the mbuf freed last is the one
-	 * handed out next, still in cache, and the run touches only as many
-	 * as it ever holds at once, not every mbuf of the pool in turn */
-	f->pool = rte_pktmbuf_pool_create_by_ops("fabric", mbufs, 256, 0,
-						 RTE_PKTMBUF_HEADROOM + p->qp.mtu + 256,
-						 (int)rte_socket_id(), "stack");
-	if (f->pool == NULL) /* a DPDK without the stack driver */
-		f->pool = rte_pktmbuf_pool_create("fabric", mbufs, 256, 0,
-						  RTE_PKTMBUF_HEADROOM + p->qp.mtu + 256,
-						  (int)rte_socket_id());
+	f->pool = et_pool_create("fabric", mbufs, p->mbufs ? mbufs : pool_ceiling(p, mbufs),
+				 RTE_PKTMBUF_HEADROOM + p->qp.mtu + 256, (int)rte_socket_id());
 	if (f->pool == NULL)
 		return et_fabric_fail(f, "cannot create a pool of %u mbufs (%" PRIu64 " MB): %s (give EAL more "
 			    "memory, -m or hugepages, or fewer with [run] mbufs)",
@@ -330,7 +338,7 @@ et_fabric_free(struct et_fabric *f)
 	free(f->h);
 	if (f->net.sw)
 		et_net_free(&f->net);
-	rte_mempool_free(f->pool);
+	et_pool_free(f->pool);
 	et_coll_free(&f->sched);
 	free(f->light_buf);
 	memset(f, 0, sizeof(*f));

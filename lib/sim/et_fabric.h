@@ -148,6 +148,7 @@ struct et_fabric {
 	struct et_far *far;       /* while the lanes run: far ends opened by message */
 	struct et_net net;
 	struct rte_mempool *pool;
+	uint32_t pool_mbufs;      /* its mbufs once collected: it grows when it runs dry */
 	uint32_t n_hosts;
 	struct et_fabric_host *h;
 	struct et_coll_sched sched;

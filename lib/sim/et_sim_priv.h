@@ -47,6 +47,15 @@ uint32_t et_far_land(struct et_fabric *f, uint32_t host, uint64_t now);
 /* When host's next answer lands; UINT64_MAX: none. */
 uint64_t et_far_next(const struct et_fabric *f, uint32_t host);
 
+/* The frame pool (sim/et_pool.c): n mbufs of data_room, and when it runs
+ * dry more, made then, up to max in all. */
+struct rte_mempool *et_pool_create(const char *name, uint32_t n, uint32_t max,
+				   uint16_t data_room, int socket);
+void et_pool_free(struct rte_mempool *mp);
+/* Its mbufs now, and those out of it. */
+uint32_t et_pool_size(const struct rte_mempool *mp);
+uint32_t et_pool_in_use(const struct rte_mempool *mp);
+
 /* Node i's turn (a host, then the switches by tier): the work it did. */
 uint32_t et_sim_poll_node(struct et_fabric *f, uint32_t i, uint64_t now);
 /* When node i next has something to do (now: at once). */
