@@ -339,7 +339,10 @@ def write_claims(rows, path, quick):
         nruns = sum(len(v) for v in res.used.values())
         lines.append(f"| {n} | {where} | {text} | {pv} | {ours} | {nruns} | {verdict} |")
     lines += ["", f"{agree} agree, {differ} differ, {missing} not run "
-              f"(of {len(CLAIMS)} claims).", ""]
+              f"(of {len(CLAIMS)} claims).", "",
+              "Why the GPT-2 claims come out near 0%: the trace's model-parallel "
+              "collectives stay in a rack; docs/reproduce.md, \"GPT-2: why the policies "
+              "come out nearly equal\", measures where each policy's time goes.", ""]
     lines += point_table(ix)
     with open(path, "w") as f:
         f.write("\n".join(lines))
