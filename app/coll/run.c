@@ -251,15 +251,8 @@ coll_start(struct coll *c)
 {
 	char err[256];
 
-	for (int k = 0;; k++) {
-		struct rte_eth_link link;
-
-		if (rte_eth_link_get_nowait(c->port.eth_port, &link) == 0 && link.link_status)
-			break;
-		if (k == 500 || coll_stop)
-			return et_cli_error("--port %s: the link is not up after 5 s", c->o.port);
-		rte_delay_us_sleep(10000);
-	}
+	if (et_port_await_link_up(&c->port, 5000, &coll_stop))
+		return et_cli_error("--port %s: the link is not up after 5 s", c->o.port);
 	if (mesh_open(&c->mesh, c->o.rank, c->o.world, c->o.root,
 		      (uint64_t)c->o.timeout_s * 1000, &coll_stop)) {
 		snprintf(err, sizeof(err), "%s", c->mesh.err);

@@ -93,15 +93,9 @@ node_open(struct node *n)
 int
 wait_link_up(struct node *n)
 {
-	for (int k = 0;; k++) {
-		struct rte_eth_link link;
-
-		if (rte_eth_link_get_nowait(n->port.eth_port, &link) == 0 && link.link_status)
-			return 0;
-		if (k == 500 || node_stop)
-			return et_cli_error("--port %s: the link is not up after 5 s", n->o.port);
-		usleep(10000);
-	}
+	if (et_port_await_link_up(&n->port, 5000, &node_stop))
+		return et_cli_error("--port %s: the link is not up after 5 s", n->o.port);
+	return 0;
 }
 
 /* The client stops its port first, then closes the TCP connection; the

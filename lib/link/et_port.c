@@ -221,6 +221,24 @@ et_port_await_peer_gone(const struct et_port *p, unsigned int max_ms)
 	usleep(100000); /* the interrupt thread finishes what it began */
 }
 
+int
+et_port_await_link_up(const struct et_port *p, unsigned int max_ms,
+		      const volatile sig_atomic_t *stop)
+{
+	for (unsigned int k = 0; p->kind == ET_PORT_ETHDEV; k++) {
+		struct rte_eth_link link;
+
+		if (rte_eth_link_get_nowait(p->eth_port, &link) == 0 && link.link_status)
+			return 0;
+		if (stop && *stop)
+			return -EINTR;
+		if (k >= max_ms / 10)
+			return -ETIMEDOUT;
+		usleep(10000);
+	}
+	return 0;
+}
+
 void
 et_port_close(struct et_port *p)
 {

@@ -9,6 +9,7 @@
 #define ET_PORT_H
 
 #include <stdbool.h>
+#include <signal.h>
 #include <stdint.h>
 
 #include <rte_ethdev.h>
@@ -150,6 +151,11 @@ void et_port_close(struct et_port *p);
  * crash, seen under load).  Behind a switch the link stays up: max_ms is
  * then all it costs.  Nothing to wait for on a ring port. */
 void et_port_await_peer_gone(const struct et_port *p, unsigned int max_ms);
+/* Wait at most max_ms for the link to come up, or until *stop is set
+ * (a signal handler's flag; may be NULL).  0 once it is up (at once on a
+ * ring port), -ETIMEDOUT, or -EINTR. */
+int et_port_await_link_up(const struct et_port *p, unsigned int max_ms,
+			  const volatile sig_atomic_t *stop);
 
 /* Free only the rings this port owns, and the frames still in them. */
 void et_port_free_rings(struct et_port *p);
