@@ -351,7 +351,8 @@ et_far_serve(struct et_fabric *f, uint32_t lane, uint64_t *next)
 		}
 		b->n = 0;
 	}
-	qsort(all->v, all->n, sizeof(*all->v), by_time_host_count);
+	if (all->n > 1)
+		qsort(all->v, all->n, sizeof(*all->v), by_time_host_count);
 	for (uint32_t k = 0; k < all->n && rc == 0; k++)
 		rc = serve_one(x, lane, &all->v[k], next);
 	return rc;
