@@ -211,9 +211,12 @@ uint32_t
 et_pool_in_use(const struct rte_mempool *mp)
 {
 	const struct grow *g = grow_of(mp);
-	/* the pool's caches may hold overflow frames: only the sum is right */
-	uint64_t avail = rte_mempool_avail_count(mp);
+	/* the pool's caches may hold overflow frames: only the sum is right,
+	 * and rte_mempool_avail_count() would clip the pool's own at its size */
+	uint64_t avail = g->base->get_count(mp);
 
+	for (unsigned int l = 0; mp->cache_size && l < RTE_MAX_LCORE; l++)
+		avail += mp->local_cache[l].len;
 	for (uint32_t i = 0; i < g->n_more; i++)
 		avail += rte_mempool_avail_count(g->more[i]);
 	return avail >= g->size ? 0 : (uint32_t)(g->size - avail);
