@@ -34,6 +34,7 @@ struct grow {
 	struct rte_mempool *more[MAX_MORE];
 	uint32_t n_more;                    /* read without the lock: release/acquire */
 	bool failed;                        /* an overflow pool could not be made */
+	bool closing;                       /* rte_mempool_free drains it: no growing */
 };
 
 static struct grow *
@@ -122,8 +123,16 @@ grow_dequeue(struct rte_mempool *mp, void **objs, unsigned int n)
 	struct grow *g = grow_of(mp);
 	int rc;
 
-	if (g->base->dequeue(mp, objs, n) == 0 || from_more(g, objs, n) == 0)
+	if (g->base->dequeue(mp, objs, n) == 0)
 		return 0;
+	if (g->closing)
+		return -ENOBUFS;
+	if (from_more(g, objs, n) == 0)
+		return 0;
+	/* more than a cache holds: a cache refilling itself, which on failure
+	 * asks again for what its caller wants; grow only for that */
+	if (mp->cache_size && n > mp->cache_size)
+		return -ENOBUFS;
 	rte_spinlock_lock(&g->lock);
 	/* another lane may have grown it meanwhile */
 	rc = from_more(g, objs, n);
@@ -230,6 +239,9 @@ et_pool_free(struct rte_mempool *mp)
 	if (mp == NULL)
 		return;
 	g = grow_of(mp);
+	/* rte_mempool_free() dequeues an object for each it made, and those
+	 * in the lcores' caches are not there to be had */
+	g->closing = true;
 	/* the pool first: its caches may point into the overflow pools */
 	rte_mempool_free(mp);
 	for (uint32_t i = 0; i < g->n_more; i++)
