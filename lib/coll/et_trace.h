@@ -75,8 +75,6 @@ int et_trace_parse(struct et_trace *t, const char *text, const char *file, char 
 		   size_t errlen);
 void et_trace_free(struct et_trace *t);
 
-/* Groups of g: rank count / size.  The group holding rank r, r's position
- * in it, and the rank at position k of group i. */
 /* One rank's compute: every rank runs every compute node. */
 static inline uint64_t
 et_trace_compute_ns(const struct et_trace *t)
@@ -89,6 +87,8 @@ et_trace_compute_ns(const struct et_trace *t)
 	return ns;
 }
 
+/* Groups of g: rank count / size.  The group holding rank r, r's position
+ * in it, and the rank at position k of group i. */
 static inline uint32_t
 et_trace_group_count(const struct et_trace *t, const struct et_trace_group *g)
 {

@@ -145,7 +145,7 @@ struct et_fabric {
 	const struct et_fabric_driver *drv;  /* NULL: the collective of p */
 	void *drv_ctx;
 	struct et_agenda *agenda; /* while it runs in virtual time: who runs next */
-	struct et_far *far;       /* while the lanes run: far ends opened by message */
+	struct et_far *far;       /* far ends of subflows: each pair's QPNs, the lanes' requests */
 	struct et_net net;
 	struct rte_mempool *pool;
 	uint32_t pool_mbufs;      /* its mbufs once collected: it grows when it runs dry */

@@ -14,6 +14,9 @@ int et_fabric_fail(struct et_fabric *f, const char *fmt, ...)
 /* Links a packet crosses on the fabric's longest path. */
 uint32_t et_fabric_longest_path_hops(const struct et_topo *t);
 
+/* The peer ops' address of a host; ctx: the fabric. */
+uint32_t et_fabric_peer_ip(void *ctx, uint32_t host);
+
 /* The far ends of subflows (sim/et_far.c): host A's QPs on host B, made
  * at once, or by request while the lanes run (made and closed by B's lane
  * between a window's barriers, an answer landing at A delay after it
@@ -30,7 +33,6 @@ void et_far_lanes_end(struct et_fabric *f);
  * src_host; hd the receiving rank on s->dst): open is 0 with out filled,
  * -EINPROGRESS (the answer lands later, through et_rt_connected), or a
  * negative errno; close at once (now) or by request. */
-uint32_t et_fabric_peer_ip(void *ctx, uint32_t host);
 int et_far_open(struct et_fabric *f, struct et_rt_host *src, uint32_t src_host,
 		struct et_rt_sub *s, struct et_rt_host *hd, uint32_t recv, uint32_t qpn,
 		const struct et_qp_attr *a, struct et_rt_remote *out);
