@@ -243,7 +243,7 @@ load(const char *file, struct rte_mempool *mp)
 			et_conf_fail(&c, sec, "peer-mac", "expected a MAC like 02:00:00:00:00:01, got '%s'", pm);
 			goto out;
 		}
-		err = et_port_ethdev(&port, dev, mp, 1024);
+		err = et_port_ethdev(&port, dev, mp, 1024, 1);
 		if (err) {
 			et_conf_fail(&c, sec, "dev", "cannot start '%s': %s", dev, strerror(-err));
 			goto out;

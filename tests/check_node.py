@@ -61,7 +61,7 @@ class Bg:
 
 
 def pair(exe, work, mode, extra, port, link="memif", quiet_fanout=False, both=(),
-         client_eal=(), result=None):
+         client_eal=(), result=None, lcores=("0", "1")):
     """Run one server/client pair; over veth, (ok, refused by PACKET_FANOUT).
     extra: the client's arguments; both: both sides' (e.g. a tool's dialect)."""
     sock = os.path.join(work, f"memif-{mode}.sock")
@@ -80,7 +80,7 @@ def pair(exe, work, mode, extra, port, link="memif", quiet_fanout=False, both=()
                     "--verify", "--oob-port", str(port)] + list(both)
     env = dict(os.environ)
     common = common + common_link
-    srv = Bg([exe] + EAL + [f"--file-prefix=ens{os.getpid()}", "-l", "0"] + dev[0] + [
+    srv = Bg([exe] + EAL + [f"--file-prefix=ens{os.getpid()}", "-l", lcores[0]] + dev[0] + [
         "--", "--port", dev[2], "--ip", "10.0.0.2", "--server"] + common,
         work, f"server-{mode}-{link}", env)
     out = os.path.join(work, f"{mode}.json")
@@ -90,7 +90,7 @@ def pair(exe, work, mode, extra, port, link="memif", quiet_fanout=False, both=()
     srv.first_line()
     try:
         cli = subprocess.run(
-            [exe] + EAL + list(client_eal) + [f"--file-prefix=enc{os.getpid()}", "-l", "1"] + dev[1] + [
+            [exe] + EAL + list(client_eal) + [f"--file-prefix=enc{os.getpid()}", "-l", lcores[1]] + dev[1] + [
                 "--", "--port", dev[3], "--ip", "10.0.0.1", "--client", "127.0.0.1",
                 "--json", out] + common + extra,
             capture_output=True, text=True, timeout=120, env=env)
@@ -341,6 +341,18 @@ def static_peer_once(exe, work, quiet_fanout):
     return ok, False
 
 
+def workers(exe, work, port):
+    """--workers 2 on both ends, memif's two queue pairs, 4 QPs: each
+    worker completes its QPs' share, the server's memory checked."""
+    both = ["--workers", "2", "--yield", "--qps", "4"]
+    ok = pair(exe, work, "send_bw", ["--iters", "1000"], port, both=both, lcores=("0-1", "0-1"))
+    res = json.load(open(os.path.join(work, "send_bw.json")))
+    shares = [w.get("messages", 0) for w in res.get("workers", [])]
+    good = ok and len(shares) == 2 and min(shares) == 2000 and res.get("messages") == 4000
+    print(("ok  " if good else "FAIL") + f" --workers 2: each worker's messages {shares}")
+    return good
+
+
 BAD = [
     (["--ip", "10.0.0.1", "--server"], "--port DEV is required"),
     (["--port", "net_memif0", "--server"], "--ip ADDR is required"),
@@ -381,6 +393,14 @@ BAD = [
      "jitter-ns needs an emulated rate"),
     (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--rx-loss-ppm", "2000000"],
      "--rx-loss-ppm: expected 0..1000000"),
+    (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--workers", "0"],
+     "--workers: expected 1..16"),
+    (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--workers", "2", "--mode",
+      "write_lat"], "--workers: --mode write_lat times one QP's round trips"),
+    (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--workers", "2"],
+     "--workers 2 needs at least as many QPs (--qps 1)"),
+    (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--workers", "16", "--qps", "16"],
+     "--workers 16 needs 16 lcores"),
     (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--json", "/nonexistent/x.json"],
      "--json: cannot write /nonexistent/x.json: No such file or directory"),
     (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--pcap", "/nonexistent/x.pcapng"],
@@ -419,6 +439,7 @@ def main():
     # both ends given --duration: the server answers until the client's
     # word, not until its own clock says (the client's last WRITEs)
     fails += not pair(exe, work, "write_bw", [], base + 51, both=["--duration", "1s"])
+    fails += not workers(exe, work, base + 52)
     fails += not veth(exe, work, base + 20)
     fails += not tap_bridge(exe, work, base + 30)
     fails += not interrupted(exe, work, base + 10)
@@ -441,7 +462,7 @@ def main():
         good = h.returncode == 0 and h.stdout.startswith("usage: ethereal-node") and "Mmsg/s" in h.stdout
         print(("ok  " if good else "FAIL") + f" --help {where}")
         fails += not good
-    total = 19 + len(BAD)
+    total = 20 + len(BAD)
     print(f"{total - fails} passed, {fails} failed")
     sys.exit(1 if fails else 0)
 

@@ -113,6 +113,9 @@ connect_qps(int n, const struct rte_ether_addr *next_hop0,
 	}
 }
 
+/* A third NIC run() polls after the hosts' (a team's second). */
+static struct et_nic *EXTRA;
+
 /* Virtual time: poll everything, jump to the next event. */
 static uint64_t
 run(struct et_net *net, uint64_t now, bool (*done)(void), uint64_t until)
@@ -121,6 +124,11 @@ run(struct et_net *net, uint64_t now, bool (*done)(void), uint64_t until)
 		uint32_t w = et_nic_poll(&H[0].nic, now) + et_nic_poll(&H[1].nic, now);
 		uint64_t t;
 
+		if (EXTRA) {
+			w += et_nic_poll(EXTRA, now);
+			if (et_nic_next_event(EXTRA, now) <= now)
+				w++;
+		}
 		if (net)
 			w += et_net_poll(net, now);
 		if (done && done())
@@ -132,6 +140,8 @@ run(struct et_net *net, uint64_t now, bool (*done)(void), uint64_t until)
 			t = et_nic_next_event(&H[1].nic, now);
 		if (net && et_net_next_event(net, now) < t)
 			t = et_net_next_event(net, now);
+		if (EXTRA && et_nic_next_event(EXTRA, now) < t)
+			t = et_nic_next_event(EXTRA, now);
 		if (t == UINT64_MAX || t > until)
 			return now;
 		now = t > now ? t : now + 1;
@@ -230,6 +240,65 @@ test_back_to_back(void **state)
 	assert_int_equal(H[0].nic.st.tx_pkts, H[0].nic.eg.st.tx_pkts);
 	for (int i = 0; i < 4; i++)
 		assert_int_equal(QP[0][i]->st.retransmits, 0);
+	hosts_free(&a, &b);
+}
+
+/* Two NICs on one port, as ethereal-node's workers run them (et_nic_team):
+ * host 1's NIC holds QPs 0 and 2, a second NIC QPs 1 and 3.  Whichever
+ * reads a frame, it reaches the NIC of its QP exactly once; the transfer
+ * completes whole, with nothing lost or unknown. */
+static void
+test_team(void **state)
+{
+	struct et_link_model lm = {.rate_bps = 100000000000ull, .latency_ns = 1000};
+	struct et_nic_team team;
+	struct et_nic t1;
+	struct et_port a, b;
+
+	assert_int_equal(et_port_net_ring_pair(&a, &b, "team", 1024, 0, pool), 0);
+	host_init(&H[0], &a, RTE_IPV4(10, 0, 0, 1), 1, &lm);
+	host_init(&H[1], &b, RTE_IPV4(10, 0, 0, 2), 2, &lm);
+	assert_int_equal(et_nic_init(&t1, &b, &lm, pool, &H[1].nic.mac, H[1].nic.ip, 0x200, 64), 0);
+	assert_int_equal(et_nic_team_init(&team, 2, 256, 0), 0);
+	et_nic_join(&H[1].nic, &team, 0);
+	et_nic_join(&t1, &team, 1);
+	for (uint32_t i = 0; i < 4; i++) {
+		struct et_nic *owner = i % 2 ? &t1 : &H[1].nic;
+		struct et_qp_attr at;
+
+		et_qp_attr_default(&at);
+		at.mtu = 1024;
+		at.dctcp.init_cwnd = 32 * 1024;
+		at.dest_ip = H[1].nic.ip;
+		at.dest_mac = H[1].nic.mac;
+		QP[0][i] = et_nic_qp_create(&H[0].nic, &at, &H[0].mrs, &H[0].scq, &H[0].rcq);
+		at.dest_ip = H[0].nic.ip;
+		at.dest_mac = H[0].nic.mac;
+		at.qpn = 0x200 + i;
+		QP[1][i] = et_nic_qp_create(owner, &at, &H[1].mrs, &H[1].scq, &H[1].rcq);
+		assert_non_null(QP[0][i]);
+		assert_non_null(QP[1][i]);
+		assert_int_equal(et_nic_team_owner(&team, 0x200, et_qp_qpn(QP[1][i])), i % 2);
+		assert_int_equal(et_qp_connect(QP[0][i], et_qp_qpn(QP[1][i])), 0);
+		assert_int_equal(et_qp_connect(QP[1][i], et_qp_qpn(QP[0][i])), 0);
+		assert_int_equal(et_qp_ready(QP[0][i]), 0);
+		assert_int_equal(et_qp_ready(QP[1][i]), 0);
+	}
+	EXTRA = &t1;
+	transfer(NULL, 4);
+	EXTRA = NULL;
+	/* host 1's NIC read the port first and handed the second its frames */
+	assert_true(H[1].nic.st.rx_steered > 0);
+	assert_true(t1.st.rx_pkts > 0 && H[1].nic.st.rx_pkts > 0);
+	assert_int_equal(H[1].nic.st.rx_steer_full + t1.st.rx_steer_full, 0);
+	assert_int_equal(H[1].nic.st.rx_unknown_qpn + t1.st.rx_unknown_qpn, 0);
+	/* each frame sent reached its QP once; each answer came back */
+	assert_int_equal(H[1].nic.st.rx_pkts + t1.st.rx_pkts, H[0].nic.eg.st.tx_pkts);
+	assert_int_equal(H[0].nic.st.rx_pkts, H[1].nic.eg.st.tx_pkts + t1.eg.st.tx_pkts);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(QP[0][i]->st.retransmits, 0);
+	et_nic_free(&t1);
+	et_nic_team_free(&team);
 	hosts_free(&a, &b);
 }
 
@@ -1207,6 +1276,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_back_to_back),
+		cmocka_unit_test(test_team),
 		cmocka_unit_test(test_through_a_switch_with_loss),
 		cmocka_unit_test(test_receive_loss),
 		cmocka_unit_test(test_bad_input_and_pause),

@@ -43,7 +43,7 @@ coll_open_port(struct coll *c)
 	c->fig = calloc(c->o.world, sizeof(*c->fig));
 	if (!c->mp || !c->peer_cc || !c->fig)
 		return et_cli_error("out of memory for the frame pool (give EAL more, -m)");
-	r = et_port_ethdev(&c->port, c->o.port, c->mp, 1024);
+	r = et_port_ethdev(&c->port, c->o.port, c->mp, 1024, 1);
 	if (r)
 		return et_cli_error("--port: cannot start '%s': %s", c->o.port, strerror(-r));
 	c->port_open = true;

@@ -11,12 +11,14 @@
 #include "et_cli.h"
 #include "node.h"
 
+/* While we wait on TCP (no lane runs then): every lane's queue. */
 static void
 poll_port(void *ctx)
 {
 	struct node *n = ctx;
 
-	et_nic_poll(&n->nic, et_tsc_ns());
+	for (uint32_t k = 0; k < n->nics_open; k++)
+		et_nic_poll(&n->lane[k].nic, et_tsc_ns());
 }
 
 /* A SEND lands in the receive buffer of its QP; in ping-pong, the second
@@ -93,7 +95,8 @@ create_qps(struct node *n)
 {
 	const struct opts *o = &n->o;
 
-	n->host.gw_mac = n->them.mac;
+	for (uint32_t k = 0; k < o->workers; k++)
+		n->lane[k].host.gw_mac = n->them.mac;
 	for (uint32_t i = 0; i < o->qps; i++) {
 		struct et_qp_attr a;
 
@@ -110,7 +113,9 @@ create_qps(struct node *n)
 		a.retry_cnt = 6; /* a test tool must end: 7 would retry forever */
 		a.path_id = et_path_make((uint8_t)(i % o->paths), 0);
 		a.rto_ns = (uint64_t)o->rto_ms * 1000000;
-		n->qp[i] = et_host_qp_create(&n->host, &a);
+		/* QP i is number i: a lane's NIC knows by it whose frame it is */
+		a.qpn = n->me.qpn_base + i;
+		n->qp[i] = et_host_qp_create(&lane_of(n, i)->host, &a);
 		if (!n->qp[i] || et_qp_ready(n->qp[i]))
 			return et_cli_error("cannot create QP %u", i);
 	}
@@ -153,9 +158,9 @@ get_ready(struct node *n)
 static void
 learn_peer_mac(struct node *n, bool ask)
 {
-	resolve_peer(&n->nic, &n->arp, &n->them, ask);
-	if (ask)
-		n->host.gw_mac = n->them.mac;
+	resolve_peer(&n->lane[0].nic, &n->arp, &n->them, ask);
+	for (uint32_t k = 0; ask && k < n->o.workers; k++)
+		n->lane[k].host.gw_mac = n->them.mac;
 	for (uint32_t i = 0; ask && i < n->o.qps; i++)
 		et_qp_set_dest_mac(n->qp[i], &n->them.mac);
 }

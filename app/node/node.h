@@ -28,6 +28,7 @@
 #include "oob.h"
 
 #define MAX_QPS 64
+#define MAX_WORKERS ET_NIC_TEAM_MAX
 #define DEPTH 16 /* requests in flight per QP */
 
 enum mode { MODE_WRITE_BW, MODE_SEND_BW, MODE_WRITE_LAT, MODE_PINGPONG, MODE_SEND_LAT };
@@ -46,6 +47,7 @@ struct opts {
 	uint64_t duration_ns; /* 0: --iters ends the run */
 	uint16_t oob_port;
 	uint32_t paths;
+	uint32_t workers; /* lcores, each with a queue pair and a share of the QPs */
 	uint32_t rto_ms;
 	const char *peer;
 	const char *mac;
@@ -62,16 +64,30 @@ struct row_figures {
 	uint64_t bytes, pkts, p50, p99, p999;
 };
 
+/* A worker's share of a run (--workers): its NIC on a queue pair of the
+ * port, its CQs, and QPs k, k + workers, ...  Lane 0 runs on the main
+ * lcore, and alone in every mode but write_bw and send_bw. */
+struct lane {
+	struct node *n;
+	uint32_t k;
+	struct et_nic nic;
+	struct et_host host;  /* NIC, memory region, CQs, next hop */
+	uint64_t done, flushed, t1;
+	int bad;
+};
+
 /* Everything one run holds. */
 struct node {
 	struct opts o;
 	struct rte_mempool *mp;
 	struct et_port port;
-	bool port_open, nic_open;
-	struct et_nic nic;
+	bool port_open;
+	uint32_t nics_open;   /* lanes whose NIC is set up */
+	struct lane lane[MAX_WORKERS];
+	struct et_nic_team team; /* with more than one worker */
+	_Atomic int lanes_stop; /* lane 0 tells the others the run is over */
 	struct et_capture *cap; /* --pcap: what we send */
 	struct et_arp arp;
-	struct et_host host;  /* NIC, memory region, CQs, next hop */
 	struct et_qp *qp[MAX_QPS];
 	uint32_t key;         /* of buf, local and remote */
 	uint8_t *buf;
@@ -105,6 +121,13 @@ is_lat(enum mode m)
 
 /* SIGINT or SIGTERM: stop posting, finish what is out, report. */
 extern volatile sig_atomic_t node_stop;
+
+/* QP i's lane. */
+static inline struct lane *
+lane_of(struct node *n, uint32_t i)
+{
+	return &n->lane[i % n->o.workers];
+}
 
 /* What the client writes at offset off of its buffer (the server checks). */
 static inline uint8_t
@@ -156,6 +179,10 @@ void usage(FILE *f);
 void report_header(void);
 void report_row(struct node *n);
 void report_results(struct node *n);
+/* The NICs' counters, every lane's summed. */
+void nic_totals(const struct node *n, struct et_nic_stats *st, struct et_egress_stats *eg);
+/* Packets the NICs received (a server) or sent (a client), every lane's. */
+uint64_t nic_packets(const struct node *n);
 int save_buffer(const struct node *n);
 
 /* telemetry.c: what /ethereal/node/ shows, once it exists */

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_lcore.h>
+
 #include "et_cli.h"
 #include "node.h"
 
@@ -23,7 +25,7 @@ usage(FILE *f)
 		"         [--mode write_bw|send_bw|write_lat|send_lat] [--size BYTES | --all]\n"
 		"         [--iters N | --duration S]\n"
 		"         [--qps N] [--mtu 256..4096] [--paths N] [--rate GBPS] [--oob-port N] [--verify]\n"
-		"         [--json FILE] [--yield] [--rto-ms N] [--peer SPEC] [--mac MAC]\n"
+		"         [--json FILE] [--yield] [--rto-ms N] [--peer SPEC] [--mac MAC] [--workers N]\n"
 		"         [--oob ethereal|pingpong|perftest] [--mode pingpong]\n"
 		"         [--fault KEY=VAL,...] [--rx-loss-ppm N] [--seed N] [--save FILE] [--pcap FILE]\n"
 		"  --port DEV     a DPDK device: net_memif0,role=server,socket=/run/x.sock, net_tap0,iface=t0, a PCI address\n"
@@ -32,6 +34,9 @@ usage(FILE *f)
 		"  --paths N      QP i takes path ID (i mod N, 0): uplink i mod N at the first switch up\n"
 		"  --rate GBPS    pace the NIC with a link model (default: the wire decides)\n"
 		"  --yield        give the core away when idle (processes sharing cores)\n"
+		"  --workers N    write_bw, send_bw: N lcores (the EAL's first N), each with a queue\n"
+		"                 pair of the port and QPs k, k+N, ...; a frame on another's queue\n"
+		"                 is handed to it by QPN (default 1; --rate is the port's, shared)\n"
 		"  --rto-ms N     retransmit timeout (default 67 ms, the RDMA tools' timeout 14:\n"
 		"                 4.096 us << 14; a process on a shared core can wait longer than\n"
 		"                 the fabric's 1 ms for its core)\n"
@@ -171,6 +176,27 @@ tool_defaults(struct opts *o)
 	return 0;
 }
 
+/* --workers share the QPs of a bandwidth test; the EAL must give them
+ * their lcores. */
+static int
+workers_check(const struct opts *o)
+{
+	if (o->workers == 1)
+		return 0;
+	if (o->mode != MODE_WRITE_BW && o->mode != MODE_SEND_BW)
+		return et_cli_error("--workers: --mode %s times one QP's round trips, on one worker",
+				    mode_names[o->mode]);
+	if (o->qps < o->workers)
+		return et_cli_error("--workers %u needs at least as many QPs (--qps %u)", o->workers,
+				    o->qps);
+	if (o->pcap)
+		return et_cli_error("--pcap captures one worker's frames: give --workers 1");
+	if (rte_lcore_count() < o->workers)
+		return et_cli_error("--workers %u needs %u lcores; the EAL has %u (give -l 0-%u)",
+				    o->workers, o->workers, rte_lcore_count(), o->workers - 1);
+	return 0;
+}
+
 int
 parse_options(int argc, char **argv, struct opts *o)
 {
@@ -188,6 +214,7 @@ parse_options(int argc, char **argv, struct opts *o)
 		{"fault", required_argument, NULL, 'F'}, {"rx-loss-ppm", required_argument, NULL, 'L'},
 		{"seed", required_argument, NULL, 'S'}, {"save", required_argument, NULL, 'W'},
 		{"pcap", required_argument, NULL, 'C'}, {"all", no_argument, NULL, 'a'},
+		{"workers", required_argument, NULL, 'w'},
 		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
 	};
 	struct in_addr a;
@@ -200,6 +227,7 @@ parse_options(int argc, char **argv, struct opts *o)
 	o->iters = 1000;
 	o->oob_port = 19875;
 	o->paths = 1;
+	o->workers = 1;
 	/* what perftest and ibv_rc_pingpong give a NIC: at 1 ms, a peer whose
 	 * core the OS took for 7 ms (seen on 2 shared cores) ends the QP,
 	 * retry counter exceeded, having lost nothing */
@@ -275,6 +303,11 @@ parse_options(int argc, char **argv, struct opts *o)
 				return -1;
 			o->paths = (uint32_t)v;
 			break;
+		case 'w':
+			if (et_cli_u64("--workers", optarg, 1, MAX_WORKERS, &v))
+				return -1;
+			o->workers = (uint32_t)v;
+			break;
 		case 'v': o->verify = 1; break;
 		case 'y': o->yield = 1; break;
 		case 'e': o->peer = optarg; break;
@@ -332,6 +365,8 @@ parse_options(int argc, char **argv, struct opts *o)
 		return -1;
 	}
 	if (tool_defaults(o))
+		return -1;
+	if (workers_check(o))
 		return -1;
 	if (o->faults.jitter_ns && !o->rate_bps)
 		return et_cli_error("--fault: jitter-ns needs an emulated rate (--rate)");

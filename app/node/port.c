@@ -17,6 +17,37 @@
 #include "link/et_capture.h"
 #include "node.h"
 
+/* A NIC and host per worker, each on its queue pair; with more than one,
+ * a team (et_nic_team) that hands frames to the lane that holds their QP.
+ * The port's --rate is shared; each lane's faults get their own seed. */
+static int
+open_lanes(struct node *n, const struct rte_ether_addr *mac)
+{
+	const struct opts *o = &n->o;
+
+	if (o->workers > 1 && et_nic_team_init(&n->team, o->workers, 1024, (int)rte_socket_id()))
+		return et_cli_error("out of memory for %u workers' inboxes", o->workers);
+	for (uint32_t k = 0; k < o->workers; k++) {
+		struct lane *l = &n->lane[k];
+		struct et_port q = et_port_queue(&n->port, (uint16_t)k);
+		struct et_link_model lm = o->faults;
+
+		lm.rate_bps = o->rate_bps / o->workers;
+		lm.seed = o->faults.seed + k;
+		l->n = n;
+		l->k = k;
+		if (et_nic_init(&l->nic, &q, &lm, n->mp, mac, o->ip, 0x100, o->qps))
+			return et_cli_error("cannot set up the NIC model");
+		n->nics_open++;
+		l->nic.rx_loss_ppm = o->rx_loss_ppm;
+		if (o->workers > 1)
+			et_nic_join(&l->nic, &n->team, k);
+		if (et_host_init(&l->host, &l->nic, mac, 4096))
+			return et_cli_error("out of memory");
+	}
+	return 0;
+}
+
 /* Port, NIC, ARP, memory.  The port is started (what arrives once the link
  * is up waits in its queue) and polled from here on, also while we wait on
  * TCP: ARP is answered during the exchange. */
@@ -27,7 +58,7 @@ node_open(struct node *n)
 	struct rte_ether_addr mac;
 	int r;
 
-	n->mp = et_app_pool("node", 16383, ET_APP_MBUF_4K_FRAME);
+	n->mp = et_app_pool("node", 16383 * o->workers, ET_APP_MBUF_4K_FRAME);
 	/* QP i's part starts at i * stride; perftest's small writes walk its
 	 * cycle buffer (a page, 64 KiB at most), --all's sizes go to 8 MiB */
 	n->size = o->all ? ALL_MIN_SIZE : o->size;
@@ -40,11 +71,12 @@ node_open(struct node *n)
 	n->buf = calloc(1, n->buf_len);
 	/* frames go to broadcast until the peer's MAC is known */
 	memset(&mac, 0xff, sizeof(mac));
-	if (!n->mp || !n->buf || et_host_init(&n->host, &n->nic, &mac, 4096))
+	if (!n->mp || !n->buf)
 		return et_cli_error("out of memory");
-	r = et_port_ethdev(&n->port, o->port, n->mp, 1024);
+	r = et_port_ethdev(&n->port, o->port, n->mp, 1024, (uint16_t)o->workers);
 	if (r)
-		return et_cli_error("--port: cannot start '%s': %s", o->port, strerror(-r));
+		return et_cli_error("--port: cannot start '%s': %s", o->port,
+				    r == -E2BIG ? "it has fewer queue pairs than --workers" : strerror(-r));
 	n->port_open = true;
 	/* on a kernel tap the port's MAC is also the kernel interface's, which
 	 * a bridge keeps for itself: --mac gives the host one of its own */
@@ -52,39 +84,38 @@ node_open(struct node *n)
 		rte_ether_unformat_addr(o->mac, &mac);
 	else
 		rte_eth_macaddr_get(n->port.eth_port, &mac);
-	struct et_link_model lm = o->faults;
-
-	lm.rate_bps = o->rate_bps;
-
-	if (et_nic_init(&n->nic, &n->port, &lm, n->mp, &mac, o->ip, 0x100, o->qps))
-		return et_cli_error("cannot set up the NIC model");
-	n->nic_open = true;
-	n->nic.rx_loss_ppm = o->rx_loss_ppm;
+	if (open_lanes(n, &mac))
+		return -1;
 	if (o->pcap) {
 		errno = 0;
 		n->cap = et_capture_open(o->pcap, o->port);
 		if (n->cap == NULL)
 			return et_cli_error("--pcap: cannot write %s: %s", o->pcap,
 					    errno ? strerror(errno) : "no memory");
-		n->nic.eg.cap = n->cap;
+		n->lane[0].nic.eg.cap = n->cap;
 	}
 	/* ARP on the control path, so kernel hosts on the segment can reach us;
 	 * at most 100 frames/s out, bursts of 8 */
 	et_arp_init(&n->arp, mac.addr_bytes, o->ip, 10000000, 8);
-	n->nic.arp = &n->arp;
+	n->lane[0].nic.arp = &n->arp;
 	/* what a client sends; the latency tests' receive area stays zero (the
 	 * peer's counter lands in its last byte) */
 	if (!o->server && o->mode != MODE_PINGPONG)
 		for (uint64_t k = 0; k < (two_areas ? n->stride : n->buf_len); k++)
 			n->buf[k] = test_pattern(k);
-	n->key = et_host_reg(&n->host, n->buf, n->buf_len,
-			     ET_ACCESS_LOCAL_WRITE | ET_ACCESS_REMOTE_WRITE);
-	if (n->key == 0)
-		return et_cli_error("cannot register %" PRIu64 " bytes", n->buf_len);
+	/* each lane's table holds the one region, under the same key */
+	for (uint32_t k = 0; k < o->workers; k++) {
+		uint32_t key = et_host_reg(&n->lane[k].host, n->buf, n->buf_len,
+					   ET_ACCESS_LOCAL_WRITE | ET_ACCESS_REMOTE_WRITE);
+
+		if (key == 0 || (k && key != n->key))
+			return et_cli_error("cannot register %" PRIu64 " bytes", n->buf_len);
+		n->key = key;
+	}
 	n->me = (struct peer){.mac = mac, .ip = o->ip, .qpn_base = 0x100, .nqp = o->qps,
 			      .psn = 0x1000, .rkey = n->key, .size = o->size, .mtu = o->mtu,
 			      .addr = (uintptr_t)n->buf};
-	telemetry_show_nic(&n->nic);
+	telemetry_show_nic(&n->lane[0].nic);
 	return 0;
 }
 
@@ -122,8 +153,11 @@ node_close(struct node *n)
 	telemetry_show_qps(NULL, 0);
 	if (n->port_open && n->oob.fd >= 0 && n->o.oob == OOB_ETHEREAL && n->o.server)
 		await_client_gone(n);
-	if (n->nic_open)
-		et_nic_free(&n->nic);
+	for (uint32_t k = 0; k < n->nics_open; k++) {
+		et_nic_free(&n->lane[k].nic);
+		et_host_free(&n->lane[k].host);
+	}
+	et_nic_team_free(&n->team);
 	if (n->cap) {
 		et_info("%s: %" PRIu64 " frames sent", n->o.pcap, et_capture_count(n->cap));
 		et_capture_close(n->cap);
@@ -131,7 +165,6 @@ node_close(struct node *n)
 	if (n->port_open)
 		et_port_close(&n->port);
 	oob_close(&n->oob); /* after the port: our server waits for this */
-	et_host_free(&n->host);
 	free(n->lat);
 	free(n->buf);
 }

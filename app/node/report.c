@@ -34,6 +34,26 @@ qp_counters(const struct node *n)
 	return c;
 }
 
+/* Each worker's share (--workers): what it completed, the frames its NIC
+ * took and sent, and what it handed to another. */
+static json_t *
+worker_figures(const struct node *n)
+{
+	json_t *a = json_array();
+
+	for (uint32_t k = 0; k < n->nics_open; k++) {
+		const struct lane *l = &n->lane[k];
+		json_t *w = json_object();
+
+		et_json_set_u64(w, "messages", l->done);
+		et_json_set_u64(w, "rx_pkts", l->nic.st.rx_pkts);
+		et_json_set_u64(w, "tx_pkts", l->nic.st.tx_pkts);
+		et_json_set_u64(w, "rx_steered", l->nic.st.rx_steered);
+		json_array_append_new(a, w);
+	}
+	return a;
+}
+
 /* A latency column: "-" where the mode measures none. */
 static const char *
 lat_us(const struct node *n, uint64_t ns, char *buf, size_t cap)
@@ -62,7 +82,7 @@ row(struct node *n, struct row_figures *f)
 
 	f->s = (double)(n->t1 - n->t0) / 1e9;
 	f->bytes = o->server && o->mode == MODE_WRITE_BW ? placed_bytes(n) : n->done * n->size;
-	f->pkts = (o->server ? n->nic.st.rx_pkts : n->nic.st.tx_pkts) - n->pkts0;
+	f->pkts = nic_packets(n) - n->pkts0;
 	f->gbps = f->s > 0 ? f->bytes * 8 / f->s / 1e9 : 0;
 	f->p50 = f->p99 = f->p999 = 0;
 	if (n->lat && n->done && (n->nlat || !is_lat(o->mode) || o->oob != OOB_PERFTEST)) {
@@ -113,13 +133,37 @@ report_row(struct node *n)
  * trip (ib_write_lat prints half of it, ib_send_lat too).  In perftest's
  * dialect the rows are out already (one per size); here the rest. */
 void
+nic_totals(const struct node *n, struct et_nic_stats *st, struct et_egress_stats *eg)
+{
+	memset(st, 0, sizeof(*st));
+	memset(eg, 0, sizeof(*eg));
+	for (uint32_t k = 0; k < n->nics_open; k++) {
+		et_ctr_add(&et_nic_ctrs, st, &n->lane[k].nic.st);
+		et_ctr_add(&et_egress_ctrs, eg, &n->lane[k].nic.eg.st);
+	}
+}
+
+uint64_t
+nic_packets(const struct node *n)
+{
+	struct et_nic_stats st;
+	struct et_egress_stats eg;
+
+	nic_totals(n, &st, &eg);
+	return n->o.server ? st.rx_pkts : st.tx_pkts;
+}
+
+void
 report_results(struct node *n)
 {
 	const struct opts *o = &n->o;
 	uint64_t retx = 0, tmo = 0;
 	struct rte_eth_stats es;
 	struct row_figures f;
+	struct et_nic_stats nst;
+	struct et_egress_stats est;
 
+	nic_totals(n, &nst, &est);
 	for (uint32_t i = 0; i < o->qps; i++) {
 		retx += et_qp_stats(n->qp[i])->retransmits;
 		tmo += et_qp_stats(n->qp[i])->timeouts;
@@ -134,18 +178,18 @@ report_results(struct node *n)
 		printf("latency: a round trip (ib_write_lat and ib_send_lat print half)\n");
 	printf("retransmits %" PRIu64 ", timeouts %" PRIu64 ", rx bad ICRC %" PRIu64
 	       ", rx unknown QPN %" PRIu64 ", rx for another IP %" PRIu64 ", rx not RoCE %" PRIu64
-	       "\n", retx, tmo, n->nic.st.rx_bad[ET_WIRE_E_ICRC], n->nic.st.rx_unknown_qpn,
-	       n->nic.st.rx_not_ours,
-	       n->nic.st.rx_bad[ET_WIRE_E_NOT_IPV4] + n->nic.st.rx_bad[ET_WIRE_E_NOT_UDP] +
-		       n->nic.st.rx_bad[ET_WIRE_E_NOT_ROCE]);
+	       "\n", retx, tmo, nst.rx_bad[ET_WIRE_E_ICRC], nst.rx_unknown_qpn,
+	       nst.rx_not_ours,
+	       nst.rx_bad[ET_WIRE_E_NOT_IPV4] + nst.rx_bad[ET_WIRE_E_NOT_UDP] +
+		       nst.rx_bad[ET_WIRE_E_NOT_ROCE]);
 	if (o->rx_loss_ppm || o->faults.loss_ppm || o->faults.ge_enter_ppm || o->faults.corrupt_ppm ||
 	    o->faults.dup_ppm || o->faults.flap_period_ns) {
-		const struct et_egress_stats *e = &n->nic.eg.st;
+		const struct et_egress_stats *e = &est;
 
 		printf("faults: sent lost %" PRIu64 ", corrupted %" PRIu64 ", duplicated %" PRIu64
 		       "; received dropped %" PRIu64 "\n",
 		       e->loss_drops + e->burst_drops + e->flap_drops, e->corrupted, e->duplicated,
-		       n->nic.st.rx_fault_drops);
+		       nst.rx_fault_drops);
 	}
 	if (rte_eth_stats_get(n->port.eth_port, &es) == 0)
 		printf("port: rx %" PRIu64 " (missed %" PRIu64 ", errors %" PRIu64 ", no mbuf %" PRIu64
@@ -174,8 +218,9 @@ report_results(struct node *n)
 		n->rows = NULL;
 		/* every QP counter, summed: what a retransmission followed */
 		json_object_set_new(j, "qp_counters", qp_counters(n));
+		json_object_set_new(j, "workers", worker_figures(n));
 		json_object_set_new(j, "nic_counters", json_object());
-		et_json_set_counters(json_object_get(j, "nic_counters"), &et_nic_ctrs, &n->nic.st);
+		et_json_set_counters(json_object_get(j, "nic_counters"), &et_nic_ctrs, &nst);
 		if (et_json_write(o->json, j))
 			n->bad++;
 	}

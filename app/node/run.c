@@ -5,9 +5,13 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <rte_launch.h>
+#include <rte_lcore.h>
 
 #include "host/et_worker.h"
 #include "et_cli.h"
@@ -46,38 +50,91 @@ placed_bytes(const struct node *n)
 	return bytes;
 }
 
-/* A SEND received: the size the peer was asked for, or the run failed
- * (a peer with another -s, or -a against a node without --all). */
-static bool
-check_recv(struct node *n, const struct et_wc *wc)
+/* The payload the peer placed through a lane's QPs. */
+static uint64_t
+lane_placed_bytes(const struct lane *l)
+{
+	const struct node *n = l->n;
+	uint64_t bytes = 0;
+
+	for (uint32_t i = l->k; i < n->o.qps; i += n->o.workers)
+		bytes += et_qp_stats(n->qp[i])->rx_bytes;
+	return bytes;
+}
+
+/* A SEND received (the done-th): 1 it is the size the peer was asked
+ * for; 0 a receive flushed at the stop; -1 the run failed (said here: a
+ * peer with another -s, or -a against a node without --all). */
+static int
+check_recv(const struct node *n, uint64_t done, const struct et_wc *wc)
 {
 	if (wc->status != ET_WC_SUCCESS) {
-		if (wc->status != ET_WC_WR_FLUSH_ERR || !node_stop) {
-			et_cli_error("receive %" PRIu64 " on QP %u: %s", n->done,
-				     et_qp_qpn(n->qp[wc->wr_id]), et_wc_status_str(wc->status));
-			n->bad++;
-		}
-		return false;
+		if (wc->status == ET_WC_WR_FLUSH_ERR && node_stop)
+			return 0;
+		et_cli_error("receive %" PRIu64 " on QP %u: %s", done,
+			     et_qp_qpn(n->qp[wc->wr_id]), et_wc_status_str(wc->status));
+		return -1;
 	}
 	if (wc->byte_len != n->size) {
 		et_cli_error("message %" PRIu64 " is %u bytes, expected %u (the peer's -s%s must "
-			     "match our %s)", n->done + 1, wc->byte_len, n->size,
+			     "match our %s)", done + 1, wc->byte_len, n->size,
 			     n->o.oob == OOB_PERFTEST ? " and -a" : "",
 			     n->o.all ? "--all" : "--size");
-		n->bad++;
-		return false;
+		return -1;
 	}
-	return true;
+	return 1;
+}
+
+/* Run fn on every lane, lane 0 on this lcore and the others on the EAL's
+ * next ones; when lane 0 returns, tell the others (lanes_stop) if stop,
+ * wait for them, and sum what they counted into the node. */
+static void
+run_lanes(struct node *n, int (*fn)(void *lane), bool stop)
+{
+	unsigned int lcore = rte_get_next_lcore(-1, 1, 0);
+	uint32_t k;
+
+	atomic_store(&n->lanes_stop, 0);
+	for (k = 0; k < n->o.workers; k++) {
+		struct lane *l = &n->lane[k];
+
+		l->done = l->flushed = l->t1 = 0;
+		l->bad = 0;
+	}
+	for (k = 1; k < n->o.workers; k++, lcore = rte_get_next_lcore(lcore, 1, 0))
+		rte_eal_remote_launch(fn, &n->lane[k], lcore);
+	fn(&n->lane[0]);
+	if (stop)
+		atomic_store(&n->lanes_stop, 1);
+	rte_eal_mp_wait_lcore();
+	n->t1 = 0;
+	for (k = 0; k < n->o.workers; k++) {
+		const struct lane *l = &n->lane[k];
+
+		n->done += l->done;
+		n->flushed += l->flushed;
+		n->bad += l->bad;
+		n->t1 = l->t1 > n->t1 ? l->t1 : n->t1;
+	}
+}
+
+static bool
+lanes_stopped(struct lane *l)
+{
+	return atomic_load_explicit(&l->n->lanes_stop, memory_order_relaxed) != 0;
 }
 
 /* Answer until the client says so on TCP (or SIGINT / --duration with a
  * static peer), counting what arrives; a peer that goes quiet for 10 s
  * with its word unsaid is named.  (Not when the SENDs it should send are
  * in: its word comes once our last ACK is out, and it is the port polled
- * here that sends it.) */
-static void
-serve(struct node *n)
+ * here that sends it.)  Lane 0 listens and decides; the others answer
+ * until it says so. */
+static int
+serve_lane(void *arg)
 {
+	struct lane *l = arg;
+	struct node *n = l->n;
 	const struct opts *o = &n->o;
 	uint64_t deadline = run_deadline(n), last = et_tsc_ns(), placed = 0;
 
@@ -85,17 +142,26 @@ serve(struct node *n)
 		for (int k = 0; k < 4096; k++) {
 			struct et_wc wc;
 
-			if (et_nic_poll(&n->nic, et_tsc_ns()) == 0 && o->yield)
+			if (et_nic_poll(&l->nic, et_tsc_ns()) == 0 && o->yield)
 				sched_yield();
 			/* a failed QP completes a receive posted to it at once,
 			 * flushed: post again only what came in */
-			while (!n->bad && et_cq_poll(&n->host.rcq, &wc, 1))
-				if (check_recv(n, &wc)) {
-					n->done++;
+			while (!l->bad && et_cq_poll(&l->host.rcq, &wc, 1)) {
+				int ok = check_recv(n, l->done, &wc);
+
+				l->bad += ok < 0;
+				if (ok > 0) {
+					l->done++;
 					post_recv(n, (uint32_t)wc.wr_id);
 				}
+			}
 		}
-		uint64_t t = et_tsc_ns(), now_placed = placed_bytes(n);
+		if (l->k) {
+			if (lanes_stopped(l) || l->bad)
+				break;
+			continue;
+		}
+		uint64_t t = et_tsc_ns(), now_placed = lane_placed_bytes(l);
 
 		if (now_placed != placed) {
 			placed = now_placed;
@@ -104,16 +170,16 @@ serve(struct node *n)
 		/* a client on TCP says when it is done, its last WRITEs
 		 * acknowledged: a server that stopped at its own --duration
 		 * left them unanswered, and the client failed on them */
-		if (node_stop || n->bad || (n->oob.fd < 0 && t > deadline))
+		if (node_stop || l->bad || (n->oob.fd < 0 && t > deadline))
 			break;
 		if (n->oob.fd >= 0 && o->oob == OOB_PERFTEST && t - last > 10000000000ull) {
-			if (o->mode == MODE_SEND_BW && n->done == 1)
+			if (o->mode == MODE_SEND_BW && l->done == 1)
 				et_cli_error("one message, then nothing for 10 s: the peer waits for "
 					     "an answer, it runs ib_send_lat's test; we run send_bw");
 			else
 				et_cli_error("nothing from the peer for 10 s (%" PRIu64 " bytes in, "
 					     "no word on TCP)", placed);
-			n->bad++;
+			l->bad++;
 			break;
 		}
 		if (n->oob.fd < 0)
@@ -123,7 +189,8 @@ serve(struct node *n)
 		if (poll(&p, 1, 0) > 0)
 			break;
 	}
-	n->t1 = et_tsc_ns();
+	l->t1 = et_tsc_ns();
+	return 0;
 }
 
 /* Our dialect's server (or a static peer's): answer, then check the
@@ -133,7 +200,7 @@ run_server(struct node *n)
 {
 	const struct opts *o = &n->o;
 
-	serve(n);
+	run_lanes(n, serve_lane, true);
 	if (o->mode != MODE_SEND_BW) /* WRITEs complete nothing here: count bytes */
 		n->done = placed_bytes(n) / o->size;
 	if (n->oob.fd >= 0)
@@ -143,26 +210,30 @@ run_server(struct node *n)
 }
 
 static void
-count_send_wc(struct node *n, const struct et_wc *wc)
+count_send_wc(struct node *n, const struct et_wc *wc, uint64_t *flushed, int *bad)
 {
 	if (wc->status == ET_WC_WR_FLUSH_ERR) {
-		n->flushed++;
+		(*flushed)++;
 	} else if (wc->status != ET_WC_SUCCESS) {
 		et_cli_error("QP %u: %s", et_qp_qpn(n->qp[wc->wr_id]), et_wc_status_str(wc->status));
 		node_stop = 1;
-		n->bad++;
+		(*bad)++;
 	}
 }
 
 /* Post, keep DEPTH (1 for latency) requests in flight per QP, complete:
  * --iters per QP, of n->size bytes, from QP i's part of our buffer to its
- * peer's. */
-static void
-client_loop(struct node *n)
+ * peer's; a lane its QPs. */
+static int
+client_lane(void *arg)
 {
+	struct lane *l = arg;
+	struct node *n = l->n;
 	const struct opts *o = &n->o;
+	const uint32_t step = o->workers;
+	uint32_t mine = (o->qps - l->k + step - 1) / step;
 	uint64_t deadline = run_deadline(n);
-	uint64_t want = o->duration_ns ? UINT64_MAX : o->iters * o->qps;
+	uint64_t want = o->duration_ns ? UINT64_MAX : o->iters * mine;
 	uint64_t *posted_at = calloc(o->qps, sizeof(*posted_at));
 	uint64_t per_qp[MAX_QPS] = {0}; /* each QP its --iters: a peer's QP takes that many */
 	uint64_t qp_want = o->duration_ns ? UINT64_MAX : o->iters;
@@ -171,18 +242,19 @@ client_loop(struct node *n)
 
 	/* on SIGINT/SIGTERM post nothing more, let what is out complete for
 	 * up to a second, then flush the rest */
-	while (n->done < posted || (!node_stop && n->done < want && et_tsc_ns() < deadline)) {
+	while (l->done < posted || (!node_stop && l->done < want && et_tsc_ns() < deadline)) {
 		struct et_wc wc[32];
 		uint32_t k;
 
 		if (node_stop && drain_until == 0)
 			drain_until = et_tsc_ns() + 1000000000ull;
 		if (drain_until && et_tsc_ns() > drain_until) {
-			for (i = 0; i < o->qps; i++)
+			for (i = l->k; i < o->qps; i += step)
 				et_qp_flush(n->qp[i]);
 			drain_until = UINT64_MAX;
 		}
-		for (i = 0; !node_stop && i < o->qps && posted < want && et_tsc_ns() < deadline; i++) {
+		for (i = l->k; !node_stop && i < o->qps && posted < want && et_tsc_ns() < deadline;
+		     i += step) {
 			uint32_t depth = o->mode == MODE_WRITE_LAT ? 1 : DEPTH;
 
 			while (et_qp_sq_outstanding(n->qp[i]) < depth && posted < want &&
@@ -197,34 +269,35 @@ client_loop(struct node *n)
 							    : n->them.addr + (uint64_t)i * o->size,
 					.rkey = tool ? n->them_qp[i].rkey : n->them.rkey};
 
-				if (et_nic_post_send(&n->nic, n->qp[i], &wr))
+				if (et_nic_post_send(&l->nic, n->qp[i], &wr))
 					break;
 				posted_at[i] = et_tsc_ns();
 				posted++;
 				per_qp[i]++;
 			}
 		}
-		if (et_nic_poll(&n->nic, et_tsc_ns()) == 0 && o->yield)
+		if (et_nic_poll(&l->nic, et_tsc_ns()) == 0 && o->yield)
 			sched_yield();
-		k = et_cq_poll(&n->host.scq, wc, 32);
+		k = et_cq_poll(&l->host.scq, wc, 32);
 		for (uint32_t j = 0; j < k; j++) {
-			count_send_wc(n, &wc[j]);
-			if (n->lat && n->done < o->iters)
-				n->lat[n->done] = et_tsc_ns() - posted_at[wc[j].wr_id];
-			n->done++;
+			count_send_wc(n, &wc[j], &l->flushed, &l->bad);
+			if (n->lat && l->done < o->iters)
+				n->lat[l->done] = et_tsc_ns() - posted_at[wc[j].wr_id];
+			l->done++;
 		}
 	}
-	n->t1 = et_tsc_ns();
+	l->t1 = et_tsc_ns();
 	free(posted_at);
-	if (drain_until && !n->bad)
+	if (drain_until && !l->bad)
 		et_info("stopped: %" PRIu64 " requests completed, %" PRIu64 " flushed",
-			n->done - n->flushed, n->flushed);
+			l->done - l->flushed, l->flushed);
+	return 0;
 }
 
 void
 run_client(struct node *n)
 {
-	client_loop(n);
+	run_lanes(n, client_lane, false);
 	/* tell the server, which then checks its memory; wait until it has
 	 * stopped polling before closing the port: DPDK 22.11's memif unmaps
 	 * the shared rings from its control thread when the peer leaves,
@@ -260,7 +333,7 @@ run_pingpong(struct node *n)
 			struct et_send_wr wr = {.wr_id = 0, .opcode = ET_WR_SEND, .local_addr = sbuf,
 						.length = o->size, .lkey = n->key};
 
-			if (et_nic_post_send(&n->nic, n->qp[0], &wr)) {
+			if (et_nic_post_send(&n->lane[0].nic, n->qp[0], &wr)) {
 				et_cli_error("cannot post a SEND");
 				n->bad++;
 				break;
@@ -270,14 +343,14 @@ run_pingpong(struct node *n)
 			waiting_send = true;
 			waiting_recv = !o->server || sent < rounds;
 		}
-		if (et_nic_poll(&n->nic, t) == 0 && o->yield)
+		if (et_nic_poll(&n->lane[0].nic, t) == 0 && o->yield)
 			sched_yield();
-		while (et_cq_poll(&n->host.scq, &wc, 1)) {
-			count_send_wc(n, &wc);
+		while (et_cq_poll(&n->lane[0].host.scq, &wc, 1)) {
+			count_send_wc(n, &wc, &n->flushed, &n->bad);
 			waiting_send = false;
 			last = t;
 		}
-		while (et_cq_poll(&n->host.rcq, &wc, 1)) {
+		while (et_cq_poll(&n->lane[0].host.rcq, &wc, 1)) {
 			if (wc.status != ET_WC_SUCCESS || wc.byte_len != o->size) {
 				et_cli_error("receive %" PRIu64 ": %s, %u bytes (expected %u)",
 					     got, et_wc_status_str(wc.status), wc.byte_len, o->size);
@@ -315,7 +388,7 @@ run_pingpong(struct node *n)
 	 * SEND resent; answer until it has been quiet for 300 ms (at most 3 s). */
 	for (uint64_t quiet = et_tsc_ns(), end = quiet + 3000000000ull, t = quiet;
 	     t < end && t - quiet < 300000000ull; t = et_tsc_ns())
-		if (et_nic_poll(&n->nic, t))
+		if (et_nic_poll(&n->lane[0].nic, t))
 			quiet = t;
 }
 
@@ -343,10 +416,10 @@ lat_poll(struct lat *l, bool (*done)(struct lat *l), const char *what)
 			return !n->bad;
 		uint64_t t = et_tsc_ns();
 
-		if (et_nic_poll(&n->nic, t) == 0 && n->o.yield)
+		if (et_nic_poll(&n->lane[0].nic, t) == 0 && n->o.yield)
 			sched_yield();
-		while (et_cq_poll(&n->host.scq, &wc, 1)) {
-			count_send_wc(n, &wc);
+		while (et_cq_poll(&n->lane[0].host.scq, &wc, 1)) {
+			count_send_wc(n, &wc, &n->flushed, &n->bad);
 			l->ccnt++;
 		}
 		if (node_stop || n->bad)
@@ -410,7 +483,7 @@ lat_write(struct node *n)
 
 			l.sbuf[n->size - 1] = (uint8_t)++l.scnt;
 			l.t_post = et_tsc_ns();
-			if (et_nic_post_send(&n->nic, n->qp[0], &wr)) {
+			if (et_nic_post_send(&n->lane[0].nic, n->qp[0], &wr)) {
 				et_cli_error("cannot post WRITE %" PRIu64, l.scnt);
 				n->bad++;
 				break;
@@ -428,15 +501,19 @@ send_arrived(struct lat *l)
 	struct node *n = l->n;
 	struct et_wc wc;
 
-	if (!et_cq_poll(&n->host.rcq, &wc, 1))
+	if (!et_cq_poll(&n->lane[0].host.rcq, &wc, 1))
 		return false;
-	if (!check_recv(n, &wc))
-		return true; /* n->bad: lat_poll returns false */
+	int ok = check_recv(n, l->rcnt, &wc);
+
+	if (ok <= 0) {
+		n->bad += ok < 0; /* lat_poll returns false */
+		return true;
+	}
 	l->rcnt++;
 	post_recv(n, 0);
 	/* the peer answers one SEND with one: another before our answer is a
 	 * bandwidth test's */
-	if (l->rcnt < n->o.iters && et_cq_poll(&n->host.rcq, &wc, 1)) {
+	if (l->rcnt < n->o.iters && et_cq_poll(&n->lane[0].host.rcq, &wc, 1)) {
 		et_cli_error("the peer sends without waiting for our answer (SEND %" PRIu64
 			     " came before our answer to %" PRIu64 "): it runs ib_send_bw's test, "
 			     "we run send_lat", l->rcnt + 1, l->rcnt);
@@ -467,7 +544,7 @@ lat_send(struct node *n)
 
 			l.scnt++;
 			l.t_post = et_tsc_ns();
-			if (et_nic_post_send(&n->nic, n->qp[0], &wr)) {
+			if (et_nic_post_send(&n->lane[0].nic, n->qp[0], &wr)) {
 				et_cli_error("cannot post SEND %" PRIu64, l.scnt);
 				n->bad++;
 				break;
@@ -487,7 +564,7 @@ linger(struct node *n)
 {
 	for (uint64_t quiet = et_tsc_ns(), end = quiet + 3000000000ull, t = quiet;
 	     t < end && t - quiet < 300000000ull; t = et_tsc_ns())
-		if (et_nic_poll(&n->nic, t))
+		if (et_nic_poll(&n->lane[0].nic, t))
 			quiet = t;
 }
 
@@ -518,15 +595,12 @@ perftest_size(struct node *n)
 	if (send && !sync_size(n, "before"))
 		return;
 	n->t0 = et_tsc_ns();
-	n->pkts0 = o->server ? n->nic.st.rx_pkts : n->nic.st.tx_pkts;
+	n->pkts0 = nic_packets(n);
 	switch (o->mode) {
 	case MODE_WRITE_LAT: lat_write(n); break;
 	case MODE_SEND_LAT: lat_send(n); break;
 	default:
-		if (o->server)
-			serve(n);
-		else
-			client_loop(n);
+		run_lanes(n, o->server ? serve_lane : client_lane, o->server);
 	}
 	if (n->bad || node_stop)
 		return;
@@ -555,7 +629,7 @@ run_perftest(struct node *n)
 	if (write_server) {
 		n->size = o->size;
 		n->t0 = et_tsc_ns();
-		serve(n);
+		run_lanes(n, serve_lane, true);
 	} else {
 		for (uint32_t size = first; size <= last && size >= first; size *= 2) {
 			n->size = size;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,6 +81,52 @@ et_nic_free(struct et_nic *n)
 	n->pages = NULL;
 	n->heap = NULL;
 	n->n_qps = 0;
+}
+
+int
+et_nic_team_init(struct et_nic_team *t, uint32_t n, unsigned int ring_size, int socket)
+{
+	char name[RTE_RING_NAMESIZE];
+	static unsigned int teams;
+
+	memset(t, 0, sizeof(*t));
+	if (n == 0 || n > ET_NIC_TEAM_MAX)
+		return -EINVAL;
+	t->n = n;
+	teams++;
+	for (uint32_t k = 0; k < n; k++) {
+		/* any NIC of the team may write it; only its own reads it */
+		snprintf(name, sizeof(name), "et_team%u_%u", teams, k);
+		t->inbox[k] = rte_ring_create(name, ring_size, socket, RING_F_SC_DEQ);
+		if (t->inbox[k] == NULL) {
+			et_nic_team_free(t);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+void
+et_nic_team_free(struct et_nic_team *t)
+{
+	struct rte_mbuf *m;
+
+	for (uint32_t k = 0; k < ET_NIC_TEAM_MAX; k++) {
+		if (t->inbox[k] == NULL)
+			continue;
+		while (rte_ring_dequeue(t->inbox[k], (void **)&m) == 0)
+			rte_pktmbuf_free(m);
+		rte_ring_free(t->inbox[k]);
+		t->inbox[k] = NULL;
+	}
+	t->n = 0;
+}
+
+void
+et_nic_join(struct et_nic *nic, const struct et_nic_team *t, uint32_t k)
+{
+	nic->team = t;
+	nic->team_k = k;
 }
 
 static inline uint32_t
@@ -337,8 +384,31 @@ et_nic_post_send(struct et_nic *n, struct et_qp *qp, const struct et_send_wr *wr
 
 static void arp_rx(struct et_nic *n, const uint8_t *f, uint32_t len, uint64_t now);
 
-static void
-rx_one(struct et_nic *n, struct rte_mbuf *m, uint64_t now)
+/* A team's NIC: hand a frame that belongs to another NIC to its inbox.
+ * true when the frame left (or was lost on a full inbox: counted). */
+static bool
+steer(struct et_nic *n, struct rte_mbuf *m, const uint8_t *f, uint16_t len, uint16_t type)
+{
+	int32_t qpn = type == RTE_ETHER_TYPE_ARP ? 0 : et_roce_peek_dest_qp(f, len);
+	uint32_t k;
+
+	if (qpn < 0)
+		return false; /* not RoCE: ours to refuse or take (PAUSE) */
+	k = type == RTE_ETHER_TYPE_ARP ? 0 : et_nic_team_owner(n->team, n->qpn_base, (uint32_t)qpn);
+	if (k == n->team_k)
+		return false;
+	if (rte_ring_mp_enqueue(n->team->inbox[k], m) == 0) {
+		n->st.rx_steered++;
+		return true;
+	}
+	n->st.rx_steer_full++;
+	rte_pktmbuf_free(m);
+	return true;
+}
+
+/* One frame, to its QP; true when m is no longer ours to free. */
+static bool
+rx_one(struct et_nic *n, struct rte_mbuf *m, uint64_t now, bool steered)
 {
 	const uint8_t *f;
 	struct et_roce_pkt p;
@@ -350,12 +420,14 @@ rx_one(struct et_nic *n, struct rte_mbuf *m, uint64_t now)
 	/* a PMD with small buffers (memif's default 2 KB) chains big frames */
 	if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0) {
 		n->st.rx_bad[ET_WIRE_E_SEGMENTED]++;
-		return;
+		return false;
 	}
 	f = rte_pktmbuf_mtod(m, const uint8_t *);
 	len = rte_pktmbuf_data_len(m);
 	/* a runt has no type: the RoCE parser refuses and counts it */
 	type = len >= RTE_ETHER_HDR_LEN ? et_load16(f + 12) : 0;
+	if (n->team && !steered && steer(n, m, f, len, type))
+		return true;
 	if (type == ET_ETHER_TYPE_MAC_CONTROL) {
 		rc = et_pfc_parse(f, len, &quanta);
 		if (rc > 0) {
@@ -364,29 +436,29 @@ rx_one(struct et_nic *n, struct rte_mbuf *m, uint64_t now)
 		} else if (rc < 0) {
 			n->st.rx_bad[ET_WIRE_E_NOT_IPV4]++;
 		}
-		return;
+		return false;
 	}
 	if (type == RTE_ETHER_TYPE_ARP) {
 		arp_rx(n, f, len, now);
-		return;
+		return false;
 	}
 	rc = et_roce_parse_mbuf(m, &p, 0);
 	if (rc) {
 		n->st.rx_bad[-rc]++;
-		return;
+		return false;
 	}
 	if (p.h.dst_ip != n->ip) {
 		n->st.rx_not_ours++;
-		return;
+		return false;
 	}
 	if (et_rand_ppm(&n->rx_rng, n->rx_loss_ppm)) {
 		n->st.rx_fault_drops++;
-		return;
+		return false;
 	}
 	idx = p.h.dest_qp - n->qpn_base;
 	if (p.h.dest_qp < n->qpn_base || idx >= n->max_qps || !(e = slot(n, idx)) || !e->qp) {
 		n->st.rx_unknown_qpn++;
-		return;
+		return false;
 	}
 	n->st.rx_pkts++;
 	n->st.rx_bytes += rte_pktmbuf_pkt_len(m);
@@ -398,6 +470,7 @@ rx_one(struct et_nic *n, struct rte_mbuf *m, uint64_t now)
 	/* it may owe an ACK, or its window may have opened */
 	et_nic_activate(n, e->qp, -1);
 	schedule(n, idx);
+	return false;
 }
 
 /* A frame the ARP module built: ahead of the data, like PFC. */
@@ -475,25 +548,37 @@ send_acks(struct et_nic *n, uint64_t now)
 	n->n_touched = 0;
 }
 
-/* One burst in, each frame to its QP. */
-static uint16_t
-rx_burst(struct et_nic *n, uint64_t now)
+static void
+rx_frames(struct et_nic *n, struct rte_mbuf **burst, uint16_t k, uint64_t now, bool steered)
 {
-	struct rte_mbuf *burst[BURST];
-	uint16_t k = et_port_rx_at(&n->port, burst, BURST, now);
-
 	et_prefetch_mbufs(burst, k);
 	if (k)
 		et_prefetch_frame(burst[0]);
 	for (uint16_t i = 0; i < k; i++) {
 		if (i + 1 < k)
 			et_prefetch_frame(burst[i + 1]);
-		rx_one(n, burst[i], now);
-		rte_pktmbuf_free(burst[i]);
+		if (!rx_one(n, burst[i], now, steered))
+			rte_pktmbuf_free(burst[i]);
+	}
+}
+
+/* One burst in, each frame to its QP; in a team, then what the others
+ * handed us.  How many frames were read. */
+static uint16_t
+rx_burst(struct et_nic *n, uint64_t now)
+{
+	struct rte_mbuf *burst[BURST];
+	uint16_t k = et_port_rx_at(&n->port, burst, BURST, now), s = 0;
+
+	rx_frames(n, burst, k, now, false);
+	if (n->team) {
+		s = (uint16_t)rte_ring_sc_dequeue_burst(n->team->inbox[n->team_k],
+							(void **)burst, BURST, NULL);
+		rx_frames(n, burst, s, now, true);
 	}
 	if (n->n_touched)
 		send_acks(n, now);
-	return k;
+	return k + s;
 }
 
 uint32_t

@@ -40,6 +40,8 @@
 	X(rx_arp, GONE, "ARP frames handed to the ARP responder") \
 	X(rx_arp_ignored, GONE, "ARP frames while no responder is set") \
 	X(rx_fault_drops, FAULT, "dropped on purpose (rx_loss_ppm)") \
+	X(rx_steered, GONE, "handed to the team's NIC that holds their QP (counted again there)") \
+	X(rx_steer_full, GONE, "for another NIC of the team, whose inbox was full: lost") \
 	X(tx_pkts, MADE, "frames the QPs produced") \
 	X(ctrl_tx, MADE, "control frames sent (ARP)") \
 	X(ctrl_tx_drop, INFO, "ARP answers with no mbuf or queue room") \
@@ -76,6 +78,32 @@ struct et_nic_timer {
 	uint32_t idx;
 };
 
+/* NICs sharing one port, one per worker lcore, each on a queue pair of its
+ * own: what the device puts on a queue need not be for that queue's NIC
+ * (RSS hashes the UDP source port, a path, not the QP).  The QPNs are
+ * dealt among them, QPN q to NIC (q - qpn_base) % n, so any NIC knows from
+ * the header where a frame belongs; a frame for another goes to that
+ * one's inbox (a ring any of them may write), read after the queue.  ARP
+ * goes to NIC 0; a PAUSE holds the egress of the NIC that read it. */
+#define ET_NIC_TEAM_MAX 16
+
+struct et_nic_team {
+	uint32_t n;
+	struct rte_ring *inbox[ET_NIC_TEAM_MAX];
+};
+
+/* A team of n NICs (inboxes of ring_size frames on socket).  0, -EINVAL
+ * or -ENOMEM. */
+int et_nic_team_init(struct et_nic_team *t, uint32_t n, unsigned int ring_size, int socket);
+/* After its NICs are freed; frames still in an inbox go back to their pool. */
+void et_nic_team_free(struct et_nic_team *t);
+/* The team NIC that holds QPN qpn. */
+static inline uint32_t
+et_nic_team_owner(const struct et_nic_team *t, uint32_t qpn_base, uint32_t qpn)
+{
+	return qpn >= qpn_base ? (qpn - qpn_base) % t->n : 0;
+}
+
 struct et_nic {
 	struct et_port port;
 	struct et_egress eg;
@@ -102,6 +130,8 @@ struct et_nic {
 	uint32_t rx_loss_ppm;
 	uint64_t rx_rng;
 	bool acks_first;         /* see et_nic_acks_first() */
+	const struct et_nic_team *team; /* NULL: the port is all this NIC's */
+	uint32_t team_k;         /* this NIC's place in the team */
 	uint64_t rx_next;        /* a timed port: the next frame arrives then */
 	uint32_t n_touched;      /* QPs the burst being read reached */
 	uint32_t touched[32];
@@ -116,6 +146,10 @@ int et_nic_init(struct et_nic *n, const struct et_port *port,
 		const struct rte_ether_addr *mac, uint32_t ip, uint32_t qpn_base,
 		uint32_t max_qps);
 void et_nic_free(struct et_nic *n);
+
+/* nic (initialised, not yet polled) is the team's k-th; every NIC of the
+ * team has the same qpn_base.  Its QPs must be made on QPNs of its own. */
+void et_nic_join(struct et_nic *nic, const struct et_nic_team *t, uint32_t k);
 
 /* on: the QPs' acknowledgements (ACK, NAK, CNP) are built as soon as a
  * burst was read and leave ahead of any data, as from a NIC with a queue

@@ -70,9 +70,13 @@ et_port_ring_pair(struct et_port *a, struct et_port *b, const char *name,
 	return 0;
 }
 
+/* queues rx/tx queue pairs; with more than one, the device spreads what
+ * arrives over them by RSS on the addresses and UDP ports where it can (the
+ * NICs on the queues hand each other what is not theirs: et_nic_team). */
 static int
-start_ethdev(uint16_t port, struct rte_mempool *mp, uint16_t nb_desc)
+start_ethdev(uint16_t port, struct rte_mempool *mp, uint16_t nb_desc, uint16_t queues)
 {
+	struct rte_eth_dev_info info;
 	struct rte_eth_conf conf;
 	int socket = rte_eth_dev_socket_id(port);
 	int rc;
@@ -80,11 +84,22 @@ start_ethdev(uint16_t port, struct rte_mempool *mp, uint16_t nb_desc)
 	memset(&conf, 0, sizeof(conf));
 	if (socket < 0)
 		socket = (int)rte_socket_id();
-	rc = rte_eth_dev_configure(port, 1, 1, &conf);
-	if (rc == 0)
-		rc = rte_eth_rx_queue_setup(port, 0, nb_desc, (unsigned int)socket, NULL, mp);
-	if (rc == 0)
-		rc = rte_eth_tx_queue_setup(port, 0, nb_desc, (unsigned int)socket, NULL);
+	rc = rte_eth_dev_info_get(port, &info);
+	if (rc)
+		return rc;
+	if (queues > info.max_rx_queues || queues > info.max_tx_queues)
+		return -E2BIG;
+	if (queues > 1 && (info.flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP))) {
+		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+		conf.rx_adv_conf.rss_conf.rss_hf =
+			info.flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP);
+	}
+	rc = rte_eth_dev_configure(port, queues, queues, &conf);
+	for (uint16_t q = 0; rc == 0 && q < queues; q++) {
+		rc = rte_eth_rx_queue_setup(port, q, nb_desc, (unsigned int)socket, NULL, mp);
+		if (rc == 0)
+			rc = rte_eth_tx_queue_setup(port, q, nb_desc, (unsigned int)socket, NULL);
+	}
 	if (rc == 0)
 		rc = rte_eth_dev_start(port);
 	if (rc == 0)
@@ -106,8 +121,8 @@ et_port_net_ring_pair(struct et_port *a, struct et_port *b, const char *name,
 	pa = rte_eth_from_rings(n, &a->rx, 1, &a->tx, 1, (unsigned int)socket);
 	snprintf(n, sizeof(n), "net_ring_%s_b", name);
 	pb = pa < 0 ? -1 : rte_eth_from_rings(n, &b->rx, 1, &b->tx, 1, (unsigned int)socket);
-	if (pa < 0 || pb < 0 || start_ethdev((uint16_t)pa, mp, 512) ||
-	    start_ethdev((uint16_t)pb, mp, 512)) {
+	if (pa < 0 || pb < 0 || start_ethdev((uint16_t)pa, mp, 512, 1) ||
+	    start_ethdev((uint16_t)pb, mp, 512, 1)) {
 		rc = -rte_errno ? -rte_errno : -EIO;
 		et_port_close(a);
 		return rc;
@@ -120,7 +135,7 @@ et_port_net_ring_pair(struct et_port *a, struct et_port *b, const char *name,
 
 int
 et_port_ethdev(struct et_port *p, const char *devargs, struct rte_mempool *mp,
-	       uint16_t nb_desc)
+	       uint16_t nb_desc, uint16_t queues)
 {
 	char name[RTE_ETH_NAME_MAX_LEN];
 	uint16_t port;
@@ -139,7 +154,7 @@ et_port_ethdev(struct et_port *p, const char *devargs, struct rte_mempool *mp,
 		if (rte_eth_dev_get_port_by_name(name, &port) != 0)
 			return -ENODEV;
 	}
-	rc = start_ethdev(port, mp, nb_desc);
+	rc = start_ethdev(port, mp, nb_desc, queues);
 	if (rc)
 		return rc;
 	p->kind = ET_PORT_ETHDEV;

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <signal.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
@@ -133,10 +134,22 @@ int et_port_net_ring_pair(struct et_port *a, struct et_port *b, const char *name
 			  unsigned int size, int socket, struct rte_mempool *mp);
 
 /* An ethdev from DPDK device arguments ("net_tap0,iface=x", a PCI address,
- * or the name of a port that already exists), one rx and one tx queue,
- * started, promiscuous. */
+ * or the name of a port that already exists), with queues rx and tx queue
+ * pairs (RSS over them where the device has it), started, promiscuous;
+ * p reads and writes queue 0 (et_port_queue for the others).  -E2BIG: the
+ * device has fewer queues. */
 int et_port_ethdev(struct et_port *p, const char *devargs, struct rte_mempool *mp,
-		   uint16_t nb_desc);
+		   uint16_t nb_desc, uint16_t queues);
+
+/* Queue pair q of the ethdev port p: a port of its own to read and write. */
+static inline struct et_port
+et_port_queue(const struct et_port *p, uint16_t q)
+{
+	struct et_port x = {.kind = p->kind, .eth_port = p->eth_port, .eth_queue = q};
+
+	memcpy(x.name, p->name, sizeof(x.name));
+	return x;
+}
 
 /* Stop an ethdev and free the rings this port owns (frames in them too).
  * Of a pair, close the side without rings first: its ethdev may still

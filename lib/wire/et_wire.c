@@ -146,6 +146,29 @@ et_roce_cnp_hdr(struct et_roce_hdr *h, uint32_t dest_qp)
 	h->psn = 0;
 }
 
+int32_t
+et_roce_peek_dest_qp(const uint8_t *buf, size_t len)
+{
+	size_t off = ET_ETH_HLEN;
+	const uint8_t *ip;
+	size_t ihl;
+
+	if (len < ET_ETH_HLEN + ET_VLAN_HLEN)
+		return -1;
+	if (et_load16(buf + 12) == RTE_ETHER_TYPE_VLAN)
+		off += ET_VLAN_HLEN;
+	if (et_load16(buf + off - 2) != RTE_ETHER_TYPE_IPV4 || len - off < ET_IPV4_HLEN)
+		return -1;
+	ip = buf + off;
+	ihl = (size_t)(ip[0] & 0xf) * 4;
+	if (ip[9] != IPPROTO_UDP || ihl < ET_IPV4_HLEN ||
+	    len - off < ihl + ET_UDP_HLEN + ET_BTH_LEN ||
+	    et_load16(ip + ihl + 2) != ET_ROCE_UDP_PORT)
+		return -1;
+	/* the BTH's destination QP: its bytes 5..7 */
+	return (int32_t)(et_load32(ip + ihl + ET_UDP_HLEN + 4) & ET_QPN_MASK);
+}
+
 int
 et_roce_parse(const uint8_t *buf, size_t len, struct et_roce_pkt *pkt,
 	      unsigned int flags)

@@ -198,6 +198,11 @@ struct et_roce_pkt {
 int et_roce_parse(const uint8_t *buf, size_t len, struct et_roce_pkt *pkt,
 		  unsigned int flags);
 
+/* The destination QPN of what looks like a RoCEv2 frame, from its headers
+ * alone (no checksum, no ICRC, no length check past the BTH): to decide
+ * who parses it.  -1 when it is not one. */
+int32_t et_roce_peek_dest_qp(const uint8_t *buf, size_t len);
+
 /* Bytes of headers (Ethernet..last extension header) an opcode needs. */
 size_t et_roce_hdr_len(uint8_t opcode);
 
