@@ -8,6 +8,8 @@ checked), for a few seconds, over
 One JSON object: per link the client's goodput, packets, retransmissions
 and timeouts, and the server's (the receiving core's) figures, with the
 most a packet can cost each core (its busy-polled second over the packets);
+then memif again with two workers a side (--workers 2, four lcores), each
+worker's busy time per packet beside the goodput;
 hugepages when the machine has free ones, as ethereal-bench does.
 
 ports.py ETHEREAL_NODE [SECONDS]
@@ -36,19 +38,25 @@ def eal(huge):
         ([] if huge else ["--no-huge", "-m", "1024"])
 
 
-def run_pair(exe, work, name, devs, huge, seconds, port):
-    """One server (lcore 0, receives) and one client (lcore 1, sends)."""
+def run_pair(exe, work, name, devs, huge, seconds, port, workers=1):
+    """One server (lcore 0, receives) and one client (lcore 1, sends); with
+    workers > 1, each has that many on lcores 0..workers-1, and yields
+    when idle (the cores are shared)."""
     res = {}
     srv_json, cli_json = (os.path.join(work, f"{name}-{r}.json") for r in ("server", "client"))
     common = ARGS + ["--duration", f"{seconds}s", "--oob-port", str(port)]
+    lcores = ("0", "1")
+    if workers > 1:
+        common += ["--workers", str(workers), "--yield"]
+        lcores = (f"0-{workers - 1}",) * 2
     srv = subprocess.Popen(
-        [exe] + eal(huge) + ["-l", "0", f"--file-prefix=bps{os.getpid()}", devs[0][0], "--",
+        [exe] + eal(huge) + ["-l", lcores[0], f"--file-prefix=bps{os.getpid()}", devs[0][0], "--",
                              "--port", devs[0][1], "--ip", "10.0.0.2", "--server",
                              "--json", srv_json] + common,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(1)  # the memif server's socket, the TCP listener
     cli = subprocess.run(
-        [exe] + eal(huge) + ["-l", "1", f"--file-prefix=bpc{os.getpid()}", devs[1][0], "--",
+        [exe] + eal(huge) + ["-l", lcores[1], f"--file-prefix=bpc{os.getpid()}", devs[1][0], "--",
                              "--port", devs[1][1], "--ip", "10.0.0.1", "--client", "127.0.0.1",
                              "--json", cli_json] + common,
         capture_output=True, text=True, timeout=seconds + 120)
@@ -76,8 +84,12 @@ def run_pair(exe, work, name, devs, huge, seconds, port):
         # each process polls its core all the time: a packet costs it at
         # most this, everything included (rx burst to tx burst, ICRC,
         # placing, ACKs)
-        if j.get("mpps"):
+        if j.get("mpps") and workers == 1:
             res[pre + "ns_per_pkt"] = round(1e3 / j["mpps"], 1)
+        # each worker's core: its busy time per packet, idle polls left out
+        # (what it needs of a core of its own, however the cores are shared)
+        for k, w in enumerate(j.get("workers", [])):
+            res[f"{pre}worker{k}_busy_ns_per_pkt"] = w.get("busy_ns_per_pkt")
     return res
 
 
@@ -101,6 +113,13 @@ def main():
             (f"--vdev=net_memif0,role=server,bsize=8192,socket={sock}", "net_memif0"),
             (f"--vdev=net_memif0,role=client,bsize=8192,socket={sock}", "net_memif0")),
             huge, seconds, base)
+        got.pop("clash", None)
+        out.update(got)
+        # two workers a side: four lcores on this machine's cores
+        got = run_pair(exe, work, "memif_2workers", (
+            (f"--vdev=net_memif0,role=server,bsize=8192,socket={sock}2", "net_memif0"),
+            (f"--vdev=net_memif0,role=client,bsize=8192,socket={sock}2", "net_memif0")),
+            huge, seconds, base + 10, workers=2)
         got.pop("clash", None)
         out.update(got)
         if os.geteuid() != 0 or not shutil.which("ip"):

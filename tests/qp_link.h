@@ -17,7 +17,6 @@
 #include <rte_mbuf.h>
 
 #include "base/et_csum.h"
-#include "link/et_port.h"
 #include "transport/et_qp.h"
 #include "wire/et_wire.h"
 
@@ -173,10 +172,6 @@ qp_link_step(struct qp_link *l)
 			struct rte_mbuf *m = l->q[d][i].m;
 			struct et_roce_pkt p;
 			uint64_t t0 = l->time_it ? rte_rdtsc() : 0, t1 = 0;
-
-			/* as the NIC's RX does (et_nic) */
-			if (i + 1 < l->n[d] && l->q[d][i + 1].at <= l->now)
-				et_prefetch_frame_whole(l->q[d][i + 1].m);
 
 			if (et_roce_parse_mbuf(m, &p, 0) != 0)
 				return -1;

@@ -73,6 +73,7 @@ struct lane {
 	struct et_nic nic;
 	struct et_host host;  /* NIC, memory region, CQs, next hop */
 	uint64_t done, flushed, t1;
+	uint64_t busy_cyc;    /* TSC cycles in NIC polls that did work */
 	int bad;
 };
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_cycles.h>
 #include <rte_ethdev.h>
 
 #include "et_cli.h"
@@ -35,7 +36,8 @@ qp_counters(const struct node *n)
 }
 
 /* Each worker's share (--workers): what it completed, the frames its NIC
- * took and sent, and what it handed to another. */
+ * took and sent, what it handed to another, and its core's busy time per
+ * packet (taken in, by a server; sent, by a client). */
 static json_t *
 worker_figures(const struct node *n)
 {
@@ -49,6 +51,12 @@ worker_figures(const struct node *n)
 		et_json_set_u64(w, "rx_pkts", l->nic.st.rx_pkts);
 		et_json_set_u64(w, "tx_pkts", l->nic.st.tx_pkts);
 		et_json_set_u64(w, "rx_steered", l->nic.st.rx_steered);
+		uint64_t pkts = n->o.server ? l->nic.st.rx_pkts : l->nic.st.tx_pkts;
+
+		/* what a packet cost the worker's core, idle polls left out */
+		json_object_set_new(w, "busy_ns_per_pkt",
+				    et_json_fixed(pkts ? (double)l->busy_cyc * 1e9 /
+							 (double)rte_get_tsc_hz() / (double)pkts : 0, 1));
 		json_array_append_new(a, w);
 	}
 	return a;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_cycles.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
 
@@ -98,7 +99,7 @@ run_lanes(struct node *n, int (*fn)(void *lane), bool stop)
 	for (k = 0; k < n->o.workers; k++) {
 		struct lane *l = &n->lane[k];
 
-		l->done = l->flushed = l->t1 = 0;
+		l->done = l->flushed = l->t1 = l->busy_cyc = 0;
 		l->bad = 0;
 	}
 	for (k = 1; k < n->o.workers; k++, lcore = rte_get_next_lcore(lcore, 1, 0))
@@ -116,6 +117,20 @@ run_lanes(struct node *n, int (*fn)(void *lane), bool stop)
 		n->bad += l->bad;
 		n->t1 = l->t1 > n->t1 ? l->t1 : n->t1;
 	}
+}
+
+/* One poll of a lane's NIC.  The cycles of the polls that did something
+ * are the lane's busy time: what it needs of a core of its own, however
+ * many lanes share the cores here. */
+static void
+lane_poll(struct lane *l)
+{
+	uint64_t t0 = rte_rdtsc();
+
+	if (et_nic_poll(&l->nic, et_tsc_ns()))
+		l->busy_cyc += rte_rdtsc() - t0;
+	else if (l->n->o.yield)
+		sched_yield();
 }
 
 static bool
@@ -142,8 +157,7 @@ serve_lane(void *arg)
 		for (int k = 0; k < 4096; k++) {
 			struct et_wc wc;
 
-			if (et_nic_poll(&l->nic, et_tsc_ns()) == 0 && o->yield)
-				sched_yield();
+			lane_poll(l);
 			/* a failed QP completes a receive posted to it at once,
 			 * flushed: post again only what came in */
 			while (!l->bad && et_cq_poll(&l->host.rcq, &wc, 1)) {
@@ -276,8 +290,7 @@ client_lane(void *arg)
 				per_qp[i]++;
 			}
 		}
-		if (et_nic_poll(&l->nic, et_tsc_ns()) == 0 && o->yield)
-			sched_yield();
+		lane_poll(l);
 		k = et_cq_poll(&l->host.scq, wc, 32);
 		for (uint32_t j = 0; j < k; j++) {
 			count_send_wc(n, &wc[j], &l->flushed, &l->bad);

@@ -556,7 +556,7 @@ rx_frames(struct et_nic *n, struct rte_mbuf **burst, uint16_t k, uint64_t now, b
 		et_prefetch_frame(burst[0]);
 	for (uint16_t i = 0; i < k; i++) {
 		if (i + 1 < k)
-			et_prefetch_frame_whole(burst[i + 1]);
+			et_prefetch_frame(burst[i + 1]);
 		if (!rx_one(n, burst[i], now, steered))
 			rte_pktmbuf_free(burst[i]);
 	}

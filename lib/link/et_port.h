@@ -18,8 +18,6 @@
 #include <rte_prefetch.h>
 #include <rte_ring.h>
 
-#include "base/et_prefetch.h"
-
 enum et_port_kind { ET_PORT_NONE, ET_PORT_ETHDEV, ET_PORT_RING };
 
 /* A frame handed over ahead of time (virtual time): when it arrives, and
@@ -124,15 +122,6 @@ et_prefetch_frame(const struct rte_mbuf *m)
 
 	rte_prefetch0(f);
 	rte_prefetch0(f + rte_pktmbuf_data_len(m) - 1);
-}
-
-/* All of a frame, for an endpoint that reads every byte of it (the ICRC):
- * asked for while the one before is checked and placed, for its 4 KB
- * would otherwise start cold, page by page (see base/et_prefetch.h). */
-static inline void
-et_prefetch_frame_whole(const struct rte_mbuf *m)
-{
-	et_prefetch_span(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m));
 }
 
 /* Two ring-backed ports joined back to back: what a sends, b receives. */
