@@ -493,7 +493,16 @@ test_malformed_table(void **state)
 		assert_non_null(exact);
 		memcpy(exact, frame, len);
 		rc = et_roce_parse(exact, len, &p, 0);
+		/* the NIC team's peek (headers only): the parser's QPN, or none
+		 * for what is not RoCEv2 at all */
+		int32_t peek = et_roce_peek_dest_qp(exact, len);
+
 		free(exact);
+		if (rc == 0)
+			assert_int_equal(peek, (int32_t)p.h.dest_qp);
+		if (t->err == ET_WIRE_E_NOT_IPV4 || t->err == ET_WIRE_E_NOT_UDP ||
+		    t->err == ET_WIRE_E_NOT_ROCE)
+			assert_int_equal(peek, -1);
 		if (rc != -t->err)
 			fail_msg("%s: got '%s', expected '%s'", t->what,
 				 et_wire_strerror(rc), et_wire_strerror(t->err));
@@ -519,6 +528,9 @@ test_truncated_at_every_offset(void **state)
 
 			memcpy(exact, frame, k);
 			rc = et_roce_parse(exact, k, &p, 0);
+			/* short of the BTH the peek has no QPN (and reads no further) */
+			if (k < ET_ETH_HLEN + ET_IPV4_HLEN + ET_UDP_HLEN + ET_BTH_LEN)
+				assert_int_equal(et_roce_peek_dest_qp(exact, k), -1);
 			free(exact);
 			assert_true(rc < 0 && -rc < ET_WIRE_E_COUNT);
 			if (k < ET_ETH_HLEN)

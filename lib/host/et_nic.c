@@ -389,12 +389,15 @@ static void arp_rx(struct et_nic *n, const uint8_t *f, uint32_t len, uint64_t no
 static bool
 steer(struct et_nic *n, struct rte_mbuf *m, const uint8_t *f, uint16_t len, uint16_t type)
 {
-	int32_t qpn = type == RTE_ETHER_TYPE_ARP ? 0 : et_roce_peek_dest_qp(f, len);
-	uint32_t k;
+	uint32_t k = 0; /* ARP: NIC 0's responder */
 
-	if (qpn < 0)
-		return false; /* not RoCE: ours to refuse or take (PAUSE) */
-	k = type == RTE_ETHER_TYPE_ARP ? 0 : et_nic_team_owner(n->team, n->qpn_base, (uint32_t)qpn);
+	if (type != RTE_ETHER_TYPE_ARP) {
+		int32_t qpn = et_roce_peek_dest_qp(f, len);
+
+		if (qpn < 0)
+			return false; /* not RoCE: ours to refuse, or a PAUSE for our egress */
+		k = et_nic_team_owner(n->team, n->qpn_base, (uint32_t)qpn);
+	}
 	if (k == n->team_k)
 		return false;
 	if (rte_ring_mp_enqueue(n->team->inbox[k], m) == 0) {

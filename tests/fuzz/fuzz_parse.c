@@ -19,12 +19,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned int flags;
 	int rc, n;
 
+	/* the peek reads headers alone and never past size; what parses it
+	 * must name by the same QPN */
+	int32_t peek = et_roce_peek_dest_qp(data, size);
+
 	for (flags = 0; flags < 4; flags++) {
 		rc = et_roce_parse(data, size, &p, flags);
 		if (rc > 0 || -rc >= ET_WIRE_E_COUNT)
 			abort();
 		if (rc != 0)
 			continue;
+		if (peek != (int32_t)p.h.dest_qp)
+			abort();
 		if (p.payload < data || p.payload + p.payload_len > data + size)
 			abort();
 		n = et_roce_build(out, sizeof(out), &p.h, p.payload, p.payload_len);
