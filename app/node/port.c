@@ -24,7 +24,10 @@ static int
 open_lanes(struct node *n, const struct rte_ether_addr *mac)
 {
 	const struct opts *o = &n->o;
+	struct rte_ether_addr bcast;
 
+	/* frames go to broadcast until the peer's MAC is known */
+	memset(&bcast, 0xff, sizeof(bcast));
 	if (o->workers > 1 && et_nic_team_init(&n->team, o->workers, 1024, (int)rte_socket_id()))
 		return et_cli_error("out of memory for %u workers' inboxes", o->workers);
 	for (uint32_t k = 0; k < o->workers; k++) {
@@ -42,7 +45,7 @@ open_lanes(struct node *n, const struct rte_ether_addr *mac)
 		l->nic.rx_loss_ppm = o->rx_loss_ppm;
 		if (o->workers > 1)
 			et_nic_join(&l->nic, &n->team, k);
-		if (et_host_init(&l->host, &l->nic, mac, 4096))
+		if (et_host_init(&l->host, &l->nic, &bcast, 4096))
 			return et_cli_error("out of memory");
 	}
 	return 0;
@@ -69,8 +72,6 @@ node_open(struct node *n)
 
 	n->buf_len = n->stride * (two_areas ? 2 : o->qps);
 	n->buf = calloc(1, n->buf_len);
-	/* frames go to broadcast until the peer's MAC is known */
-	memset(&mac, 0xff, sizeof(mac));
 	if (!n->mp || !n->buf)
 		return et_cli_error("out of memory");
 	r = et_port_ethdev(&n->port, o->port, n->mp, 1024, (uint16_t)o->workers);
