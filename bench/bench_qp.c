@@ -20,12 +20,11 @@
 
 #define BURST 32 /* frames a side builds before the other reads them */
 
-static uint32_t depth; /* requests in flight */
-
+/* l->ctx: the requests to keep in flight */
 static bool
 idle(struct qp_link *l)
 {
-	return et_qp_sq_outstanding(l->qp[0]) < depth;
+	return et_qp_sq_outstanding(l->qp[0]) < *(const uint32_t *)l->ctx;
 }
 
 static void
@@ -78,12 +77,12 @@ pair(struct bench_out *o, struct rte_mempool *mp, uint32_t msg, uint32_t in_flig
 	b.dest_qpn = 1;
 	qa = et_qp_create(&a, &mr[0], &scq[0], &rcq[0], mp);
 	qb = et_qp_create(&b, &mr[1], &scq[1], &rcq[1], mp);
-	depth = in_flight;
 	if (!qa || !qb || et_qp_ready(qa) || et_qp_ready(qb))
 		goto out;
 	qp_link_init(&l, qa, qb, mp, 1000);
 	l.time_it = true;
 	l.burst = BURST;
+	l.ctx = &in_flight;
 	t0 = qp_link_clock_ns();
 	while (qp_link_clock_ns() - t0 < 1000000000ull) {
 		struct et_send_wr wr = {.opcode = ET_WR_RDMA_WRITE, .local_addr = src,

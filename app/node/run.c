@@ -40,17 +40,6 @@ check_written(struct node *n)
 	n->bad += wrong != 0;
 }
 
-/* The payload the peer placed in our memory, all QPs. */
-uint64_t
-placed_bytes(const struct node *n)
-{
-	uint64_t bytes = 0;
-
-	for (uint32_t i = 0; i < n->o.qps; i++)
-		bytes += et_qp_stats(n->qp[i])->rx_bytes;
-	return bytes;
-}
-
 /* The payload the peer placed through a lane's QPs. */
 static uint64_t
 lane_placed_bytes(const struct lane *l)
@@ -60,6 +49,17 @@ lane_placed_bytes(const struct lane *l)
 
 	for (uint32_t i = l->k; i < n->o.qps; i += n->o.workers)
 		bytes += et_qp_stats(n->qp[i])->rx_bytes;
+	return bytes;
+}
+
+/* The payload the peer placed in our memory, all QPs. */
+uint64_t
+placed_bytes(const struct node *n)
+{
+	uint64_t bytes = 0;
+
+	for (uint32_t k = 0; k < n->nics_open; k++)
+		bytes += lane_placed_bytes(&n->lane[k]);
 	return bytes;
 }
 
