@@ -11,6 +11,7 @@
 #include "lb/et_lb.h"
 #include "lb/et_lb_assign.h"
 #include "lb/et_lb_paths.h"
+#include "topo/et_path.h"
 #include "transport/et_qp_priv.h"
 #include "qp_link.h"
 
@@ -182,6 +183,17 @@ test_paper_example(void **state)
 
 static const uint16_t four[] = {0x0000, 0x0100, 0x0200, 0x0300};
 #define MS 1000000ull
+#define FAR 4 /* a host under leaf 1; host 0 is under leaf 0 */
+
+/* Host 0 of 4 leaves x 4 spines: a path ID is an uplink. */
+static void
+four_paths(struct et_lb_paths *ps, uint64_t seed)
+{
+	struct et_topo t;
+
+	et_topo_leaf_spine(&t, 4, 4, 4, 1);
+	et_lb_paths_init(ps, &t, 0, four, 4, 100 * MS, seed);
+}
 
 /* After a timeout the path is avoided by new assignments until the reset
  * timer, then used again; a NAK moves the QP but marks nothing. */
@@ -189,27 +201,30 @@ static void
 test_path_state(void **state)
 {
 	struct et_lb_paths ps;
+	struct et_lb_paths_qp pq = {&ps, FAR};
 	struct et_qp q;
 	uint16_t good[8], id;
 
 	memset(&q, 0, sizeof(q));
-	et_lb_paths_init(&ps, four, 4, 100 * MS, 7);
-	assert_int_equal(et_lb_paths_good(&ps, 0, good), 4);
+	four_paths(&ps, 7);
+	assert_int_equal(et_lb_paths_good(&ps, FAR, 0, good), 4);
 	q.path_id = 0x0100;
-	assert_int_equal(et_lb_paths_hook(&ps, &q, ET_PATH_FIRST, 0), 0x0100);
-	id = et_lb_paths_hook(&ps, &q, ET_PATH_NAK, 1 * MS);
+	assert_int_equal(et_lb_paths_hook(&pq, &q, ET_PATH_FIRST, 0), 0x0100);
+	id = et_lb_paths_hook(&pq, &q, ET_PATH_NAK, 1 * MS);
 	assert_int_not_equal(id, 0x0100);
-	assert_int_equal(et_lb_paths_good(&ps, 1 * MS, good), 4); /* NAK marks nothing */
-	id = et_lb_paths_hook(&ps, &q, ET_PATH_TIMEOUT, 10 * MS);
+	assert_int_equal(et_lb_paths_good(&ps, FAR, 1 * MS, good), 4); /* NAK marks nothing */
+	id = et_lb_paths_hook(&pq, &q, ET_PATH_TIMEOUT, 10 * MS);
 	assert_int_not_equal(id, 0x0100);
-	assert_int_equal(et_lb_paths_good(&ps, 10 * MS, good), 3);
+	assert_int_equal(et_lb_paths_good(&ps, FAR, 10 * MS, good), 3);
 	for (uint32_t i = 0; i < 3; i++)
 		assert_int_not_equal(good[i], 0x0100);
+	/* the uplink is suspect towards every leaf, not only the one timed out */
+	assert_int_equal(et_lb_paths_good(&ps, 3 * FAR, 10 * MS, good), 3);
 	/* new batches split over the 3 good paths: every byte avoids it */
 	assert_int_equal(et_lb_assign(7, 3, 3000, 6, sub), et_lb_assign_count(7, 3));
-	assert_int_equal(et_lb_paths_good(&ps, 109 * MS, good), 3);
+	assert_int_equal(et_lb_paths_good(&ps, FAR, 109 * MS, good), 3);
 	/* the reset timer: good again */
-	assert_int_equal(et_lb_paths_good(&ps, 110 * MS, good), 4);
+	assert_int_equal(et_lb_paths_good(&ps, FAR, 110 * MS, good), 4);
 	assert_int_equal(ps.marked_bad, 1);
 	assert_int_equal(ps.rerouted, 2);
 }
@@ -221,10 +236,10 @@ test_pick_is_uniform(void **state)
 	uint32_t count[4] = {0};
 	const int n = 30000;
 
-	et_lb_paths_init(&ps, four, 4, 100 * MS, 11);
-	et_lb_paths_mark_bad(&ps, 0x0300, 0);
+	four_paths(&ps, 11);
+	et_lb_paths_suspect(&ps, FAR, 0x0300, 0);
 	for (int i = 0; i < n; i++) {
-		uint16_t id = et_lb_paths_pick(&ps, 1, 0x0000);
+		uint16_t id = et_lb_paths_pick(&ps, FAR, 1, 0x0000);
 
 		count[id >> 8]++;
 	}
@@ -233,11 +248,119 @@ test_pick_is_uniform(void **state)
 	assert_int_equal(count[0], 0);
 	assert_true(count[1] > n / 2 * 0.95 && count[1] < n / 2 * 1.05);
 	/* only the current path good: stay; none good: any path */
-	et_lb_paths_mark_bad(&ps, 0x0100, 0);
-	et_lb_paths_mark_bad(&ps, 0x0200, 0);
-	assert_int_equal(et_lb_paths_pick(&ps, 1, 0x0000), 0x0000);
-	et_lb_paths_mark_bad(&ps, 0x0000, 0);
-	assert_true(et_lb_paths_pick(&ps, 1, 0x0000) <= 0x0300);
+	et_lb_paths_suspect(&ps, FAR, 0x0100, 0);
+	et_lb_paths_suspect(&ps, FAR, 0x0200, 0);
+	assert_int_equal(et_lb_paths_pick(&ps, FAR, 1, 0x0000), 0x0000);
+	et_lb_paths_suspect(&ps, FAR, 0x0000, 0);
+	assert_true(et_lb_paths_pick(&ps, FAR, 1, 0x0000) <= 0x0300);
+}
+
+static bool
+same_node(struct et_node x, struct et_node y)
+{
+	return x.tier == y.tier && x.index == y.index;
+}
+
+/* Do path a from src to da and path b from src to db share a link between
+ * two switches, in either direction? */
+static bool
+share_link(const struct et_topo *t, uint32_t src, uint32_t da, uint16_t a, uint32_t db,
+	   uint16_t b)
+{
+	struct et_hop ha[ET_PATH_MAX_HOPS], hb[ET_PATH_MAX_HOPS];
+	int na = et_path_walk(t, src, da, a, ha), nb = et_path_walk(t, src, db, b, hb);
+
+	assert_true(na > 0 && nb > 0);
+	for (int i = 1; i < na - 1; i++) /* the first and last hops: host links */
+		for (int j = 1; j < nb - 1; j++)
+			if (ha[i].lane == hb[j].lane &&
+			    ((same_node(ha[i].from, hb[j].from) && same_node(ha[i].to, hb[j].to)) ||
+			     (same_node(ha[i].from, hb[j].to) && same_node(ha[i].to, hb[j].from))))
+				return true;
+	return false;
+}
+
+/* On a fat-tree one link lies under many path IDs.  A timeout makes every
+ * ID whose path crosses one of its links bad (and no other), towards the
+ * destination timed out and towards any other; the QP moves to a path
+ * that shares no link with the one that failed. */
+static void
+test_fat_tree_links(void **state)
+{
+	struct et_topo t;
+	struct et_lb_paths ps;
+	struct et_lb_paths_qp pq = {&ps, 0};
+	struct et_qp q;
+	uint16_t ids[ET_LB_MAX_PATHS], good[ET_LB_MAX_PATHS];
+	const uint16_t dead = 0x0102; /* ToR uplink 1, aggregation uplink 2 */
+	uint32_t n, k, hosts, dsts[3];
+
+	(void)state;
+	/* 4 pods of 2 ToRs and 2 aggregation switches, 2 cores each, 2 lanes
+	 * a switch pair: 4 ToR uplinks, 4 aggregation uplinks, 16 IDs */
+	et_topo_fat_tree(&t, 4, 2, 2, 2, 2, 2);
+	hosts = et_topo_hosts(&t);
+	dsts[0] = hosts - 1;          /* another pod: the one timed out */
+	dsts[1] = hosts / 2;          /* a third pod */
+	dsts[2] = t.hosts_per_tor;    /* the other ToR of host 0's pod */
+	n = et_path_enumerate(&t, 0, dsts[0], ids, ET_LB_MAX_PATHS);
+	assert_int_equal(n, 16);
+	et_lb_paths_init(&ps, &t, 0, ids, n, 100 * MS, 5);
+	memset(&q, 0, sizeof(q));
+	q.path_id = dead;
+	pq.dst = dsts[0];
+	for (int i = 0; i < 50; i++) { /* whichever the random pick */
+		uint16_t id = et_lb_paths_hook(&pq, &q, ET_PATH_TIMEOUT, 1 * MS);
+
+		assert_false(share_link(&t, 0, dsts[0], dead, dsts[0], id));
+	}
+	for (uint32_t d = 0; d < 3; d++) {
+		uint32_t bad = 0;
+
+		k = et_lb_paths_good(&ps, dsts[d], 2 * MS, good);
+		for (uint32_t i = 0; i < n; i++) {
+			bool crosses = share_link(&t, 0, dsts[0], dead, dsts[d], ids[i]);
+			bool listed = false;
+
+			for (uint32_t j = 0; j < k; j++)
+				listed |= good[j] == ids[i];
+			assert_true(listed == !crosses);
+			bad += crosses;
+		}
+		/* the ToR uplink alone is under 4 IDs (every second byte) */
+		assert_true(bad >= 4);
+	}
+	assert_int_equal(ps.marked_bad, 50);
+	assert_int_equal(et_lb_paths_good(&ps, dsts[0], 101 * MS, good), n);
+}
+
+/* The paper's 512-host fat-tree has 1,024 links between switches, more
+ * than a host keeps suspect at once: the soonest to expire give way, the
+ * newest stay. */
+static void
+test_suspect_room(void **state)
+{
+	struct et_topo t;
+	struct et_lb_paths ps;
+	uint16_t ids[ET_LB_MAX_PATHS], good[ET_LB_MAX_PATHS];
+	uint32_t n, k, hosts, dst = 0;
+
+	(void)state;
+	et_topo_fat_tree(&t, 8, 4, 4, 4, 16, 4);
+	hosts = et_topo_hosts(&t);
+	n = et_path_enumerate(&t, 0, hosts - 1, ids, ET_LB_MAX_PATHS);
+	assert_int_equal(n, 256);
+	et_lb_paths_init(&ps, &t, 0, ids, n, 100 * MS, 5);
+	for (uint32_t i = 0; i < 4 * ET_LB_MAX_SUSPECT; i++) {
+		dst = t.hosts_per_tor * 4 + i * 7 % (hosts - t.hosts_per_tor * 4); /* other pods */
+		et_lb_paths_suspect(&ps, dst, ids[i * 37 % n], MS + i);
+	}
+	assert_int_equal(ps.n_suspect, ET_LB_MAX_SUSPECT);
+	k = et_lb_paths_good(&ps, dst, 2 * MS, good);
+	for (uint32_t j = 0; j < k; j++) /* the last one timed out is bad */
+		assert_int_not_equal(good[j], ids[(4 * ET_LB_MAX_SUSPECT - 1) * 37 % n]);
+	assert_true(k > 0 && k < n);
+	assert_int_equal(et_lb_paths_good(&ps, dst, 102 * MS, good), n);
 }
 
 /* ---- the policies ---- */
@@ -327,7 +450,7 @@ test_ethereal_interceptor(void **state)
 	assert_true(differ);
 
 	/* a bad path: the split is computed over the three good ones */
-	et_lb_paths_mark_bad(&h.paths, 0x0200, 1000);
+	et_lb_paths_suspect(&h.paths, 4, 0x0200, 1000);
 	n = et_lb_plan(&h, f, 15, 2000, out);
 	memset(bytes, 0, sizeof(bytes));
 	for (uint32_t i = 0; i < n; i++)
@@ -385,7 +508,7 @@ test_spray_is_uniform(void **state)
 	assert_int_equal(et_lb_parse("spray", &c, err, sizeof(err)), 0);
 	et_topo_leaf_spine(&t, 4, 4, 4, 1);
 	et_lb_host_init(&h, &c, &t, 0, 9);
-	et_lb_paths_mark_bad(&h.paths, 0x0100, 0); /* spraying does not care */
+	et_lb_paths_suspect(&h.paths, 4, 0x0100, 0); /* spraying does not care */
 	for (int i = 0; i < n; i++)
 		count[et_lb_spray_hook(&h, &qp, ET_PATH_PACKET, 1) >> 8]++;
 	for (int p = 0; p < 4; p++)
@@ -400,6 +523,7 @@ test_spray_is_uniform(void **state)
  * marks path 0 bad, moves to a good path and completes; the data is right. */
 static struct rte_mempool *pool;
 static struct et_lb_paths host_paths;
+static struct et_lb_paths_qp host_paths_qp = {&host_paths, FAR};
 
 static enum qp_verdict
 dead_path_0(struct qp_link *l, int dir, const struct et_roce_pkt *p, uint64_t *delay)
@@ -451,8 +575,8 @@ test_reroute_around_a_dead_path(void **state)
 	qb = et_qp_create(&b, &mr[1], &cq[2], &cq[3], pool);
 	assert_int_equal(et_qp_ready(qa), 0);
 	assert_int_equal(et_qp_ready(qb), 0);
-	et_lb_paths_init(&host_paths, four, 4, 100 * MS, 3);
-	et_qp_set_path_fn(qa, et_lb_paths_hook, &host_paths);
+	four_paths(&host_paths, 3);
+	et_qp_set_path_fn(qa, et_lb_paths_hook, &host_paths_qp);
 	qp_link_init(&l, qa, qb, pool, 2000);
 	l.script = dead_path_0;
 	struct et_send_wr wr = {.wr_id = 9, .opcode = ET_WR_RDMA_WRITE, .local_addr = src,
@@ -467,7 +591,7 @@ test_reroute_around_a_dead_path(void **state)
 	assert_int_not_equal(qa->path_id, 0x0000);
 	assert_int_equal(host_paths.marked_bad, 1);
 	uint16_t good[4];
-	assert_int_equal(et_lb_paths_good(&host_paths, l.now, good), 3);
+	assert_int_equal(et_lb_paths_good(&host_paths, FAR, l.now, good), 3);
 	qp_link_free(&l);
 	et_qp_destroy(qa);
 	et_qp_destroy(qb);
@@ -500,6 +624,8 @@ main(void)
 		cmocka_unit_test(test_paper_example),
 		cmocka_unit_test(test_path_state),
 		cmocka_unit_test(test_pick_is_uniform),
+		cmocka_unit_test(test_fat_tree_links),
+		cmocka_unit_test(test_suspect_room),
 		cmocka_unit_test(test_policy_names),
 		cmocka_unit_test(test_ethereal_interceptor),
 		cmocka_unit_test(test_ecmp_and_mprdma_spread),

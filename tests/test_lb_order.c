@@ -289,7 +289,7 @@ test_fat_tree_lanes_split_by_core(void **state)
 		ethereal_host(&h, &t, 0, 7);
 		if (marked) {
 			bad = h.paths.id[5];
-			et_lb_paths_mark_bad(&h.paths, bad, 0);
+			et_lb_paths_suspect(&h.paths, f[0].dst, bad, 0);
 		}
 		k = et_lb_plan(&h, f, 1, 0, out);
 		assert_int_equal(k, 16);
@@ -366,7 +366,7 @@ test_split_flows_spread_over_receivers(void **state)
 		uint32_t k;
 
 		ethereal_host(&h, &t, src, 7);
-		et_lb_paths_mark_bad(&h.paths, h.paths.id[0], 0);
+		et_lb_paths_suspect(&h.paths, f[0].dst, h.paths.id[0], 0);
 		k = et_lb_plan(&h, f, 4, 0, out);
 		assert_int_equal(k, 6); /* 3 whole flows and 3 parts */
 		for (uint32_t i = 0; i < k; i++)

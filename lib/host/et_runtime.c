@@ -98,7 +98,7 @@ sub_start(struct et_rt_host *h, uint32_t i, const struct et_rt_remote *far)
 	if ((rc = et_qp_connect(s->qp, far->qpn)) != 0 || (rc = et_qp_ready(s->qp)) != 0)
 		return failed(h, ET_RT_NO_QP, s->dst, et_qp_qpn(s->qp)), rc;
 	h->qps++;
-	if (et_lb_attach(h->lbh, s->qp, &s->lb_state))
+	if (et_lb_attach(h->lbh, s->qp, s->dst, &s->lb_state))
 		return failed(h, ET_RT_NO_MEMORY, s->dst, et_qp_qpn(s->qp)), -ENOMEM;
 	if ((rc = et_qp_post_send(s->qp, &wr)) != 0) {
 		h->fail.len = s->len;

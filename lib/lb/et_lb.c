@@ -101,7 +101,7 @@ et_lb_host_init(struct et_lb_host *h, const struct et_lb_conf *c, const struct e
 	h->rng = (seed * 0x9e3779b97f4a7c15ull) ^ (host + 1) * 0xbf58476d1ce4e5b9ull;
 	h->rng |= 1;
 	n = et_path_enumerate(t, host, far_host(t, host), ids, ET_LB_MAX_PATHS);
-	et_lb_paths_init(&h->paths, ids, n, c->failed_path_timeout_ns, h->rng);
+	et_lb_paths_init(&h->paths, t, host, ids, n, c->failed_path_timeout_ns, h->rng);
 }
 
 uint32_t
@@ -127,10 +127,10 @@ et_lb_plan_per_flow(struct et_lb_host *h, const struct et_lb_flow *f, uint32_t n
 }
 
 int
-et_lb_attach(struct et_lb_host *h, struct et_qp *qp, void **state)
+et_lb_attach(struct et_lb_host *h, struct et_qp *qp, uint32_t dst, void **state)
 {
 	*state = NULL;
-	return h->c.ops->attach ? h->c.ops->attach(h, qp, state) : 0;
+	return h->c.ops->attach ? h->c.ops->attach(h, qp, dst, state) : 0;
 }
 
 void

@@ -100,10 +100,10 @@ uint32_t et_lb_plan_max(const struct et_lb_host *h, uint32_t n);
 uint32_t et_lb_plan(struct et_lb_host *h, const struct et_lb_flow *f, uint32_t n,
 		    uint64_t now, struct et_lb_sub *out);
 
-/* Give a new sending QP the policy's hooks; *state: what the policy keeps
- * for the connection (NULL for none), handed back to et_lb_detach() when
- * the QP goes.  0 or -ENOMEM. */
-int et_lb_attach(struct et_lb_host *h, struct et_qp *qp, void **state);
+/* Give a new sending QP to host dst the policy's hooks; *state: what the
+ * policy keeps for the connection (NULL for none), handed back to
+ * et_lb_detach() when the QP goes.  0 or -ENOMEM. */
+int et_lb_attach(struct et_lb_host *h, struct et_qp *qp, uint32_t dst, void **state);
 void et_lb_detach(struct et_lb_host *h, void *state);
 
 /* Flows to the same ToR as this host: they need no path (Ethereal sends

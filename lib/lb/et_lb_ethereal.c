@@ -4,6 +4,7 @@
  * spreads consecutive ones over the switches above the ToR, start jitter
  * and a random active-list position per subflow, and the path state's hook
  * that reroutes on NAK and timeout. */
+#include <errno.h>
 #include <stdlib.h>
 
 #include "lb/et_lb_assign.h"
@@ -39,10 +40,10 @@ group_of(const struct et_lb_host *h, uint32_t dst)
 static uint32_t
 good_paths(struct et_lb_host *h, uint32_t dst, uint64_t now, uint16_t *out)
 {
-	uint32_t n = et_lb_paths_good(&h->paths, now, out), k = 0;
+	uint32_t n = et_lb_paths_good(&h->paths, dst, now, out), k = 0;
 
 	if (n == 0) /* all bad: use them all rather than none */
-		n = et_lb_paths_good(&h->paths, UINT64_MAX, out);
+		n = et_lb_paths_good(&h->paths, dst, UINT64_MAX, out);
 	if (!fat_tree_pod(h, dst, true)) {
 		et_lb_spread_paths(&h->t, et_topo_tor_of(&h->t, h->host), out, n);
 		return n;
@@ -242,11 +243,23 @@ plan_max(const struct et_lb_host *h, uint32_t n)
 }
 
 static int
-attach(struct et_lb_host *h, struct et_qp *qp, void **state)
+attach(struct et_lb_host *h, struct et_qp *qp, uint32_t dst, void **state)
 {
-	*state = NULL;
-	et_qp_set_path_fn(qp, et_lb_paths_hook, &h->paths);
+	struct et_lb_paths_qp *pq = malloc(sizeof(*pq));
+
+	*state = pq;
+	if (pq == NULL)
+		return -ENOMEM;
+	*pq = (struct et_lb_paths_qp){&h->paths, dst};
+	et_qp_set_path_fn(qp, et_lb_paths_hook, pq);
 	return 0;
+}
+
+static void
+detach(struct et_lb_host *h, void *state)
+{
+	(void)h;
+	free(state);
 }
 
 const struct et_lb_ops et_lb_ethereal = {
@@ -255,4 +268,5 @@ const struct et_lb_ops et_lb_ethereal = {
 	.plan_max = plan_max,
 	.plan = plan,
 	.attach = attach,
+	.detach = detach,
 };

@@ -26,7 +26,7 @@ struct et_lb_ops {
 	uint32_t (*plan)(struct et_lb_host *h, const struct et_lb_flow *f, uint32_t n,
 			 uint64_t now, struct et_lb_sub *out);
 	/* NULL: the QP keeps the path it was planned on */
-	int (*attach)(struct et_lb_host *h, struct et_qp *qp, void **state);
+	int (*attach)(struct et_lb_host *h, struct et_qp *qp, uint32_t dst, void **state);
 	void (*detach)(struct et_lb_host *h, void *state);
 };
 

@@ -26,8 +26,9 @@ et_lb_reps_ack(void *ctx, struct et_qp *qp, uint16_t echoed_path, bool ecn, uint
 }
 
 static int
-attach(struct et_lb_host *h, struct et_qp *qp, void **state)
+attach(struct et_lb_host *h, struct et_qp *qp, uint32_t dst, void **state)
 {
+	(void)dst;
 	struct et_reps *r = malloc(sizeof(*r));
 
 	*state = r;

@@ -18,8 +18,9 @@ et_lb_spray_hook(void *ctx, struct et_qp *qp, enum et_path_event ev, uint64_t no
 }
 
 static int
-attach(struct et_lb_host *h, struct et_qp *qp, void **state)
+attach(struct et_lb_host *h, struct et_qp *qp, uint32_t dst, void **state)
 {
+	(void)dst;
 	*state = NULL;
 	et_qp_set_path_fn(qp, et_lb_spray_hook, h);
 	return 0;
