@@ -368,9 +368,15 @@ test_suspect_room(void **state)
 static void
 test_policy_names(void **state)
 {
-	static const char *const good[] = {"ethereal", "ecmp", "mprdma:1", "mprdma:8", "spray", "reps"};
-	static const char *const bad[] = {"", "ether", "ecmpx", "mprdma", "mprdma:", "mprdma:0",
-					  "mprdma:65", "mprdma:4x", "spray2"};
+	static const char *const good[] = {"ethereal", "ecmp",  "mprdma:1", "mprdma:8",
+					   "spray",    "reps", "reps:flow"};
+	/* and what each error says */
+	static const char *const bad[][2] = {
+		{"", "expected"},        {"ether", "expected"},     {"ecmpx", "expected"},
+		{"mprdma", "1..64"},     {"mprdma:", "1..64"},      {"mprdma:0", "1..64"},
+		{"mprdma:65", "1..64"},  {"mprdma:4x", "1..64"},    {"spray2", "expected"},
+		{"spray:x", "expected"}, {"reps:", "reps:flow"},    {"reps:flows", "reps:flow"},
+		{"repsflow", "expected"}};
 	struct et_lb_conf c;
 	char err[128], name[32];
 
@@ -381,11 +387,12 @@ test_policy_names(void **state)
 		assert_string_equal(et_lb_name(&c, name, sizeof(name)), good[i]);
 	}
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		assert_int_equal(et_lb_parse(bad[i], &c, err, sizeof(err)), -1);
-		assert_non_null(strstr(err, strncmp(bad[i], "mprdma:", 7) ? "expected" : "1..64"));
+		assert_int_equal(et_lb_parse(bad[i][0], &c, err, sizeof(err)), -1);
+		assert_non_null(strstr(err, bad[i][1]));
 	}
+	assert_true(et_lb_parse("reps:flow", &c, err, sizeof(err)) == 0 && c.reps.pinned);
 	assert_true(et_lb_parse("reps", &c, err, sizeof(err)) == 0 && et_lb_uses_ecmp(&c) &&
-		    et_lb_per_packet(&c));
+		    et_lb_per_packet(&c) && !c.reps.pinned);
 	assert_true(et_lb_parse("spray", &c, err, sizeof(err)) == 0 && !et_lb_uses_ecmp(&c));
 }
 

@@ -414,6 +414,41 @@ test_idle_reexplores(void **state)
 	assert_int_equal(next_recycled(&r, 500000), 1);
 }
 
+/* Pinned (the Ethereal artifact's REPS): the connection rides the oldest
+ * cached EV, packet after packet; a mark or a timeout drops the oldest (not
+ * the marked EV) and the next takes over; an EV already cached is not
+ * added twice; nothing freezes; with nothing cached it explores. */
+static void
+test_pinned(void **state)
+{
+	struct et_reps_params p = params(2);
+	struct et_reps r;
+
+	(void)state;
+	p.pinned = true;
+	et_reps_init(&r, &p, 3);
+	assert_int_equal(r.p.buffer_size, ET_REPS_MAX_BUF);
+	next_explored(&r, 0);
+	next_explored(&r, 0);
+	et_reps_on_ack(&r, 100, false, 1);
+	et_reps_on_ack(&r, 200, false, 1);
+	et_reps_on_ack(&r, 100, false, 1); /* cached already */
+	et_reps_on_ack(&r, 300, false, 1);
+	assert_int_equal(r.n_valid, 3);
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(next_recycled(&r, 2), 100);
+	et_reps_on_ack(&r, 300, true, 3); /* a mark on 300 drops 100 */
+	assert_int_equal(next_recycled(&r, 3), 200);
+	et_reps_on_timeout(&r, 4);
+	assert_false(r.frozen);
+	assert_int_equal(next_recycled(&r, 4), 300);
+	et_reps_on_timeout(&r, 5);
+	assert_int_equal(r.n_valid, 0);
+	next_explored(&r, 5);
+	et_reps_on_timeout(&r, 6); /* nothing to drop */
+	assert_int_equal(r.frozen_count, 0);
+}
+
 int
 main(void)
 {
@@ -428,6 +463,7 @@ main(void)
 		cmocka_unit_test(test_freezing_edges),
 		cmocka_unit_test(test_deterministic),
 		cmocka_unit_test(test_idle_reexplores),
+		cmocka_unit_test(test_pinned),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

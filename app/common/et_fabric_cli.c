@@ -21,7 +21,7 @@ usage(FILE *o)
 	fprintf(o,
 		"usage: ethereal-fabric [EAL args --] --config FILE [options]\n"
 		"  --config FILE        fabric conf: [topology] [link] [switch] [transport] [lb] [run]\n"
-		"  --lb POLICY          ethereal | ecmp | mprdma:X | spray | reps\n"
+		"  --lb POLICY          ethereal | ecmp | mprdma:X | spray | reps | reps:flow\n"
 		"  --collective KIND    allreduce | allgather | reducescatter | alltoall\n"
 		"  --algo ALGO          a2a | rd | ring | dbt\n"
 		"  --size N[K|M|G]      bytes per rank\n"

@@ -35,14 +35,14 @@ et_lb_parse(const char *spec, struct et_lb_conf *c, char *err, size_t errlen)
 
 		if (strncmp(spec, ops->name, n) != 0)
 			continue;
-		if (ops->parse_arg ? spec[n] != ':' : spec[n] != 0)
+		if (spec[n] != 0 && (spec[n] != ':' || !ops->parse_arg))
 			break;
-		if (ops->parse_arg && ops->parse_arg(spec + n + 1, c, err, errlen))
+		if (ops->parse_arg && ops->parse_arg(spec[n] ? spec + n + 1 : NULL, c, err, errlen))
 			return -1;
 		c->ops = ops;
 		return 0;
 	}
-	snprintf(err, errlen, "expected ethereal, ecmp, mprdma:X, spray or reps, got '%s'", spec);
+	snprintf(err, errlen, "expected ethereal, ecmp, mprdma:X, spray, reps or reps:flow, got '%s'", spec);
 	return -1;
 }
 

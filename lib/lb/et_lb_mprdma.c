@@ -10,11 +10,11 @@
 static int
 parse_arg(const char *arg, struct et_lb_conf *c, char *err, size_t errlen)
 {
-	char *end;
-	unsigned long x = strtoul(arg, &end, 10);
+	char *end = NULL;
+	unsigned long x = arg ? strtoul(arg, &end, 10) : 0;
 
-	if (*end || end == arg || x < 1 || x > 64) {
-		snprintf(err, errlen, "mprdma:X: X must be 1..64, got '%s'", arg);
+	if (!arg || *end || end == arg || x < 1 || x > 64) {
+		snprintf(err, errlen, "mprdma:X: X must be 1..64, got '%s'", arg ? arg : "");
 		return -1;
 	}
 	c->mprdma_x = (uint32_t)x;

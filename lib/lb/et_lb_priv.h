@@ -17,8 +17,8 @@ struct et_lb_ops {
 	bool ecmp_switches;  /* switches hash the 5-tuple, not the path ID */
 	bool per_packet;     /* multipath QPs: every packet asks for a path */
 	bool batched;        /* Ethereal's interceptor holds remote flows */
-	/* "name:ARG": the argument; NULL when the policy takes none.  -1 with a
-	 * message. */
+	/* "name:ARG": the argument (NULL for the name alone); NULL when the
+	 * policy takes none.  -1 with a message. */
 	int (*parse_arg)(const char *arg, struct et_lb_conf *c, char *err, size_t errlen);
 	/* the spec back, e.g. "mprdma:4"; NULL: the name alone */
 	void (*spec)(const struct et_lb_conf *c, char *buf, size_t len);

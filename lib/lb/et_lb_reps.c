@@ -3,7 +3,9 @@
  * connection's recycled-entropy state (lb/et_reps), a timeout freezes it,
  * every ACK is offered for recycling. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "lb/et_lb_priv.h"
 #include "base/et_rand.h"
@@ -57,8 +59,29 @@ plan_max(const struct et_lb_host *h, uint32_t n)
 	return n;
 }
 
+/* "reps": Bonato et al.'s REPS; "reps:flow": as the Ethereal artifact has
+ * it (et_reps.h, pinned) */
+static int
+parse_arg(const char *arg, struct et_lb_conf *c, char *err, size_t errlen)
+{
+	if (arg && strcmp(arg, "flow") != 0) {
+		snprintf(err, errlen, "reps:ARG: only reps:flow, got '%s'", arg);
+		return -1;
+	}
+	c->reps.pinned = arg != NULL;
+	return 0;
+}
+
+static void
+spec(const struct et_lb_conf *c, char *buf, size_t len)
+{
+	snprintf(buf, len, c->reps.pinned ? "reps:flow" : "reps");
+}
+
 const struct et_lb_ops et_lb_reps = {
 	.name = "reps",
+	.parse_arg = parse_arg,
+	.spec = spec,
 	.ecmp_switches = true,
 	.per_packet = true,
 	.plan_max = plan_max,

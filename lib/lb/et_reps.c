@@ -77,6 +77,8 @@ et_reps_init(struct et_reps *r, const struct et_reps_params *p, uint64_t seed)
 		r->p = *p;
 	else
 		et_reps_params_default(&r->p);
+	if (r->p.pinned) /* the artifact's cache has no bound */
+		r->p.buffer_size = ET_REPS_MAX_BUF;
 	if (r->p.buffer_size == 0)
 		r->p.buffer_size = 1;
 	if (r->p.buffer_size > ET_REPS_MAX_BUF)
@@ -90,10 +92,39 @@ et_reps_init(struct et_reps *r, const struct et_reps_params *p, uint64_t seed)
 	r->explore_left = r->p.explore_pkts;
 }
 
+/* Outside a freeze the valid slots are the n_valid just before head (ACKs
+ * append, packets take the oldest), so the oldest is found without a
+ * search. */
+static uint32_t
+oldest(const struct et_reps *r)
+{
+	return (r->head + r->p.buffer_size - r->n_valid) % r->p.buffer_size;
+}
+
+/* Pinned: the path the connection rides is congested or lost; the next
+ * cached EV takes over. */
+static void
+drop_oldest(struct et_reps *r)
+{
+	if (r->n_valid) {
+		r->valid[oldest(r)] = false;
+		r->n_valid--;
+	}
+}
+
+static bool
+cached(const struct et_reps *r, uint16_t ev)
+{
+	for (uint32_t k = 1; k <= r->n_valid; k++)
+		if (r->ev[(r->head + r->p.buffer_size - k) % r->p.buffer_size] == ev)
+			return true;
+	return false;
+}
+
 uint16_t
 et_reps_next(struct et_reps *r, uint64_t now)
 {
-	uint32_t size = r->p.buffer_size, i;
+	uint32_t i;
 
 	thaw(r, now);
 	/* an idle connection's cache says where ACKs went long ago; a frozen
@@ -125,12 +156,11 @@ et_reps_next(struct et_reps *r, uint64_t now)
 	}
 	if (r->n_valid == 0)
 		return explore(r);
-	/* outside a freeze the valid slots are the n_valid just before head
-	 * (ACKs append, packets take the oldest), so the oldest is found
-	 * without a search */
-	i = (r->head + size - r->n_valid) % size;
-	r->valid[i] = false;
-	r->n_valid--;
+	i = oldest(r);
+	if (!r->p.pinned) {
+		r->valid[i] = false;
+		r->n_valid--;
+	}
 	r->recycled++;
 	return r->ev[i];
 }
@@ -144,8 +174,12 @@ et_reps_on_ack(struct et_reps *r, uint16_t entropy, bool ecn, uint64_t now)
 	if (ecn) {
 		/* a congested path: not worth another packet */
 		r->ecn_discards++;
+		if (r->p.pinned)
+			drop_oldest(r);
 		return;
 	}
+	if (r->p.pinned && cached(r, entropy))
+		return;
 	/* a full buffer overwrites its oldest entry: the newest ACKs say the
 	 * most about the paths now.  Frozen connections cache too, so the
 	 * cycle follows paths that still deliver. */
@@ -163,6 +197,10 @@ void
 et_reps_on_timeout(struct et_reps *r, uint64_t now)
 {
 	thaw(r, now);
+	if (r->p.pinned) {
+		drop_oldest(r);
+		return;
+	}
 	/* a timeout while exploring is what exploring risks, not a failure
 	 * of the paths it knows, and would freeze each thaw again (the
 	 * artifact's rule) */

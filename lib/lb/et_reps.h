@@ -10,6 +10,11 @@
  * connection freezes: no exploration, only the cached EVs in turn, used or
  * not, until the freeze expires; then it forgets them and explores again.
  *
+ * Pinned (`reps:flow`), REPS as the Ethereal paper's authors ran it in
+ * their ns-3 artifact: every packet takes the oldest cached EV and keeps
+ * it there, so a connection rides one path; an ECN-marked ACK or a timeout
+ * drops the oldest EV (not the marked one) and the next takes over.
+ *
  * Pure C, no DPDK; time is whatever clock the caller passes (ns).  See
  * docs/reps.md for the sources of every default.
  */
@@ -40,6 +45,10 @@ struct et_reps_params {
 	uint64_t idle_ns;
 	/* Freeze on timeouts (paper section 3.2; artifact repsUseFreezing) */
 	bool freezing;
+	/* The Ethereal artifact's REPS (docs/reps.md): EVs are not used up,
+	 * a mark or a timeout drops the oldest, an ACK adds its EV only when
+	 * not cached, no freezing; the buffer is ET_REPS_MAX_BUF */
+	bool pinned;
 };
 
 struct et_reps {
