@@ -23,7 +23,7 @@ coll_usage(FILE *o)
 		"                       a PCI address\n"
 		"  --config FILE        the conf ethereal-fabric reads: [topology] [link] [transport]\n"
 		"                       [lb] [run] ([switch] is the switches')\n"
-		"  --lb POLICY          ethereal | ecmp | mprdma:X | spray | reps\n"
+		"  --lb POLICY          ethereal | ecmp | mprdma:X | spray | reps | reps:flow\n"
 		"  --collective KIND    allreduce | allgather | reducescatter | alltoall\n"
 		"  --algo ALGO          a2a | rd | ring | dbt\n"
 		"  --seed N             as ethereal-fabric: data, PSNs, path choices\n"

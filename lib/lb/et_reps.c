@@ -101,7 +101,7 @@ oldest(const struct et_reps *r)
 	return (r->head + r->p.buffer_size - r->n_valid) % r->p.buffer_size;
 }
 
-/* Pinned: the path the connection rides is congested or lost; the next
+/* Spent (a packet took it), or, pinned, a path congested or lost: the next
  * cached EV takes over. */
 static void
 drop_oldest(struct et_reps *r)
@@ -157,10 +157,8 @@ et_reps_next(struct et_reps *r, uint64_t now)
 	if (r->n_valid == 0)
 		return explore(r);
 	i = oldest(r);
-	if (!r->p.pinned) {
-		r->valid[i] = false;
-		r->n_valid--;
-	}
+	if (!r->p.pinned) /* each good ACK pays for one packet */
+		drop_oldest(r);
 	r->recycled++;
 	return r->ev[i];
 }
