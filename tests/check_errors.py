@@ -75,6 +75,8 @@ FABRIC = [
      ["FILE: [transport] dctcp-g", "'1/16'"]),
     ("transport: zero", TOPO + "[transport]\nrto-us = 0\n", [], None,
      ["FILE: [transport] rto-us", "'0'"]),
+    ("transport: bad dctcp", TOPO + "[transport]\ndctcp = fast\n", [], None,
+     ["FILE: [transport] dctcp", "off, on, rate", "'fast'"]),
     # [lb]
     ("lb: unknown key", TOPO + "[lb]\nbatch = 5\n", [], None,
      ["FILE: [lb] batch", "unknown key"]),

@@ -282,6 +282,56 @@ test_dctcp_through_the_qp(void **state)
 	assert_true(cnps > 0 && cnps < marks / 4);
 }
 
+/* DCTCP's rate mode paces the data: the workload takes its bytes' time at
+ * the rate; marks cut the rate and it takes longer.  Returns ns taken. */
+static uint64_t
+dctcp_rate_run(bool multipath, double mark, double *rate, uint64_t *cuts)
+{
+	struct et_qp_attr a, b;
+	uint64_t bytes = 0, ns;
+
+	(multipath ? mp_attrs : attrs)(&a, &b, 1024, 0xa000);
+	a.dctcp.rate_mode = true;
+	a.dctcp.line_bps = 10000000000ull;
+	pair_init_attr(&a, &b, ET_ACCESS_LOCAL_WRITE | ET_ACCESS_REMOTE_WRITE);
+	P.link.script = script;
+	P.writes_only = multipath;
+	P.mark = mark;
+	if (multipath)
+		mp_run_workload(64, 1u << 20, 4u << 20);
+	else
+		run_workload(1024, 0xa000, 64, 1u << 20, 4u << 20);
+	for (uint32_t i = 0; i < n_msgs; i++)
+		bytes += msgs[i].len;
+	ns = P.link.now;
+	*rate = P.qp[0]->cc.rate_bps;
+	*cuts = P.qp[0]->cc.cuts;
+	assert_int_equal(et_dctcp_cwnd(&P.qp[0]->cc), a.dctcp.max_cwnd); /* no window */
+	pair_free();
+	/* at least the payload's time at 10 Gbit/s; headers and the 2 us link
+	 * add under a fifth */
+	assert_true(ns >= bytes * 8 / 10);
+	return ns * 10 / (bytes * 8 / 100); /* percent of the payload's time */
+}
+
+static void
+test_dctcp_rate_mode(void **state)
+{
+	for (int mp = 0; mp < 2; mp++) {
+		double rate;
+		uint64_t cuts, pct;
+
+		pct = dctcp_rate_run(mp, 0, &rate, &cuts);
+		assert_int_equal(cuts, 0);
+		assert_true(rate == 10e9);
+		assert_true(pct >= 100 && pct < 120);
+		pct = dctcp_rate_run(mp, 0.3, &rate, &cuts);
+		assert_true(cuts > 10);
+		assert_true(rate < 10e9);
+		assert_true(pct > 150);
+	}
+}
+
 static void
 test_retry_exhaustion(void **state)
 {
@@ -653,6 +703,7 @@ main(void)
 		cmocka_unit_test(test_rnr_nak_once),
 		cmocka_unit_test(test_rnr_retry_exceeded),
 		cmocka_unit_test(test_dctcp_through_the_qp),
+		cmocka_unit_test(test_dctcp_rate_mode),
 		cmocka_unit_test(test_retry_exhaustion),
 		cmocka_unit_test(test_path_hook),
 		cmocka_unit_test(test_post_errors),

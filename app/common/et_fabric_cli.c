@@ -168,7 +168,8 @@ load_conf(const char *file, struct et_fabric_params *p, struct cli *o)
 						"mtu", ET_LINK_FAULT_KEYS, NULL};
 	static const char *const sw_keys[] = {ET_SW_CONF_KEYS, NULL};
 	static const char *const tr_keys[] = {"rto-us", "retry-cnt", "ack-every", "acks-first",
-					      "dctcp", "dctcp-g", "init-cwnd", "max-cwnd", NULL};
+					      "dctcp", "dctcp-g", "dctcp-ai", "dctcp-rate-ai-mbps",
+					      "init-cwnd", "max-cwnd", NULL};
 	static const char *const lb_keys[] = {"policy", "batch-ns", "jitter-ns",
 					      "failed-path-timeout-ms", "reps-buffer",
 					      "reps-freeze-us", "reps-explore-pkts", NULL};
@@ -177,11 +178,13 @@ load_conf(const char *file, struct et_fabric_params *p, struct cli *o)
 	static const char *const sections[] = {"topology", "link", "switch", "transport", "lb",
 					       "run", NULL};
 	static const char *const onoff[] = {"off", "on", NULL};
+	/* rate: the paper's simulator's DCTCP, a paced rate and no window */
+	static const char *const dctcp_modes[] = {"off", "on", "rate", NULL};
 	static const char *const mtus[] = {"256", "512", "1024", "2048", "4096", NULL};
 	struct et_conf c;
 	double rate, uprate, g;
-	uint32_t lat, rto, retry, acks, bns, jns, fpt, seed, limit, freeze_us;
-	uint64_t icw, mcw, chunk;
+	uint32_t lat, rto, retry, acks, bns, jns, fpt, seed, limit, freeze_us, rate_ai;
+	uint64_t icw, mcw, ai, chunk;
 	int mtu, dctcp, acks_first, rc = -1;
 	const char *s;
 
@@ -202,8 +205,11 @@ load_conf(const char *file, struct et_fabric_params *p, struct cli *o)
 	    et_conf_u32(&c, "transport", "retry-cnt", 0, 7, false, 7, &retry) ||
 	    et_conf_u32(&c, "transport", "ack-every", 1, 1024, false, 1, &acks) ||
 	    et_conf_enum(&c, "transport", "acks-first", onoff, false, 0, &acks_first) ||
-	    et_conf_enum(&c, "transport", "dctcp", onoff, false, p->qp.dctcp.enabled, &dctcp) ||
+	    et_conf_enum(&c, "transport", "dctcp", dctcp_modes, false, p->qp.dctcp.enabled,
+			 &dctcp) ||
 	    et_conf_double(&c, "transport", "dctcp-g", 1.0 / 65536, 1, false, p->qp.dctcp.g, &g) ||
+	    et_conf_bytes(&c, "transport", "dctcp-ai", 0, 1ull << 20, false, 0, &ai) ||
+	    et_conf_u32(&c, "transport", "dctcp-rate-ai-mbps", 1, 1000000, false, 1000, &rate_ai) ||
 	    et_conf_bytes(&c, "transport", "init-cwnd", 0, 1ull << 31, false, 0, &icw) ||
 	    et_conf_bytes(&c, "transport", "max-cwnd", 4096, 1ull << 31, false,
 			  p->qp.dctcp.max_cwnd, &mcw) ||
@@ -232,8 +238,12 @@ load_conf(const char *file, struct et_fabric_params *p, struct cli *o)
 	p->qp.retry_cnt = (uint8_t)retry;
 	p->qp.ack_every = acks;
 	p->acks_first = acks_first;
-	p->qp.dctcp.enabled = dctcp;
+	p->qp.dctcp.enabled = dctcp != 0;
+	p->qp.dctcp.rate_mode = dctcp == 2;
+	p->qp.dctcp.line_bps = p->host_link.rate_bps;
+	p->qp.dctcp.rate_ai_bps = (uint64_t)rate_ai * 1000000;
 	p->qp.dctcp.g = g;
+	p->qp.dctcp.ai = (uint32_t)ai;
 	p->qp.dctcp.init_cwnd = (uint32_t)icw;
 	p->qp.dctcp.max_cwnd = (uint32_t)mcw;
 	p->lb.batch_ns = bns;

@@ -65,7 +65,8 @@ sub_release(struct et_rt_host *h, uint32_t i)
 {
 	struct et_rt_sub *s = &h->subs[i];
 
-	if (h->peer_cc && h->c->qp.dctcp.enabled) {
+	/* rate mode, as in the paper's simulator: every QP starts afresh */
+	if (h->peer_cc && h->c->qp.dctcp.enabled && !h->c->qp.dctcp.rate_mode) {
 		const struct et_dctcp *cc = et_qp_dctcp(s->qp);
 
 		h->peer_cc[s->dst] = (struct et_rt_peer_cc){cc->alpha, et_dctcp_cwnd(cc)};

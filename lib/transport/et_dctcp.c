@@ -10,7 +10,14 @@ et_dctcp_params_default(struct et_dctcp_params *p)
 	p->max_cwnd = 64u << 20;
 	p->g = 1.0 / 16;
 	p->init_alpha = 1.0;
+	p->ai = 0;
+	p->rate_mode = false;
+	p->line_bps = 400000000000ull;
+	p->rate_ai_bps = 1000000000ull; /* the artifact's DCTCP_RATE_AI */
 }
+
+/* rate mode: a floor keeps the pace finite */
+#define RATE_MIN_BPS 100000000.0
 
 void
 et_dctcp_init(struct et_dctcp *d, const struct et_dctcp_params *p, uint32_t mtu,
@@ -19,7 +26,8 @@ et_dctcp_init(struct et_dctcp *d, const struct et_dctcp_params *p, uint32_t mtu,
 	d->p = *p;
 	d->mtu = mtu;
 	d->alpha = p->init_alpha;
-	d->cwnd = p->enabled ? p->init_cwnd : p->max_cwnd;
+	d->cwnd = p->enabled && !p->rate_mode ? p->init_cwnd : p->max_cwnd;
+	d->rate_bps = (double)p->line_bps;
 	if (d->cwnd < mtu)
 		d->cwnd = mtu;
 	d->win_end = start_psn;
@@ -42,8 +50,16 @@ et_dctcp_on_ack(struct et_dctcp *d, uint32_t acked, uint32_t una, uint32_t snd_n
 
 		d->alpha = (1 - d->p.g) * d->alpha + d->p.g * f;
 	}
-	if (d->marked == 0 && d->cwnd + d->mtu <= d->p.max_cwnd)
-		d->cwnd += d->mtu;
+	if (d->marked == 0 && d->p.rate_mode) {
+		d->rate_bps += (double)d->p.rate_ai_bps;
+		if (d->rate_bps > (double)d->p.line_bps)
+			d->rate_bps = (double)d->p.line_bps;
+	} else if (d->marked == 0) {
+		uint32_t ai = d->p.ai ? d->p.ai : d->mtu;
+
+		if (d->cwnd + ai <= d->p.max_cwnd)
+			d->cwnd += ai;
+	}
 	d->windows++;
 	d->acked = d->marked = 0;
 	d->cut = false;
@@ -60,6 +76,12 @@ et_dctcp_on_cnp(struct et_dctcp *d)
 		return;
 	d->cut = true;
 	d->cuts++;
+	if (d->p.rate_mode) {
+		d->rate_bps *= 1 - d->alpha / 2;
+		if (d->rate_bps < RATE_MIN_BPS)
+			d->rate_bps = RATE_MIN_BPS;
+		return;
+	}
 	d->cwnd *= 1 - d->alpha / 2;
 	if (d->cwnd < d->mtu)
 		d->cwnd = d->mtu;

@@ -6,8 +6,13 @@
  * ACK passes the PSN that was next to send when it began.  At its end alpha
  * moves towards the fraction of acknowledged packets that were marked
  * (alpha = (1 - g) alpha + g F), and if nothing was marked the window grows
- * by one MTU.  The first CNP of a window cuts it to cwnd (1 - alpha / 2);
+ * by one MTU (or ai bytes).  The first CNP of a window cuts it to cwnd (1 - alpha / 2);
  * later CNPs of that window do not cut again.  Never below one MTU.
+ *
+ * Rate mode is the DCTCP of the paper's simulator (its rdma-hw.cc, CC_MODE
+ * 8 with HAS_WIN 0): no window at all; the QP is paced at a rate that
+ * starts at line rate, is cut to rate (1 - alpha / 2) by the first CNP of
+ * an observation window and grows by rate_ai per unmarked window.
  */
 #ifndef ET_DCTCP_H
 #define ET_DCTCP_H
@@ -21,13 +26,18 @@ struct et_dctcp_params {
 	uint32_t max_cwnd;   /* bytes */
 	double g;            /* EWMA gain, default 1/16 (the paper's code: 1/256) */
 	double init_alpha;   /* RFC 8257: 1 */
+	uint32_t ai;         /* bytes added per unmarked window; 0: one MTU */
+	bool rate_mode;      /* paced at a rate, no window */
+	uint64_t line_bps;   /* rate mode: the first rate and the most */
+	uint64_t rate_ai_bps; /* rate mode: added per unmarked window */
 };
 
 struct et_dctcp {
 	struct et_dctcp_params p;
 	uint32_t mtu;
 	double alpha;
-	double cwnd;         /* bytes */
+	double cwnd;         /* bytes; rate mode: max_cwnd */
+	double rate_bps;     /* rate mode only */
 	uint32_t win_end;    /* PSN that ends the current observation window */
 	uint32_t acked;      /* packets acknowledged in this window */
 	uint32_t marked;     /* CNPs received in this window */
@@ -50,6 +60,16 @@ static inline uint32_t
 et_dctcp_cwnd(const struct et_dctcp *d)
 {
 	return (uint32_t)d->cwnd;
+}
+
+/* Picoseconds a frame of len bytes (on the wire, with preamble, IFG and
+ * FCS) occupies at the QP's rate; 0 when the QP is not paced. */
+static inline uint64_t
+et_dctcp_pace_ps(const struct et_dctcp *d, uint32_t len)
+{
+	if (!d->p.enabled || !d->p.rate_mode)
+		return 0;
+	return (uint64_t)((len + 24) * 8e12 / d->rate_bps);
 }
 
 #endif /* ET_DCTCP_H */

@@ -515,11 +515,23 @@ et_qp_rx(struct et_qp *qp, const struct et_roce_pkt *pkt, uint64_t now)
 /* The RNR wait is over once now reaches its end: sending may resume, and
  * the deadline is spent, so that et_qp_deadline() does not report it again
  * (issue 21: a NIC firing the timer at that now, again and again). */
+/* A hold that is over is forgotten, so that no deadline names the past. */
 static void
-rnr_wait_over(struct et_qp *qp, uint64_t now)
+hold_over(struct et_qp *qp, uint64_t now)
 {
 	if (qp->rnr_until && now >= qp->rnr_until)
 		qp->rnr_until = 0;
+	if (qp->pace_ps && now >= qp->pace_ps / 1000)
+		qp->pace_ps = 0;
+}
+
+void
+et_qp_paced(struct et_qp *qp, uint64_t now, const struct rte_mbuf *m)
+{
+	uint64_t ps = et_dctcp_pace_ps(&qp->cc, rte_pktmbuf_pkt_len(m));
+
+	if (ps)
+		qp->pace_ps = RTE_MAX(qp->pace_ps, now * 1000) + ps;
 }
 
 void
@@ -530,7 +542,7 @@ et_qp_timer(struct et_qp *qp, uint64_t now)
 		qp->pool_retry_at = 0;
 	if (qp->state != ET_QPS_RTS)
 		return;
-	rnr_wait_over(qp, now);
+	hold_over(qp, now);
 	qp->ops->timer(qp, now);
 }
 
@@ -609,7 +621,7 @@ tx_owed(struct et_qp *qp, uint64_t now, struct rte_mbuf **pkts, uint16_t n, bool
 	k = tx_cnp_and_response(qp, pkts, n);
 	if (data) {
 		k += qp->ops->tx(qp, now, pkts + k, (uint16_t)(n - k));
-		rnr_wait_over(qp, now);
+		hold_over(qp, now);
 	} else if (qp->ops->tx_acks) {
 		k += qp->ops->tx_acks(qp, pkts + k, (uint16_t)(n - k));
 	}

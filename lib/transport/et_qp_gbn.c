@@ -176,7 +176,7 @@ data_ready(const struct et_qp *qp, uint64_t now)
 	uint64_t off;
 
 	if (qp->state != ET_QPS_RTS || qp->snd_nxt == qp->sq_next_psn ||
-	    now < qp->rnr_until)
+	    now < et_qp_data_hold(qp))
 		return false;
 	if (qp->inflight == 0)
 		return true;
@@ -226,6 +226,7 @@ build_data(struct et_qp *qp, uint64_t now)
 	m = et_qp_build(qp, &h, (const uint8_t *)wr->local_addr + off, len);
 	if (m == NULL)
 		return NULL;
+	et_qp_paced(qp, now, m);
 	qp->st.tx_pkts++;
 	qp->st.tx_bytes += len;
 	if (et_psn_diff(qp->snd_nxt, qp->snd_max) < 0)
@@ -369,8 +370,9 @@ gbn_deadline(const struct et_qp *qp)
 
 	if (qp->rto_deadline)
 		d = qp->rto_deadline;
-	if (qp->rnr_until && qp->snd_nxt != qp->sq_next_psn && qp->rnr_until < d)
-		d = qp->rnr_until;
+	if (qp->snd_nxt != qp->sq_next_psn && et_qp_data_hold(qp) &&
+	    et_qp_data_hold(qp) < d)
+		d = et_qp_data_hold(qp);
 	return d;
 }
 

@@ -303,7 +303,7 @@ mp_data_ready(const struct et_qp *qp, uint64_t now)
 {
 	const struct et_qp_mp *mp = qp->mp;
 
-	if (qp->state != ET_QPS_RTS || now < qp->rnr_until)
+	if (qp->state != ET_QPS_RTS || now < et_qp_data_hold(qp))
 		return false;
 	/* a packet sent again is already counted in flight */
 	if (mp->rtx_head != mp->rtx_tail)
@@ -362,6 +362,7 @@ mp_build_data(struct et_qp *qp, uint64_t now)
 	m = et_qp_build(qp, &h, (const uint8_t *)wr->local_addr + off, len);
 	if (m == NULL)
 		return NULL;
+	et_qp_paced(qp, now, m);
 	qp->st.tx_pkts++;
 	qp->st.tx_bytes += len;
 	if (rtx) {
@@ -705,9 +706,9 @@ mp_deadline(const struct et_qp *qp)
 	/* mp_prune keeps the head live: the earliest packet timer */
 	if (mp->tq_head != mp->tq_tail)
 		d = mp->tq[mp->tq_head & mpq_mask(mp)].deadline;
-	if (qp->rnr_until && qp->rnr_until < d &&
+	if (et_qp_data_hold(qp) && et_qp_data_hold(qp) < d &&
 	    (mp->rtx_head != mp->rtx_tail || qp->snd_nxt != qp->sq_next_psn))
-		d = qp->rnr_until;
+		d = et_qp_data_hold(qp);
 	return d;
 }
 

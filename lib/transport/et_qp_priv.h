@@ -97,6 +97,8 @@ struct et_qp {
 					* multipath: of those not yet acked */
 	uint64_t rto_deadline;         /* 0: timer off */
 	uint64_t rnr_until;            /* sending paused by an RNR NAK */
+	uint64_t pace_ps;              /* DCTCP rate mode: no data before this
+					* (picoseconds); 0: not held */
 	uint64_t pool_retry_at;        /* 0, or when to try again a frame the
 					* pool had no mbuf for */
 	uint8_t retries_left;
@@ -135,6 +137,19 @@ struct et_qp {
 size_t et_qp_mp_state_bytes(const struct et_qp *qp);
 
 /* ---- et_qp.c, for both modes ---- */
+
+/* No data may leave before this (ns; 0: none held): an RNR NAK's wait or
+ * the DCTCP rate's pace. */
+static inline uint64_t
+et_qp_data_hold(const struct et_qp *qp)
+{
+	uint64_t pace = qp->pace_ps / 1000;
+
+	return qp->rnr_until > pace ? qp->rnr_until : pace;
+}
+
+/* A data frame m left: in DCTCP's rate mode the next waits its time. */
+void et_qp_paced(struct et_qp *qp, uint64_t now, const struct rte_mbuf *m);
 
 void et_qp_complete_send(struct et_qp *qp, const struct et_send_wr *wr, uint8_t status);
 /* The oldest receive completes. */
