@@ -71,45 +71,36 @@ test_window_follows_alpha(void **state)
 	assert_int_equal(et_dctcp_cwnd(&d), MTU);
 }
 
+/* One MTU a window, or dctcp-ai bytes (the paper's simulator climbs
+ * 1 Gbit/s a round trip, far below an MTU) */
 static void
 test_growth_without_marks(void **state)
 {
-	struct et_dctcp_params prm;
-	struct et_dctcp d;
-	uint32_t psn = 0;
-	uint64_t seed = 2;
+	static const uint32_t ais[] = {0, 540};
 
-	et_dctcp_params_default(&prm);
-	et_dctcp_init(&d, &prm, MTU, 0);
-	/* the first ACK closes the empty window the QP started with */
-	et_dctcp_on_ack(&d, 0, 0, WIN_PKTS);
-	for (int w = 1; w <= 50; w++) {
-		feed(&d, 0, 1, &seed, &psn);
-		assert_int_equal(et_dctcp_cwnd(&d), prm.init_cwnd + (uint32_t)(w + 1) * MTU);
+	for (unsigned i = 0; i < RTE_DIM(ais); i++) {
+		uint32_t step = ais[i] ? ais[i] : MTU, top;
+		struct et_dctcp_params prm;
+		struct et_dctcp d;
+		uint32_t psn = 0;
+		uint64_t seed = 2;
+
+		et_dctcp_params_default(&prm);
+		prm.ai = ais[i];
+		et_dctcp_init(&d, &prm, MTU, 0);
+		/* the first ACK closes the empty window the QP started with */
+		et_dctcp_on_ack(&d, 0, 0, WIN_PKTS);
+		for (int w = 1; w <= 50; w++) {
+			feed(&d, 0, 1, &seed, &psn);
+			assert_int_equal(et_dctcp_cwnd(&d), prm.init_cwnd + (uint32_t)(w + 1) * step);
+		}
+		/* alpha decays towards 0 */
+		assert_true(d.alpha < 0.05);
+		/* a marked window does not grow */
+		top = et_dctcp_cwnd(&d);
+		feed(&d, 1, 1, &seed, &psn);
+		assert_true(et_dctcp_cwnd(&d) < top);
 	}
-	/* alpha decays towards 0 */
-	assert_true(d.alpha < 0.05);
-}
-
-/* dctcp-ai: the artifact's DCTCP climbs 1 Gbit/s a round, far below an MTU */
-static void
-test_growth_by_ai(void **state)
-{
-	struct et_dctcp_params prm;
-	struct et_dctcp d;
-	uint32_t psn = 0;
-	uint64_t seed = 3;
-
-	et_dctcp_params_default(&prm);
-	prm.ai = 540;
-	et_dctcp_init(&d, &prm, MTU, 0);
-	et_dctcp_on_ack(&d, 0, 0, WIN_PKTS);
-	for (int w = 1; w <= 20; w++)
-		feed(&d, 0, 1, &seed, &psn);
-	assert_int_equal(et_dctcp_cwnd(&d), prm.init_cwnd + 21 * 540);
-	/* a marked window still does not grow */
-	feed(&d, 1, 1, &seed, &psn);
-	assert_true(et_dctcp_cwnd(&d) < prm.init_cwnd + 21 * 540);
 }
 
 static void
@@ -140,7 +131,6 @@ main(void)
 		cmocka_unit_test(test_alpha_converges),
 		cmocka_unit_test(test_window_follows_alpha),
 		cmocka_unit_test(test_growth_without_marks),
-		cmocka_unit_test(test_growth_by_ai),
 		cmocka_unit_test(test_disabled_and_paper_params),
 	};
 
