@@ -358,7 +358,12 @@ def write_claims(rows, path, quick):
               f"(of {len(CLAIMS)} claims).", "",
               "Why the GPT-2 claims come out near 0%: the trace's model-parallel "
               "collectives stay in a rack; docs/reproduce.md, \"GPT-2: why the policies "
-              "come out nearly equal\", measures where each policy's time goes.", ""]
+              "come out nearly equal\", measures where each policy's time goes.", "",
+              "Why the baselines trail Ethereal by less than in the paper: our DCTCP is a "
+              "window, the paper's simulator's a paced rate that recovers slowly from "
+              "marks; with `[transport] dctcp = rate` the gaps come out at the paper's "
+              "size (docs/reproduce.md, \"DCTCP's window against the paper's paced "
+              "rate\").", ""]
     lines += point_table(ix)
     with open(path, "w") as f:
         f.write("\n".join(lines))
