@@ -6,8 +6,9 @@
  * ACK passes the PSN that was next to send when it began.  At its end alpha
  * moves towards the fraction of acknowledged packets that were marked
  * (alpha = (1 - g) alpha + g F), and if nothing was marked the window grows
- * by one MTU (or ai bytes).  The first CNP of a window cuts it to cwnd (1 - alpha / 2);
- * later CNPs of that window do not cut again.  Never below one MTU.
+ * by one MTU (or ai bytes).  The first CNP of a window cuts it to
+ * cwnd (1 - alpha / 2); later CNPs of that window do not cut again.  Never
+ * below one MTU.
  *
  * Rate mode is the DCTCP of the paper's simulator (its rdma-hw.cc, CC_MODE
  * 8 with HAS_WIN 0): no window at all; the QP is paced at a rate that

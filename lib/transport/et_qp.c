@@ -512,10 +512,10 @@ et_qp_rx(struct et_qp *qp, const struct et_roce_pkt *pkt, uint64_t now)
 		qp->ops->requester_rx(qp, pkt, now);
 }
 
-/* The RNR wait is over once now reaches its end: sending may resume, and
- * the deadline is spent, so that et_qp_deadline() does not report it again
- * (issue 21: a NIC firing the timer at that now, again and again). */
-/* A hold that is over is forgotten, so that no deadline names the past. */
+/* An RNR wait or a pace is over once now reaches its end: sending may
+ * resume, and the hold is forgotten, so that et_qp_deadline() does not
+ * report it again (issue 21: a NIC firing the timer at that now, again and
+ * again). */
 static void
 hold_over(struct et_qp *qp, uint64_t now)
 {

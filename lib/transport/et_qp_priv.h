@@ -139,7 +139,8 @@ size_t et_qp_mp_state_bytes(const struct et_qp *qp);
 /* ---- et_qp.c, for both modes ---- */
 
 /* No data may leave before this (ns; 0: none held): an RNR NAK's wait or
- * the DCTCP rate's pace. */
+ * the DCTCP rate's pace, rounded down so as never to send below the rate
+ * (the link's serialization keeps any QP to line rate). */
 static inline uint64_t
 et_qp_data_hold(const struct et_qp *qp)
 {
