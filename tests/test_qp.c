@@ -283,7 +283,8 @@ test_dctcp_through_the_qp(void **state)
 }
 
 /* DCTCP's rate mode paces the data: the workload takes its bytes' time at
- * the rate; marks cut the rate and it takes longer.  Returns ns taken. */
+ * the rate; marks cut the rate and it takes longer.  Returns the time taken
+ * in percent of the payload's time at the rate. */
 static uint64_t
 dctcp_rate_run(bool multipath, double mark, double *rate, uint64_t *cuts)
 {

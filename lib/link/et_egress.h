@@ -17,6 +17,7 @@
 
 #include "base/et_counters.h"
 #include "link/et_port.h"
+#include "wire/et_wire.h"
 
 struct et_capture;
 
@@ -204,7 +205,7 @@ mac_id(const struct rte_ether_addr *mac)
 static inline uint64_t
 et_link_tx_ns(const struct et_link_model *lm, uint32_t len)
 {
-	uint64_t bits = (uint64_t)(len + 24) * 8;
+	uint64_t bits = (uint64_t)(len + ET_ETH_WIRE_EXTRA) * 8;
 
 	return lm->rate_bps ? (bits * 1000000000ull + lm->rate_bps - 1) / lm->rate_bps : 0;
 }
@@ -212,7 +213,7 @@ et_link_tx_ns(const struct et_link_model *lm, uint32_t len)
 static inline uint64_t
 et_link_tx_ps(const struct et_link_model *lm, uint32_t len)
 {
-	uint64_t bits = (uint64_t)(len + 24) * 8;
+	uint64_t bits = (uint64_t)(len + ET_ETH_WIRE_EXTRA) * 8;
 	return lm->rate_bps ? (bits * 1000000000000ull + lm->rate_bps - 1) / lm->rate_bps : 0;
 }
 

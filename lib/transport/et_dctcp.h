@@ -21,6 +21,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "wire/et_wire.h"
+
 struct et_dctcp_params {
 	bool enabled;        /* off: the window stays at max_cwnd */
 	uint32_t init_cwnd;  /* bytes; default one BDP of a 400 Gbps, 4 us RTT link */
@@ -70,7 +72,7 @@ et_dctcp_pace_ps(const struct et_dctcp *d, uint32_t len)
 {
 	if (!d->p.enabled || !d->p.rate_mode)
 		return 0;
-	return (uint64_t)((len + 24) * 8e12 / d->rate_bps);
+	return (uint64_t)((len + ET_ETH_WIRE_EXTRA) * 8e12 / d->rate_bps);
 }
 
 #endif /* ET_DCTCP_H */

@@ -366,13 +366,12 @@ gbn_tx(struct et_qp *qp, uint64_t now, struct rte_mbuf **pkts, uint16_t n)
 static uint64_t
 gbn_deadline(const struct et_qp *qp)
 {
-	uint64_t d = UINT64_MAX;
+	uint64_t d = UINT64_MAX, hold = et_qp_data_hold(qp);
 
 	if (qp->rto_deadline)
 		d = qp->rto_deadline;
-	if (qp->snd_nxt != qp->sq_next_psn && et_qp_data_hold(qp) &&
-	    et_qp_data_hold(qp) < d)
-		d = et_qp_data_hold(qp);
+	if (qp->snd_nxt != qp->sq_next_psn && hold && hold < d)
+		d = hold;
 	return d;
 }
 

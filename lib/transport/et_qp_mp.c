@@ -701,14 +701,13 @@ static uint64_t
 mp_deadline(const struct et_qp *qp)
 {
 	const struct et_qp_mp *mp = qp->mp;
-	uint64_t d = UINT64_MAX;
+	uint64_t d = UINT64_MAX, hold = et_qp_data_hold(qp);
 
 	/* mp_prune keeps the head live: the earliest packet timer */
 	if (mp->tq_head != mp->tq_tail)
 		d = mp->tq[mp->tq_head & mpq_mask(mp)].deadline;
-	if (et_qp_data_hold(qp) && et_qp_data_hold(qp) < d &&
-	    (mp->rtx_head != mp->rtx_tail || qp->snd_nxt != qp->sq_next_psn))
-		d = et_qp_data_hold(qp);
+	if (hold && hold < d && (mp->rtx_head != mp->rtx_tail || qp->snd_nxt != qp->sq_next_psn))
+		d = hold;
 	return d;
 }
 

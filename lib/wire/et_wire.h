@@ -29,6 +29,9 @@ struct rte_mempool;
 #define ET_IMMDT_LEN 4
 #define ET_CNP_RSVD_LEN 16
 #define ET_ICRC_LEN 4
+/* what a frame costs the wire beyond its bytes: preamble and SFD 8, FCS 4,
+ * interframe gap 12 */
+#define ET_ETH_WIRE_EXTRA 24
 /* Eth + IPv4 + UDP + BTH + RETH + ImmDt: the largest header we build. */
 #define ET_MAX_HDR_LEN                                                        \
 	(ET_ETH_HLEN + ET_IPV4_HLEN + ET_UDP_HLEN + ET_BTH_LEN + ET_RETH_LEN + \
