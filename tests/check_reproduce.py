@@ -57,6 +57,8 @@ def main():
     check({(x["kind"], x["lb"], x["fail"] != "") for x in rows} ==
           {(k, lb, k == "failure") for k in ("cct", "failure") for lb in ("ethereal", "spray")},
           "results.csv: healthy and failed, both policies")
+    check(all(int(x["lanes"]) >= 1 and float(x["run_s"]) > 0 for x in rows),
+          "results.csv: each run's time and lanes")
     claims = ""
     if os.path.exists(os.path.join(out, "claims.md")):
         with open(os.path.join(out, "claims.md")) as f:
@@ -65,6 +67,8 @@ def main():
           "| cct | leaf-spine | a2a | 16M |" in claims and
           "| failure | leaf-spine | a2a | 16M |" in claims,
           "claims.md: the claims table and every point against spraying")
+    check("What the runs cost" in claims and "leaf-spine: 4 runs" in claims,
+          "claims.md: what the runs cost")
     for png in FIGURES:
         p = os.path.join(out, png)
         check(os.path.exists(p) and os.path.getsize(p) > 5000, f"figure {png}")
