@@ -35,12 +35,18 @@ def main():
     for args, word in ((["--jobs", "0"], "--jobs"), (["--lb", "nope"], "--lb"),
                        (["--confs", "ring=x.ini"], "--confs"),
                        (["--confs", "leaf-spine=/nonexistent.ini"], "--confs"),
-                       (["--sizes", "3M"], "--sizes")):
+                       (["--sizes", "3M"], "--sizes"), (["--kind", "fast"], "--kind")):
         r = subprocess.run(base + args, capture_output=True, text=True, timeout=60)
         lines = r.stderr.strip().splitlines()
         check(r.returncode == 2 and len(lines) == 1 and word in lines[0] and
               lines[0].startswith("reproduce: ") and not os.path.exists(out),
               f"{' '.join(args)}: exit {r.returncode}, {r.stderr.strip()!r}")
+
+    r = subprocess.run(base + small + ["--kind", "failure", "--list"], capture_output=True,
+                       text=True, timeout=60)
+    listed = r.stdout.splitlines()
+    check(r.returncode == 0 and listed[-1:] == ["2 runs"] and
+          all(" failure-" in x for x in listed[:-1]), f"--kind failure --list: {listed}")
 
     r = subprocess.run(base + small, capture_output=True, text=True, timeout=300)
     check(r.returncode == 0 and "4 to run" in r.stderr and "[4/4 " in r.stderr,
