@@ -30,7 +30,7 @@ static const struct {
 	{ET_COLL_ALLGATHER, ET_ALGO_A2A},     {ET_COLL_ALLGATHER, ET_ALGO_RD},
 	{ET_COLL_ALLGATHER, ET_ALGO_RING},    {ET_COLL_REDUCESCATTER, ET_ALGO_A2A},
 	{ET_COLL_REDUCESCATTER, ET_ALGO_RD},  {ET_COLL_REDUCESCATTER, ET_ALGO_RING},
-	{ET_COLL_ALLTOALL, ET_ALGO_A2A},
+	{ET_COLL_ALLTOALL, ET_ALGO_A2A},      {ET_COLL_ALLREDUCE, ET_ALGO_RD_FAR},
 };
 #define NCOMBOS (sizeof(combos) / sizeof(combos[0]))
 
@@ -47,6 +47,12 @@ static bool
 pow2(uint32_t n)
 {
 	return (n & (n - 1)) == 0;
+}
+
+static bool
+is_rd(enum et_coll_algo algo)
+{
+	return algo == ET_ALGO_RD || algo == ET_ALGO_RD_FAR;
 }
 
 static uint32_t
@@ -293,9 +299,13 @@ test_names(void **state)
 	for (int i = 0; i < 4; i++) {
 		assert_int_equal(et_coll_parse_kind(et_coll_kind_name(i), &k), 0);
 		assert_int_equal(k, i);
+	}
+	for (int i = 0; i < ET_ALGO_COUNT; i++) {
 		assert_int_equal(et_coll_parse_algo(et_coll_algo_name(i), &a), 0);
 		assert_int_equal(a, i);
 	}
+	assert_string_equal(et_coll_algo_name(ET_ALGO_RD_FAR), "rd-far");
+	assert_string_equal(et_coll_algo_name(ET_ALGO_COUNT), "?");
 	assert_string_equal(et_coll_kind_name(ET_COLL_REDUCESCATTER), "reducescatter");
 	assert_string_equal(et_coll_algo_name(ET_ALGO_DBT), "dbt");
 	assert_int_equal(et_coll_parse_kind("broadcast", &k), -EINVAL);
@@ -331,6 +341,9 @@ test_errors(void **state)
 	expect_error(ET_COLL_ALLTOALL, ET_ALGO_DBT, 4, 64, "alltoall");
 	expect_error(ET_COLL_ALLGATHER, ET_ALGO_DBT, 4, 64, "dbt");
 	expect_error(ET_COLL_REDUCESCATTER, ET_ALGO_DBT, 4, 64, "dbt");
+	expect_error(ET_COLL_ALLGATHER, ET_ALGO_RD_FAR, 4, 64, "rd-far");
+	expect_error(ET_COLL_ALLREDUCE, ET_ALGO_RD_FAR, 6, 48, "power-of-two");
+	expect_error(ET_COLL_ALLREDUCE, ET_ALGO_COUNT, 4, 64, "unknown");
 	expect_error(ET_COLL_ALLREDUCE, ET_ALGO_RD, 4, 12, "multiple of 4*nranks");
 	expect_error(ET_COLL_ALLREDUCE, ET_ALGO_A2A, 4, 20, "multiple");
 	expect_error(ET_COLL_ALLREDUCE, ET_ALGO_RING, 3, 65536, "multiple");
@@ -458,7 +471,7 @@ test_bytes_sent(void **state)
 			uint64_t size = 4ull * n * 60, want = size / n * (n - 1), all = 0;
 			struct et_coll_sched s;
 
-			if (combos[c].algo == ET_ALGO_RD && !pow2(n))
+			if (is_rd(combos[c].algo) && !pow2(n))
 				continue;
 			build(&s, combos[c].kind, combos[c].algo, n, size, 0);
 			for (uint32_t r = 0; r < n; r++) {
@@ -490,16 +503,48 @@ test_step_counts(void **state)
 			struct et_coll_sched s;
 
 			if (combos[c].algo == ET_ALGO_DBT ||
-			    (combos[c].algo == ET_ALGO_RD && !pow2(n)))
+			    (is_rd(combos[c].algo) && !pow2(n)))
 				continue;
 			halves = combos[c].kind == ET_COLL_ALLREDUCE ? 2 : 1;
 			want = combos[c].algo == ET_ALGO_A2A ? halves :
-			       combos[c].algo == ET_ALGO_RD ? halves * log2_floor(n) : halves * (n - 1);
+			       is_rd(combos[c].algo) ? halves * log2_floor(n) : halves * (n - 1);
 			build(&s, combos[c].kind, combos[c].algo, n, 4ull * n * 8, 0);
 			for (uint32_t r = 0; r < n; r++)
 				assert_int_equal(s.rank[r].nsteps, want);
 			et_coll_free(&s);
 		}
+}
+
+/* rd's allreduce sends half the vector to the nearest partner first and
+ * halves it as the distance doubles (MPICH's and Astra-Sim's order), then
+ * mirrors it; rd-far starts with the farthest partner. */
+static void
+test_rd_order(void **state)
+{
+	const uint32_t n = 16;
+	const uint64_t size = 4ull * n * 64;
+	struct et_coll_sched s;
+
+	(void)state;
+	for (int far = 0; far <= 1; far++) {
+		build(&s, ET_COLL_ALLREDUCE, far ? ET_ALGO_RD_FAR : ET_ALGO_RD, n, size, 0);
+		for (uint32_t r = 0; r < n; r++) {
+			const struct et_coll_rank *k = &s.rank[r];
+
+			assert_int_equal(k->nsteps, 8);
+			for (uint32_t st = 0; st < 8; st++) {
+				/* the halving's distance and length, mirrored by the doubling */
+				uint32_t h = st < 4 ? st : 7 - st;
+				uint32_t dist = far ? n >> (h + 1) : 1u << h;
+				const struct et_coll_send *x = &k->sends[k->steps[st].first_send];
+
+				assert_int_equal(k->steps[st].nsend, 1);
+				assert_int_equal(x->dst, r ^ dist);
+				assert_true(x->len == size >> (h + 1));
+			}
+		}
+		et_coll_free(&s);
+	}
 }
 
 /* Every supported kind x algo, N and size, both dtypes, many orders. */
@@ -515,7 +560,7 @@ test_schedules_execute(void **state)
 			uint32_t n = ranks[ni];
 			uint64_t sizes[3] = {4ull * n, 4ull * n * 7, 65536 - 65536 % (4ull * n)};
 
-			if (combos[c].algo == ET_ALGO_RD && !pow2(n))
+			if (is_rd(combos[c].algo) && !pow2(n))
 				continue;
 			for (int z = 0; z < 3; z++) {
 				struct et_coll_sched s;
@@ -590,6 +635,7 @@ main(void)
 		cmocka_unit_test(test_fill_and_expect),
 		cmocka_unit_test(test_bytes_sent),
 		cmocka_unit_test(test_step_counts),
+		cmocka_unit_test(test_rd_order),
 		cmocka_unit_test(test_schedules_execute),
 		cmocka_unit_test(test_dbt),
 	};

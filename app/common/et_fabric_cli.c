@@ -361,7 +361,7 @@ finish_params(struct cli *o, struct et_fabric_params *p)
 		return et_cli_bad(origin(o, "--collective"),
 				  "allreduce, allgather, reducescatter or alltoall", o->collective);
 	if (o->algo && et_coll_parse_algo(o->algo, &p->algo))
-		return et_cli_bad(origin(o, "--algo"), "a2a, rd, ring or dbt", o->algo);
+		return et_cli_bad(origin(o, "--algo"), "a2a, rd, ring, dbt or rd-far", o->algo);
 	if (o->size && et_cli_bytes(origin(o, "--size"), o->size, 1, UINT64_MAX, &p->size))
 		return -1;
 	if (o->clock && strcmp(o->clock, "virtual") && strcmp(o->clock, "real"))

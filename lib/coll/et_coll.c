@@ -10,7 +10,7 @@
 #define DBT_MAX_XFERS (1u << 22)
 
 static const char *const kind_names[] = {"allreduce", "allgather", "reducescatter", "alltoall"};
-static const char *const algo_names[] = {"a2a", "rd", "ring", "dbt"};
+static const char *const algo_names[ET_ALGO_COUNT] = {"a2a", "rd", "ring", "dbt", "rd-far"};
 
 int
 et_coll_parse_kind(const char *name, enum et_coll_kind *out)
@@ -26,7 +26,7 @@ et_coll_parse_kind(const char *name, enum et_coll_kind *out)
 int
 et_coll_parse_algo(const char *name, enum et_coll_algo *out)
 {
-	for (unsigned int i = 0; i < 4; i++)
+	for (unsigned int i = 0; i < ET_ALGO_COUNT; i++)
 		if (strcmp(name, algo_names[i]) == 0) {
 			*out = (enum et_coll_algo)i;
 			return 0;
@@ -43,7 +43,7 @@ et_coll_kind_name(enum et_coll_kind kind)
 const char *
 et_coll_algo_name(enum et_coll_algo algo)
 {
-	return (unsigned int)algo < 4 ? algo_names[algo] : "?";
+	return (unsigned int)algo < ET_ALGO_COUNT ? algo_names[algo] : "?";
 }
 
 /* ---- building: transfers on a global step count, then per rank ---- */
@@ -172,10 +172,12 @@ build_a2a(struct builder *b, enum et_coll_kind kind, uint32_t n, uint64_t c)
 		}
 }
 
-/* Rabenseifner.  Halving: in the round of mask m rank r owns the 2m chunks
- * r & ~(2m - 1) onwards, keeps the half holding chunk r and gives the other
- * (its partner r ^ m's half) to the partner; after log N rounds it owns the
- * sum of chunk r.  Doubling reverses it, swapping owned ranges. */
+/* Recursive halving (reduce-scatter) and doubling (allgather) as MPICH's
+ * standalone ones, and both in turn for allreduce by rd-far.  Halving: in
+ * the round of mask m (the farthest partner first) rank r owns the 2m
+ * chunks r & ~(2m - 1) onwards, keeps the half holding chunk r and gives
+ * the other (its partner r ^ m's half) to the partner; after log N rounds
+ * it owns the sum of chunk r.  Doubling reverses it, swapping owned ranges. */
 static void
 build_rd(struct builder *b, enum et_coll_kind kind, uint32_t n, uint64_t c)
 {
@@ -195,6 +197,48 @@ build_rd(struct builder *b, enum et_coll_kind kind, uint32_t n, uint64_t c)
 
 				add(b, r, r ^ m, step, off, off, m * c, 0);
 			}
+}
+
+/* Rabenseifner's allreduce as MPICH and Astra-Sim order it: halving
+ * exchanges half the vector with the partner at distance 1, a quarter at
+ * distance 2, ..., and doubling mirrors it, so the largest exchanges are
+ * between neighbours (in a rack, with ranks placed in order).  Before the
+ * round of distance 2^k rank r owns the n >> k chunks from first(r, k): it
+ * keeps the half picked by bit k of r and gives the other to r ^ 2^k, which
+ * owns the same range; so r ends with chunk first(r, log n), a bit
+ * reversal of r, which is why reduce-scatter (rank r ends with chunk r)
+ * keeps build_rd's order. */
+static uint64_t
+rd_first(uint32_t n, uint32_t r, uint32_t k)
+{
+	uint64_t first = 0;
+	uint32_t i;
+
+	for (i = 0; i < k; i++)
+		first += (uint64_t)((r >> i) & 1) * (n >> (i + 1));
+	return first;
+}
+
+static void
+build_rd_near(struct builder *b, uint32_t n, uint64_t c)
+{
+	uint32_t rounds = 0, step = 0, k, r;
+
+	while ((1u << rounds) < n)
+		rounds++;
+	for (k = 0; k < rounds; k++, step++)
+		for (r = 0; r < n; r++) {
+			uint64_t half = n >> (k + 1);
+			uint64_t give = rd_first(n, r, k) + (((r >> k) & 1) ? 0 : half);
+
+			add(b, r, r ^ (1u << k), step, give * c, give * c, half * c, 1);
+		}
+	for (k = rounds; k-- > 0; step++)
+		for (r = 0; r < n; r++) {
+			uint64_t own = rd_first(n, r, k + 1);
+
+			add(b, r, r ^ (1u << k), step, own * c, own * c, (n >> (k + 1)) * c, 0);
+		}
 }
 
 /* Reduce-scatter: in step s rank r passes chunk r - s - 1 (which it summed
@@ -281,7 +325,7 @@ et_coll_build(struct et_coll_sched *s, enum et_coll_kind kind, enum et_coll_algo
 	uint64_t c, cb = 0;
 
 	memset(s, 0, sizeof(*s));
-	if ((unsigned int)kind > ET_COLL_ALLTOALL || (unsigned int)algo > ET_ALGO_DBT) {
+	if ((unsigned int)kind > ET_COLL_ALLTOALL || (unsigned int)algo >= ET_ALGO_COUNT) {
 		*why = "unknown collective or algorithm";
 		return -EINVAL;
 	}
@@ -289,15 +333,16 @@ et_coll_build(struct et_coll_sched *s, enum et_coll_kind kind, enum et_coll_algo
 		*why = "alltoall needs algo a2a (rd, ring and dbt have no all-to-all)";
 		return -EINVAL;
 	}
-	if (algo == ET_ALGO_DBT && kind != ET_COLL_ALLREDUCE) {
-		*why = "dbt is an allreduce algorithm only";
+	if ((algo == ET_ALGO_DBT || algo == ET_ALGO_RD_FAR) && kind != ET_COLL_ALLREDUCE) {
+		*why = algo == ET_ALGO_DBT ? "dbt is an allreduce algorithm only"
+					   : "rd-far is an allreduce algorithm only";
 		return -EINVAL;
 	}
 	if (nranks == 0) {
 		*why = "need at least one rank";
 		return -EINVAL;
 	}
-	if (algo == ET_ALGO_RD && (nranks & (nranks - 1))) {
+	if ((algo == ET_ALGO_RD || algo == ET_ALGO_RD_FAR) && (nranks & (nranks - 1))) {
 		*why = "rd needs a power-of-two number of ranks";
 		return -EINVAL;
 	}
@@ -325,7 +370,9 @@ et_coll_build(struct et_coll_sched *s, enum et_coll_kind kind, enum et_coll_algo
 	c = size / nranks;
 	if (algo == ET_ALGO_A2A)
 		build_a2a(&b, kind, nranks, c);
-	else if (algo == ET_ALGO_RD)
+	else if (algo == ET_ALGO_RD && kind == ET_COLL_ALLREDUCE)
+		build_rd_near(&b, nranks, c);
+	else if (algo == ET_ALGO_RD || algo == ET_ALGO_RD_FAR)
 		build_rd(&b, kind, nranks, c);
 	else if (algo == ET_ALGO_RING)
 		build_ring(&b, kind, nranks, c);

@@ -34,9 +34,14 @@
  *  - alltoall: rank r's chunk j goes to rank j, which ends with it in its
  *    chunk r (the diagonal chunk stays).
  *
- * Algorithms: a2a (direct: one step, allreduce two), rd (Rabenseifner's
- * recursive halving and doubling, power-of-two N), ring (N - 1 steps per
- * half), dbt (allreduce only: double binary tree, pipelined in chunks).
+ * Algorithms: a2a (direct: one step, allreduce two), rd (recursive halving
+ * and doubling, power-of-two N; allreduce is Rabenseifner's as MPICH and
+ * Astra-Sim run it: the nearest partner first, with half the vector, so
+ * the largest exchanges stay in a rack), ring (N - 1 steps per half), dbt
+ * (allreduce only: double binary tree, pipelined in chunks), rd-far
+ * (allreduce only: Rabenseifner with the farthest partner first, so the
+ * largest exchanges cross the fabric's core; this project's rd before
+ * 2026-11-26).
  * Sums are reduced in a fixed order and broadcast from one rank, so float32
  * results are deterministic and equal on every rank.
  */
@@ -46,7 +51,8 @@
 #include <stdint.h>
 
 enum et_coll_kind { ET_COLL_ALLREDUCE, ET_COLL_ALLGATHER, ET_COLL_REDUCESCATTER, ET_COLL_ALLTOALL };
-enum et_coll_algo { ET_ALGO_A2A, ET_ALGO_RD, ET_ALGO_RING, ET_ALGO_DBT };
+enum et_coll_algo { ET_ALGO_A2A, ET_ALGO_RD, ET_ALGO_RING, ET_ALGO_DBT, ET_ALGO_RD_FAR,
+		    ET_ALGO_COUNT };
 enum et_coll_dtype { ET_DT_INT32, ET_DT_FLOAT32 };
 
 /* This rank writes len bytes of its data at src_off to rank dst, into the
@@ -101,7 +107,7 @@ int et_coll_build(struct et_coll_sched *s, enum et_coll_kind kind, enum et_coll_
 		  uint32_t nranks, uint64_t size, uint64_t chunk_bytes, const char **why);
 void et_coll_free(struct et_coll_sched *s);
 
-/* allreduce allgather reducescatter alltoall / a2a rd ring dbt; 0 or -1 */
+/* allreduce allgather reducescatter alltoall / a2a rd ring dbt rd-far; 0 or -1 */
 int et_coll_parse_kind(const char *name, enum et_coll_kind *out);
 int et_coll_parse_algo(const char *name, enum et_coll_algo *out);
 const char *et_coll_kind_name(enum et_coll_kind kind);
