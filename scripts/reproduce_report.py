@@ -364,7 +364,11 @@ def write_claims(rows, path, quick):
               "window, the paper's simulator's a paced rate that recovers slowly from "
               "marks; with `[transport] dctcp = rate` the gaps come out at the paper's "
               "size (docs/reproduce.md, \"DCTCP's window against the paper's paced "
-              "rate\").", ""]
+              "rate\").", "",
+              "rd is recursive halving and doubling in the paper's order (Astra-Sim's "
+              "halvingDoubling: the nearest partner first, with half the vector), so 15/16 "
+              "of its bytes stay in a rack; docs/reproduce.md, \"rd in the paper's order\", "
+              "measures it against the farthest-first order (`--algo rd-far`).", ""]
     lines += cost_lines(rows)
     lines += point_table(ix)
     with open(path, "w") as f:
