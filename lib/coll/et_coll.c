@@ -172,6 +172,16 @@ build_a2a(struct builder *b, enum et_coll_kind kind, uint32_t n, uint64_t c)
 		}
 }
 
+static uint32_t
+ilog2(uint32_t x)
+{
+	uint32_t l = 0;
+
+	while (x >>= 1)
+		l++;
+	return l;
+}
+
 /* Recursive halving (reduce-scatter) and doubling (allgather) as MPICH's
  * standalone ones, and both in turn for allreduce by rd-far.  Halving: in
  * the round of mask m (the farthest partner first) rank r owns the 2m
@@ -203,9 +213,9 @@ build_rd(struct builder *b, enum et_coll_kind kind, uint32_t n, uint64_t c)
  * exchanges half the vector with the partner at distance 1, a quarter at
  * distance 2, ..., and doubling mirrors it, so the largest exchanges are
  * between neighbours (in a rack, with ranks placed in order).  Before the
- * round of distance 2^k rank r owns the n >> k chunks from first(r, k): it
+ * round of distance 2^k rank r owns the n >> k chunks from rd_first(r, k): it
  * keeps the half picked by bit k of r and gives the other to r ^ 2^k, which
- * owns the same range; so r ends with chunk first(r, log n), a bit
+ * owns the same range; so r ends with chunk rd_first(r, log n), a bit
  * reversal of r, which is why reduce-scatter (rank r ends with chunk r)
  * keeps build_rd's order. */
 static uint64_t
@@ -222,10 +232,8 @@ rd_first(uint32_t n, uint32_t r, uint32_t k)
 static void
 build_rd_near(struct builder *b, uint32_t n, uint64_t c)
 {
-	uint32_t rounds = 0, step = 0, k, r;
+	uint32_t rounds = ilog2(n), step = 0, k, r;
 
-	while ((1u << rounds) < n)
-		rounds++;
 	for (k = 0; k < rounds; k++, step++)
 		for (r = 0; r < n; r++) {
 			uint64_t half = n >> (k + 1);
@@ -263,16 +271,6 @@ build_ring(struct builder *b, enum et_coll_kind kind, uint32_t n, uint64_t c)
 
 				add(b, r, (r + 1) % n, step, off, off, c, 0);
 			}
-}
-
-static uint32_t
-ilog2(uint32_t x)
-{
-	uint32_t l = 0;
-
-	while (x >>= 1)
-		l++;
-	return l;
 }
 
 /* Rank at heap position i of tree h.  Tree 0 lists the even ranks first,
