@@ -364,7 +364,10 @@ def write_claims(rows, path, quick):
               "window, the paper's simulator's a paced rate that recovers slowly from "
               "marks; with `[transport] dctcp = rate` the gaps come out at the paper's "
               "size (docs/reproduce.md, \"DCTCP's window against the paper's paced "
-              "rate\").", "",
+              "rate\"). Spraying on rd also needs the paper's marking threshold in "
+              "packets: its 800 KB is 89 of its 9000-byte packets, 364 KB of ours, and "
+              "there spraying trails by 33-35% at rd 256 MB (docs/reproduce.md, "
+              "\"Spraying on rd: the marking threshold counts packets\").", "",
               "rd is recursive halving and doubling in the paper's order (Astra-Sim's "
               "halvingDoubling: the nearest partner first, with half the vector), so 15/16 "
               "of its bytes stay in a rack; docs/reproduce.md, \"rd in the paper's order\", "
