@@ -366,7 +366,9 @@ def write_claims(rows, path, quick):
               "size (docs/reproduce.md, \"DCTCP's window against the paper's paced "
               "rate\"). Spraying on rd also needs the paper's marking threshold in "
               "packets: its 800 KB is 89 of its 9000-byte packets, 364 KB of ours, and "
-              "there spraying trails by 33-35% at rd 256 MB (docs/reproduce.md, "
+              "there spraying trails by 33-35% at rd 256 MB as in the paper, but by "
+              "21.5% on the leaf-spine's a2a at 128 MB where the paper has it level "
+              "(docs/reproduce.md, "
               "\"Spraying on rd: the marking threshold counts packets\").", "",
               "rd is recursive halving and doubling in the paper's order (Astra-Sim's "
               "halvingDoubling: the nearest partner first, with half the vector), so 15/16 "
