@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "base/et_bits.h"
 #include "coll/et_coll.h"
 
 static const uint32_t ranks[] = {1, 2, 3, 4, 5, 6, 7, 8, 16};
@@ -53,16 +54,6 @@ static bool
 is_rd(enum et_coll_algo algo)
 {
 	return algo == ET_ALGO_RD || algo == ET_ALGO_RD_FAR;
-}
-
-static uint32_t
-log2_floor(uint32_t n)
-{
-	uint32_t l = 0;
-
-	while (n >>= 1)
-		l++;
-	return l;
 }
 
 static void
@@ -507,7 +498,7 @@ test_step_counts(void **state)
 				continue;
 			halves = combos[c].kind == ET_COLL_ALLREDUCE ? 2 : 1;
 			want = combos[c].algo == ET_ALGO_A2A ? halves :
-			       is_rd(combos[c].algo) ? halves * log2_floor(n) : halves * (n - 1);
+			       is_rd(combos[c].algo) ? halves * et_ilog2(n) : halves * (n - 1);
 			build(&s, combos[c].kind, combos[c].algo, n, 4ull * n * 8, 0);
 			for (uint32_t r = 0; r < n; r++)
 				assert_int_equal(s.rank[r].nsteps, want);
@@ -593,7 +584,7 @@ test_dbt(void **state)
 			uint64_t size = 4ull * n * 96, half1 = size - size / 8 * 4;
 			uint64_t cb = chunks[ci] ? chunks[ci] / 4 * 4 : size / 8 / 4 * 4;
 			uint64_t nch = (half1 + cb - 1) / cb;
-			uint32_t depth = log2_floor(n), most = 0;
+			uint32_t depth = et_ilog2(n), most = 0;
 			struct et_coll_sched s;
 
 			build(&s, ET_COLL_ALLREDUCE, ET_ALGO_DBT, n, size, chunks[ci]);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/et_bits.h"
 #include "coll/et_coll.h"
 
 /* dbt's transfers grow with ranks x chunks; beyond this the chunk is too
@@ -172,16 +173,6 @@ build_a2a(struct builder *b, enum et_coll_kind kind, uint32_t n, uint64_t c)
 		}
 }
 
-static uint32_t
-ilog2(uint32_t x)
-{
-	uint32_t l = 0;
-
-	while (x >>= 1)
-		l++;
-	return l;
-}
-
 /* Recursive halving (reduce-scatter) and doubling (allgather) as MPICH's
  * standalone ones, and both in turn for allreduce by rd-far.  Halving: in
  * the round of mask m (the farthest partner first) rank r owns the 2m
@@ -232,7 +223,7 @@ rd_first(uint32_t n, uint32_t r, uint32_t k)
 static void
 build_rd_near(struct builder *b, uint32_t n, uint64_t c)
 {
-	uint32_t rounds = ilog2(n), step = 0, k, r;
+	uint32_t rounds = et_ilog2(n), step = 0, k, r;
 
 	for (k = 0; k < rounds; k++, step++)
 		for (r = 0; r < n; r++) {
@@ -296,14 +287,14 @@ static void
 build_dbt(struct builder *b, uint32_t n, uint64_t size, uint64_t cb)
 {
 	uint64_t half0 = size / 8 * 4, hoff, hlen, off;
-	uint32_t depth = ilog2(n), h, i, k;
+	uint32_t depth = et_ilog2(n), h, i, k;
 
 	for (h = 0; h < 2; h++) {
 		hoff = h ? half0 : 0;
 		hlen = h ? size - half0 : half0;
 		for (i = 1; i < n; i++) {
 			uint32_t v = dbt_rank(n, h, i), u = dbt_rank(n, h, (i - 1) / 2);
-			uint32_t d = ilog2(i + 1);
+			uint32_t d = et_ilog2(i + 1);
 
 			for (k = 0, off = 0; off < hlen; k++, off += cb) {
 				uint64_t len = hlen - off < cb ? hlen - off : cb;
