@@ -502,7 +502,7 @@ et_qp_rx(struct et_qp *qp, const struct et_roce_pkt *pkt, uint64_t now)
 		et_dctcp_on_cnp(&qp->cc);
 		return;
 	}
-	if (qp->state != ET_QPS_RTS || !et_opcode_valid(op)) {
+	if (qp->state != ET_QPS_RTS || !et_opcode_valid(op) || !et_opcode_is_rc(op)) {
 		qp->st.rx_dropped++;
 		return;
 	}
