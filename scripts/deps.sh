@@ -13,6 +13,9 @@ packages=(
 	iproute2                     # veth pairs and bridged taps in the node tests
 	python3-matplotlib           # the sweep's plots
 	openmpi-bin                  # mpirun, the launcher scripts/testbed can use
+	libfabric-dev libfabric-bin  # the libfabric provider (prov/) builds against it; fi_info
+	autoconf automake libtool make # fabtests, built by a test from ../shared/third-party
+	libopenmpi-dev g++           # mpicc for IMB-MPI1 (../shared/third-party), MPI over the provider
 	# the Linux Soft-RoCE peer (tests/rxe): a Debian guest under qemu
 	qemu-system-x86 qemu-utils debootstrap e2fsprogs tcpdump iputils-ping
 )

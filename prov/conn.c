@@ -1,0 +1,473 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Connections.  An endpoint's messages to an address go over the
+ * connection it makes to that address on first use (active), and its
+ * peers' messages come over the connections they made to it (passive): so
+ * each direction is one RC queue pair and in order, and two endpoints
+ * that send to each other at once never race to make one.  A connection
+ * is a control QP (every message's SEND: eager data, rendezvous requests
+ * and answers, an RMA write's CQ data) and data QPs, made as the load
+ * balancer's plans need them, that carry the large transfers' WRITEs; the
+ * control QP of the passive side answers (CTS) on the same QP pair.
+ *
+ * The QPs meet through the connection manager (et_fi_cm.h), in band.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "et_fi.h"
+#include "et_fi_cm.h"
+#include "base/et_rand.h"
+
+#define WR_DATA 1u /* a data QP's wr_id (its et_fi_qp or subflow) is tagged */
+
+/* ---- QPs ---- */
+
+static void
+post_ctrl_recv(struct et_fi_qp *q, struct et_fi_rslot *rs)
+{
+	struct et_fi_ep *ep = q->conn->ep;
+	struct et_recv_wr rw = {.wr_id = (uint64_t)(uintptr_t)rs, .addr = rs->buf,
+				.length = (uint32_t)(ET_FI_HDR_LEN + ep->eager),
+				.lkey = ep->d->local_key};
+
+	if (et_qp_post_recv(q->qp, &rw))
+		ET_FI_WARN(FI_LOG_EP_DATA, "control QP %u refused a receive\n", et_qp_qpn(q->qp));
+}
+
+static void
+post_data_recv(struct et_fi_qp *q)
+{
+	struct et_recv_wr rw = {.wr_id = (uint64_t)(uintptr_t)q | WR_DATA};
+
+	if (et_qp_post_recv(q->qp, &rw))
+		ET_FI_WARN(FI_LOG_EP_DATA, "data QP %u refused a receive\n", et_qp_qpn(q->qp));
+}
+
+/* The path a new QP of c starts on: the policy's plan for one flow. */
+static uint16_t
+first_path(struct et_fi_conn *c)
+{
+	struct et_lb_host *lb = &et_fi_proc.lb;
+	struct et_lb_flow f = {c->peer_host, 1};
+	struct et_lb_sub out[ET_LB_MAX_PATHS];
+
+	if (c->peer_host == UINT32_MAX || et_lb_plan_max(lb, 1) > ET_LB_MAX_PATHS ||
+	    et_lb_plan(lb, &f, 1, et_fi_now(), out) == 0)
+		return (uint16_t)et_rand_next(&lb->rng);
+	return out[0].path;
+}
+
+/* Make q's QP: RESET, its receives posted; the CM connects it. */
+static int
+qp_make(struct et_fi_conn *c, struct et_fi_qp *q, uint8_t kind, uint8_t slot, uint16_t path,
+	uint32_t sq_psn, uint32_t rq_psn)
+{
+	struct et_fi_ep *ep = c->ep;
+	struct et_qp_attr a = et_fi_proc.rc.qp;
+
+	memset(q, 0, sizeof(*q));
+	q->conn = c;
+	q->kind = kind;
+	q->slot = slot;
+	memset(&a.dest_mac, 0xff, sizeof(a.dest_mac)); /* the ToR routes by IP: any MAC */
+	a.qpn = 0;
+	a.dest_qpn = 0;
+	a.dest_ip = c->peer_ip;
+	a.sq_psn = sq_psn;
+	a.rq_psn = rq_psn;
+	a.path_id = path;
+	a.rnr_retry = 7;
+	a.min_rnr_timer = 2; /* 0.02 ms: receives are posted again at every progress */
+	if (kind == ET_FI_QP_CTRL) {
+		a.max_send_wr = ET_FI_TX_SIZE;
+		a.max_recv_wr = ET_FI_CTRL_RECVS;
+		a.multipath = false; /* SENDs cannot be sprayed */
+	} else {
+		a.max_send_wr = 2 * ET_FI_DATA_DEPTH;
+		a.max_recv_wr = ET_FI_DATA_RECVS;
+		a.multipath = et_lb_per_packet(&et_fi_proc.rc.lb);
+	}
+	q->qp = et_nic_qp_create(&et_fi_proc.nic, &a, ep->mrs, &ep->scq, &ep->rcq);
+	if (q->qp == NULL)
+		return -FI_ENOSPC;
+	if (kind == ET_FI_QP_CTRL) {
+		c->rslots = calloc(ET_FI_CTRL_RECVS, sizeof(*c->rslots));
+		q->rbuf = malloc((size_t)ET_FI_CTRL_RECVS * (ET_FI_HDR_LEN + ep->eager));
+		if (!c->rslots || !q->rbuf)
+			return -FI_ENOMEM;
+		for (uint32_t i = 0; i < ET_FI_CTRL_RECVS; i++) {
+			c->rslots[i] = (struct et_fi_rslot){
+				q, q->rbuf + (size_t)i * (ET_FI_HDR_LEN + ep->eager)};
+			post_ctrl_recv(q, &c->rslots[i]);
+		}
+	} else {
+		for (uint32_t i = 0; i < ET_FI_DATA_RECVS; i++)
+			post_data_recv(q);
+	}
+	/* Ethereal's path state (and each policy's hooks) on our sending QPs;
+	 * a control QP of a per-packet policy keeps its path (SENDs go in order) */
+	if (c->active && c->peer_host != UINT32_MAX &&
+	    (kind == ET_FI_QP_DATA || !et_lb_per_packet(&et_fi_proc.rc.lb))) {
+		if (et_lb_attach(&et_fi_proc.lb, q->qp, c->peer_host, &q->lb_state))
+			return -FI_ENOMEM;
+		q->lb_attached = true;
+	}
+	return 0;
+}
+
+static void
+qp_free(struct et_fi_qp *q)
+{
+	if (q->qp == NULL)
+		return;
+	et_fi_cm_drop(q);
+	if (q->lb_attached)
+		et_lb_detach(&et_fi_proc.lb, q->lb_state);
+	et_nic_qp_destroy(&et_fi_proc.nic, q->qp);
+	free(q->rbuf);
+	q->qp = NULL;
+}
+
+int
+et_fi_qp_post_send(struct et_fi_qp *q, const struct et_send_wr *wr, int insert_pos)
+{
+	int r = et_qp_post_send(q->qp, wr);
+
+	if (r)
+		return r == -ENOSPC ? -FI_EAGAIN : -FI_EIO;
+	et_nic_activate(&et_fi_proc.nic, q->qp, insert_pos);
+	q->posted++;
+	return 0;
+}
+
+/* ---- connections ---- */
+
+static struct et_fi_conn *
+conn_new(struct et_fi_ep *ep, uint32_t ip, uint16_t port, bool active)
+{
+	struct et_fi_conn *c = calloc(1, sizeof(*c));
+
+	if (c == NULL)
+		return NULL;
+	c->ep = ep;
+	c->peer_ip = ip;
+	c->peer_port = port;
+	c->active = active;
+	c->state = ET_FI_CONN_CONNECTING;
+	c->peer_host = et_fi_host_of_ip(ip);
+	c->av_addr = FI_ADDR_NOTAVAIL;
+	c->av_gen = UINT64_MAX;
+	c->next = ep->conns;
+	ep->conns = c;
+	return c;
+}
+
+static uint32_t
+psn(void)
+{
+	return (uint32_t)et_rand_next(&et_fi_proc.lb.rng) & ET_PSN_MASK;
+}
+
+/* Make a QP of c and ask the peer for its end. */
+static int
+qp_connect(struct et_fi_conn *c, struct et_fi_qp *q, uint8_t kind, uint8_t slot, uint16_t path)
+{
+	uint32_t sq = psn(), rq = psn();
+	int r = qp_make(c, q, kind, slot, path, sq, rq);
+
+	if (r == 0)
+		r = et_fi_cm_connect(q, sq, rq);
+	return r;
+}
+
+struct et_fi_conn *
+et_fi_conn_to(struct et_fi_ep *ep, fi_addr_t a, int *err)
+{
+	const struct et_fi_addr *ad = et_fi_av_get(ep->av, a);
+	struct et_fi_conn *c;
+
+	*err = 0;
+	if (ad == NULL) {
+		*err = -FI_EINVAL;
+		return NULL;
+	}
+	if (a < ep->n_out && (c = ep->out[a]) != NULL) {
+		if (c->peer_ip == ad->ip && c->peer_port == ad->port)
+			return c;
+	}
+	if (a >= ep->n_out) {
+		uint32_t n = ep->n_out ? ep->n_out : 16;
+		struct et_fi_conn **o;
+
+		while (n <= a)
+			n *= 2;
+		if ((o = realloc(ep->out, n * sizeof(*o))) == NULL) {
+			*err = -FI_ENOMEM;
+			return NULL;
+		}
+		memset(o + ep->n_out, 0, (n - ep->n_out) * sizeof(*o));
+		ep->out = o;
+		ep->n_out = n;
+	}
+	/* an address inserted again (or under another index) keeps its connection */
+	for (c = ep->conns; c; c = c->next)
+		if (c->active && c->peer_ip == ad->ip && c->peer_port == ad->port)
+			break;
+	if (c == NULL) {
+		c = conn_new(ep, ad->ip, ad->port, true);
+		if (c == NULL) {
+			*err = -FI_ENOMEM;
+			return NULL;
+		}
+		if ((*err = qp_connect(c, &c->ctrl, ET_FI_QP_CTRL, 0, first_path(c))) != 0) {
+			c->state = ET_FI_CONN_FAILED;
+			c->err = *err;
+			return NULL;
+		}
+	}
+	ep->out[a] = c;
+	if (c->state == ET_FI_CONN_FAILED) {
+		*err = c->err ? c->err : -FI_EIO;
+		return NULL;
+	}
+	return c;
+}
+
+struct et_fi_qp *
+et_fi_conn_data_qp(struct et_fi_conn *c, uint32_t slot, uint16_t path)
+{
+	struct et_fi_qp *q;
+
+	for (uint32_t i = 0; i < c->n_data; i++)
+		if (c->data[i]->slot == slot)
+			return c->data[i];
+	if (c->n_data == ET_FI_MAX_DQP)
+		return c->data[slot % ET_FI_MAX_DQP];
+	q = calloc(1, sizeof(*q));
+	if (q == NULL)
+		return NULL;
+	if (qp_connect(c, q, ET_FI_QP_DATA, (uint8_t)slot, path)) {
+		qp_free(q);
+		free(q);
+		return NULL;
+	}
+	c->data[c->n_data++] = q;
+	return q;
+}
+
+fi_addr_t
+et_fi_conn_addr(struct et_fi_conn *c)
+{
+	if (c->av_gen != c->ep->av->gen) {
+		c->av_addr = et_fi_av_find(c->ep->av, c->peer_ip, c->peer_port);
+		c->av_gen = c->ep->av->gen;
+	}
+	return c->av_addr;
+}
+
+void
+et_fi_conn_established(struct et_fi_qp *q, uint32_t dest_qpn)
+{
+	struct et_fi_conn *c = q->conn;
+
+	if (et_qp_connect(q->qp, dest_qpn) || et_qp_ready(q->qp)) {
+		et_fi_conn_rejected(q, -FI_EIO);
+		return;
+	}
+	q->ready = true;
+	if (q->kind == ET_FI_QP_CTRL) {
+		c->state = ET_FI_CONN_READY;
+		et_fi_msg_flush_pending(c);
+	} else {
+		et_fi_flow_qp_ready(q);
+	}
+}
+
+void
+et_fi_conn_rejected(struct et_fi_qp *q, int err)
+{
+	ET_FI_WARN(FI_LOG_EP_CTRL, "connection to %u.%u.%u.%u:%u refused (%s)\n",
+		   q->conn->peer_ip >> 24, (q->conn->peer_ip >> 16) & 255,
+		   (q->conn->peer_ip >> 8) & 255, q->conn->peer_ip & 255, q->conn->peer_port,
+		   fi_strerror(-err));
+	et_fi_conn_fail(q->conn, err);
+}
+
+struct et_fi_qp *
+et_fi_conn_accept(struct et_fi_ep *ep, uint32_t ip, uint16_t port, uint8_t kind, uint8_t slot,
+		  uint32_t dest_qpn, uint32_t peer_sq_psn, uint32_t peer_rq_psn)
+{
+	struct et_fi_conn *c;
+	struct et_fi_qp *q;
+
+	for (c = ep->conns; c; c = c->next)
+		if (!c->active && c->peer_ip == ip && c->peer_port == port &&
+		    c->state != ET_FI_CONN_FAILED)
+			break;
+	if (kind == ET_FI_QP_CTRL && c && c->ctrl.qp) {
+		/* the peer started over (a new process on the address): the old
+		 * connection is gone */
+		et_fi_conn_fail(c, -FI_ECONNRESET);
+		c = NULL;
+	}
+	if (c == NULL && (c = conn_new(ep, ip, port, false)) == NULL)
+		return NULL;
+	if (kind == ET_FI_QP_CTRL) {
+		q = &c->ctrl;
+	} else {
+		if (c->n_data == ET_FI_MAX_DQP || (q = calloc(1, sizeof(*q))) == NULL)
+			return NULL;
+		c->data[c->n_data++] = q;
+	}
+	if (qp_make(c, q, kind, slot, 0, peer_rq_psn, peer_sq_psn) ||
+	    et_qp_connect(q->qp, dest_qpn) || et_qp_ready(q->qp)) {
+		qp_free(q);
+		if (kind != ET_FI_QP_CTRL)
+			free(c->data[--c->n_data]);
+		return NULL;
+	}
+	q->ready = true;
+	if (kind == ET_FI_QP_CTRL)
+		c->state = ET_FI_CONN_READY;
+	return q;
+}
+
+/* ---- failures ---- */
+
+void
+et_fi_conn_fail(struct et_fi_conn *c, int err)
+{
+	struct et_fi_ep *ep = c->ep;
+
+	if (c->state == ET_FI_CONN_FAILED)
+		return;
+	c->state = ET_FI_CONN_FAILED;
+	c->err = err;
+	et_fi_flow_conn_fail(c);
+	/* requests with nothing in flight on it end now; the rest end as their
+	 * flushed work requests come back */
+	for (uint32_t i = 0; i < ep->n_reqs; i++) {
+		struct et_fi_req *r = ep->reqs[i];
+
+		if (!((uintptr_t)r & 1) && r->conn == c)
+			et_fi_req_fail(r, -err);
+	}
+	et_fi_msg_flush_pending(c);
+	if (c->active)
+		for (uint32_t a = 0; a < ep->n_out; a++)
+			if (ep->out[a] == c)
+				ep->out[a] = NULL;
+}
+
+/* ---- progress: the QPs' completions ---- */
+
+static void
+recv_done(struct et_fi_ep *ep, const struct et_wc *wc)
+{
+	if (wc->wr_id & WR_DATA) {
+		struct et_fi_qp *q = (struct et_fi_qp *)(uintptr_t)(wc->wr_id & ~(uint64_t)WR_DATA);
+
+		if (wc->status != ET_WC_SUCCESS) {
+			ET_FI_WARN(FI_LOG_EP_DATA, "data QP %u, receive: %s\n", wc->qpn,
+				   et_wc_status_str(wc->status));
+			et_fi_conn_fail(q->conn, -FI_EIO);
+			return;
+		}
+		post_data_recv(q);
+		if (wc->opcode == ET_WC_RECV_RDMA_WITH_IMM)
+			et_fi_msg_imm(q->conn, wc->imm, wc->byte_len, false);
+		return;
+	}
+	struct et_fi_rslot *rs = (struct et_fi_rslot *)(uintptr_t)wc->wr_id;
+	struct et_fi_conn *c = rs->q->conn;
+
+	if (wc->status != ET_WC_SUCCESS) {
+		ET_FI_WARN(FI_LOG_EP_DATA, "control QP %u, receive: %s\n", wc->qpn,
+			   et_wc_status_str(wc->status));
+		et_fi_conn_fail(c, -FI_EIO);
+		return;
+	}
+	if (wc->opcode == ET_WC_RECV)
+		et_fi_msg_rx(c, rs->buf, wc->byte_len);
+	else if (wc->opcode == ET_WC_RECV_RDMA_WITH_IMM)
+		et_fi_msg_imm(c, wc->imm, wc->byte_len, true);
+	if (c->state != ET_FI_CONN_FAILED && rs->q->qp)
+		post_ctrl_recv(rs->q, rs);
+}
+
+static void
+send_done(struct et_fi_ep *ep, const struct et_wc *wc)
+{
+	int err = wc->status == ET_WC_SUCCESS ? 0
+		: wc->status == ET_WC_RETRY_EXC_ERR || wc->status == ET_WC_RNR_RETRY_EXC_ERR
+			? -FI_EHOSTUNREACH
+			: wc->status == ET_WC_REM_ACCESS_ERR ? -FI_EACCES : -FI_EIO;
+
+	if (wc->wr_id & WR_DATA) {
+		struct et_fi_sub *s = (struct et_fi_sub *)(uintptr_t)(wc->wr_id & ~(uint64_t)WR_DATA);
+
+		s->q->posted--;
+		if (err && wc->status != ET_WC_WR_FLUSH_ERR) {
+			ET_FI_WARN(FI_LOG_EP_DATA, "data QP %u: %s\n", wc->qpn,
+				   et_wc_status_str(wc->status));
+			et_fi_conn_fail(s->q->conn, err);
+		}
+		et_fi_flow_sent(ep, s, err ? (err == -FI_EIO && s->q->conn->err ? s->q->conn->err
+								   : err)
+					   : 0);
+		return;
+	}
+	struct et_fi_tslot *ts = (struct et_fi_tslot *)(uintptr_t)wc->wr_id;
+	struct et_fi_req *req = ts->req;
+	struct et_fi_conn *c = ts->q->conn;
+
+	ts->q->posted--;
+	ts->req = NULL;
+	ts->next = ep->free_tslot;
+	ep->free_tslot = ts;
+	ep->tx_busy--;
+	if (err && wc->status != ET_WC_WR_FLUSH_ERR) {
+		ET_FI_WARN(FI_LOG_EP_DATA, "control QP %u: %s\n", wc->qpn,
+			   et_wc_status_str(wc->status));
+		et_fi_conn_fail(c, err);
+	}
+	if (req == NULL)
+		return;
+	req->inflight--;
+	if (err)
+		et_fi_req_fail(req, c->err ? -c->err : -err);
+	else
+		et_fi_req_check(req);
+}
+
+void
+et_fi_conn_poll(struct et_fi_ep *ep)
+{
+	struct et_wc wc[32];
+	uint32_t k;
+
+	while ((k = et_cq_poll(&ep->rcq, wc, 32)) > 0)
+		for (uint32_t i = 0; i < k; i++)
+			recv_done(ep, &wc[i]);
+	while ((k = et_cq_poll(&ep->scq, wc, 32)) > 0)
+		for (uint32_t i = 0; i < k; i++)
+			send_done(ep, &wc[i]);
+}
+
+void
+et_fi_conns_free(struct et_fi_ep *ep)
+{
+	struct et_fi_conn *c, *n;
+
+	for (c = ep->conns; c; c = n) {
+		n = c->next;
+		qp_free(&c->ctrl);
+		for (uint32_t i = 0; i < c->n_data; i++) {
+			qp_free(c->data[i]);
+			free(c->data[i]);
+		}
+		free(c->rslots);
+		free(c);
+	}
+	ep->conns = NULL;
+}

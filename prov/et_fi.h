@@ -1,0 +1,558 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * The libfabric provider "ethereal" (libethereal-fi.so): what its parts
+ * share.  A client of lib/, as the programs are: the host runtime's NIC
+ * model (host/et_nic) on one DPDK port per process, the RC transport
+ * (transport/et_qp), the load-balancing policies (lb/) and the fabric's
+ * conf (app/common's reader).  libfabric's util layer is not shipped with
+ * Debian's libfabric-dev, so every object here is ours.
+ *
+ *   prov.c    fi_prov_ini, the FI_ETHEREAL_* parameters, fi_getinfo, fabric
+ *   env.c     the process: EAL, the slot rule, conf, port, NIC, progress
+ *   domain.c  domain, memory regions, address vectors
+ *   cq.c      completion queues, counters, event queues
+ *   ep.c      endpoints: binding, enabling, names, cancel, options
+ *   msg.c     messages: eager, rendezvous, matching, the unexpected queue
+ *   rma.c     RMA write, write with data (and read once READ lands)
+ *   conn.c    connections to peers: a control QP and data QPs each
+ *   flow.c    large transfers: Ethereal's batch, subflows on data QPs
+ *   cm_*.c    how a connection's QPs meet (see et_fi_cm.h)
+ *
+ * Locking: one mutex for the process (et_fi_lock), taken by every entry
+ * point and released by those that wait; so the provider is FI_THREAD_SAFE
+ * and the NIC, shared by every domain, is polled by one thread at a time.
+ */
+#ifndef ET_FI_H
+#define ET_FI_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+#include <rdma/providers/fi_log.h>
+#include <rdma/providers/fi_prov.h>
+
+#include "host/et_arp.h"
+#include "host/et_nic.h"
+#include "lb/et_lb.h"
+#include "link/et_port.h"
+#include "transport/et_mr.h"
+#include "transport/et_qp.h"
+#include "sim/et_fabric.h"
+
+#define ET_FI_NAME "ethereal"
+#define ET_FI_PROV_VERSION FI_VERSION(0, 1)
+#define ET_FI_API_VERSION FI_VERSION(1, 17)
+
+extern struct fi_provider et_fi_prov;
+
+#define ET_FI_WARN(sub, ...) FI_WARN(&et_fi_prov, sub, __VA_ARGS__)
+#define ET_FI_INFO(sub, ...) FI_INFO(&et_fi_prov, sub, __VA_ARGS__)
+#define ET_FI_DBG(sub, ...) FI_DBG(&et_fi_prov, sub, __VA_ARGS__)
+
+/* ---- limits, and what fi_info says of them ---- */
+
+#define ET_FI_HDR_LEN 48u            /* struct et_fi_hdr on the wire */
+#define ET_FI_EAGER_DEFAULT 8192u     /* payload bytes a SEND carries at most */
+#define ET_FI_TX_SIZE 256u            /* a control QP's send queue */
+#define ET_FI_RX_SIZE 1024u           /* receives an endpoint takes */
+#define ET_FI_CTRL_RECVS 64u          /* buffers posted on each control QP */
+#define ET_FI_DATA_RECVS 64u          /* zero-length receives on each data QP */
+#define ET_FI_DATA_DEPTH 16u          /* subflows posted on one data QP at once */
+#define ET_FI_MAX_DQP 32u             /* data QPs per connection */
+#define ET_FI_MAX_MSG (1ull << 32)    /* max_msg_size */
+#define ET_FI_SUBFLOW_MAX (1u << 30)  /* one WRITE's bytes at most */
+#define ET_FI_CQ_DATA_SIZE 4u         /* an RC immediate */
+#define ET_FI_ADDRLEN sizeof(struct sockaddr_in)
+#define ET_FI_DEFAULT_RTO_NS 67108864ull /* IB timeout 14: 4.096 us << 14 */
+
+/* ---- the process: one port, one NIC (env.c) ---- */
+
+struct et_fi_ep;
+
+/* The parameters, read once (FI_ETHEREAL_*; prov.c defines them). */
+struct et_fi_env {
+	char *eal;        /* EAL arguments */
+	char *dev;        /* DPDK device of the port; %d: the slot */
+	int slot;         /* -1: by the rule */
+	char *conf;       /* the fabric's conf; NULL: the defaults */
+	char *lb;         /* the policy, over the conf's */
+	size_t eager;     /* bytes a message carries in its SEND */
+	char *rundir;     /* where the slots' locks are */
+	char *mac;        /* the port's MAC, over the device's; %d: the slot */
+	int yield;        /* a read that finds nothing gives the core away */
+};
+
+struct et_fi_proc {
+	pthread_mutex_t lock;
+	struct et_fi_env env;
+	bool env_read;
+	/* conf and place */
+	bool conf_loaded;
+	struct et_fabric_params fp;
+	struct et_rt_conf rc;
+	int slot;             /* -1: not chosen yet */
+	int slot_fd;          /* its lock */
+	uint32_t ip;          /* host order */
+	/* the port: opened with the first domain, kept for the process */
+	bool eal_up, nic_up;
+	char why[640];        /* why the port could not be opened, once */
+	struct rte_mempool *mp;
+	struct et_port port;
+	struct et_nic nic;
+	struct et_arp arp;
+	struct rte_ether_addr mac;
+	struct et_lb_host lb;
+	uint64_t seed;
+	/* every enabled endpoint, for progress */
+	struct et_fi_ep *eps;
+	uint16_t next_port;   /* the next port an endpoint without one gets */
+	uint64_t progress_calls;
+};
+
+extern struct et_fi_proc et_fi_proc;
+
+void et_fi_lock(void);
+void et_fi_unlock(void);
+
+/* The parameters (once), the conf (once). 0 or -FI_errno. */
+int et_fi_env_load(void);
+/* This process's slot (a host of the conf's topology): by FI_ETHEREAL_SLOT,
+ * the source address the consumer names (want_ip, 0: none), the local
+ * rank of an MPI launcher, or the first whose lock is free.  0 or
+ * -FI_ENODATA (want_ip is not ours, or no slot is free). */
+int et_fi_slot_choose(uint32_t want_ip);
+/* The topology host of an IPv4 address (host order); UINT32_MAX if none. */
+uint32_t et_fi_host_of_ip(uint32_t ip);
+/* EAL, port, NIC (once).  0 or -FI_errno, with et_fi_proc.why. */
+int et_fi_port_open(void);
+void et_fi_port_close(void);
+/* The NIC and every endpoint: RX, timers, TX, completions, connections,
+ * the flow interceptor.  Called locked by every CQ, counter and EQ read. */
+void et_fi_progress(void);
+uint64_t et_fi_now(void);
+/* An endpoint goes: its peers' last messages may be on their way, and
+ * with manual progress nobody else acknowledges them (a NIC would), so
+ * keep polling until nothing has arrived for ET_FI_LINGER_QUIET_NS (at
+ * most ET_FI_LINGER_MAX_NS).  Locked. */
+#define ET_FI_LINGER_QUIET_NS 20000000ull
+#define ET_FI_LINGER_MAX_NS 2000000000ull
+void et_fi_linger(void);
+/* A read found nothing: with FI_ETHEREAL_YIELD, give the core away (a
+ * switch and its hosts sharing cores need it). */
+void et_fi_idle(void);
+
+/* ---- objects ---- */
+
+struct et_fi_fabric {
+	struct fid_fabric fab;
+	uint32_t refs;
+};
+
+struct et_fi_eq;
+
+struct et_fi_domain {
+	struct fid_domain dom;
+	struct et_fi_fabric *fab;
+	struct et_mr_table mrs;
+	uint32_t local_key;     /* the whole address space, local access: what our
+				 * own sends and receives name (no FI_MR_LOCAL) */
+	int mr_mode;
+	enum fi_av_type av_type;
+	uint64_t caps;
+	uint32_t refs;
+	struct et_fi_eq *eq;
+};
+
+struct et_fi_cntr;
+
+struct et_fi_mr {
+	struct fid_mr mr;
+	struct et_fi_domain *d;
+	uint32_t key;
+	uint64_t access;
+};
+
+/* An address: IPv4 and the endpoint's port (host order). */
+struct et_fi_addr {
+	uint32_t ip;
+	uint16_t port;
+	bool used;
+};
+
+struct et_fi_av {
+	struct fid_av av;
+	struct et_fi_domain *d;
+	enum fi_av_type type;
+	struct et_fi_addr *a;
+	uint32_t n, cap;
+	uint64_t gen;           /* bumped by every insert and remove */
+	uint32_t refs;
+	struct et_fi_eq *eq;    /* FI_EVENT: inserts complete there */
+};
+
+/* An entry of a CQ: what fi_cq_read gives in every format, and an error. */
+struct et_fi_cqe {
+	struct fi_cq_tagged_entry e;
+	fi_addr_t src;
+	int err;                /* 0, or an FI_E* */
+	size_t olen;
+	int prov_errno;
+};
+
+struct et_fi_cq {
+	struct fid_cq cq;
+	struct et_fi_domain *d;
+	enum fi_cq_format format;
+	size_t entry_size;
+	struct et_fi_cqe *ring; /* grows: FI_RM_ENABLED never loses one */
+	uint32_t cap, head, tail; /* free-running */
+	uint32_t refs;
+	enum fi_wait_obj wait_obj;
+	volatile int signaled;
+	char err_data[64];
+};
+
+struct et_fi_cntr {
+	struct fid_cntr cntr;
+	struct et_fi_domain *d;
+	uint64_t val, err;
+	uint32_t refs;
+	enum fi_wait_obj wait_obj;
+};
+
+struct et_fi_eqe {
+	uint32_t event;
+	bool err;
+	size_t len;
+	union {
+		struct fi_eq_err_entry err_entry;
+		uint8_t data[256];
+	} u;
+};
+
+struct et_fi_eq {
+	struct fid_eq eq;
+	struct et_fi_fabric *fab;
+	struct et_fi_eqe *ring;
+	uint32_t cap, head, tail;
+	uint32_t refs;
+	enum fi_wait_obj wait_obj;
+	int fd;                 /* FI_WAIT_FD: an eventfd readable while events wait */
+};
+
+/* ---- the wire: every control message is one SEND, this header first ---- */
+
+enum et_fi_op {
+	ET_FI_OP_EAGER = 1,  /* header and the message */
+	ET_FI_OP_RTS,        /* a large message: its size; wait for CTS */
+	ET_FI_OP_CTS,        /* where it goes: addr, key, bytes wanted */
+	ET_FI_OP_WDATA,      /* an RMA write's remote CQ data, after its bytes */
+	ET_FI_OP_COUNT,
+};
+
+#define ET_FI_HF_TAGGED (1u << 0)
+#define ET_FI_HF_DATA (1u << 1)   /* data carries remote CQ data */
+
+/* Little-endian on the wire (et_fi_hdr_put/get). */
+struct et_fi_hdr {
+	uint8_t op, flags;
+	uint16_t rsvd;
+	uint32_t data;     /* remote CQ data */
+	uint64_t tag;
+	uint64_t len;      /* the message's bytes; CTS: bytes the receiver takes */
+	uint32_t sid, rid; /* the sender's request; the receiver's */
+	uint64_t addr;     /* CTS: where the bytes go */
+	uint32_t key;      /* CTS: its key */
+	uint32_t rsvd2;
+};
+
+void et_fi_hdr_put(uint8_t *p, const struct et_fi_hdr *h);
+void et_fi_hdr_get(const uint8_t *p, struct et_fi_hdr *h);
+
+/* ---- requests ---- */
+
+enum et_fi_req_kind {
+	ET_FI_REQ_SEND,
+	ET_FI_REQ_RECV,
+	ET_FI_REQ_WRITE,
+	ET_FI_REQ_READ,
+};
+
+struct et_fi_conn;
+struct et_fi_flow;
+
+struct et_fi_req {
+	enum et_fi_req_kind kind;
+	struct et_fi_ep *ep;
+	void *context;
+	uint64_t flags;          /* the completion's: FI_SEND|FI_MSG|FI_TAGGED|... */
+	uint64_t op_flags;       /* what was asked: FI_COMPLETION, FI_INJECT, ... */
+	uint64_t tag, ignore;
+	uint64_t data;           /* remote CQ data sent, or received */
+	fi_addr_t addr;          /* peer (FI_ADDR_UNSPEC: any) */
+	uint8_t *buf;            /* one buffer: iov_limit is 1 */
+	uint64_t len;            /* bytes of buf */
+	uint64_t msg_len;        /* receive: the message's bytes */
+	uint64_t rma_addr, rma_key;
+	struct et_fi_conn *conn;
+	uint32_t id;             /* et_fi_req_id() */
+	uint32_t tmp_key;        /* a registration for the peer's access; 0: none */
+	uint32_t inflight;       /* its control messages and flows not yet done */
+	bool done;               /* nothing to wait for but those */
+	uint64_t got;            /* receive: bytes landed (rendezvous) */
+	int err;                 /* the first error met: a positive FI_E* */
+	uint8_t *inject;         /* FI_INJECT: our copy of the data */
+	bool claimed;            /* FI_CLAIM'd unexpected message */
+	struct et_fi_req *next, *prev;
+};
+
+/* A message that arrived before its receive. */
+struct et_fi_unexp {
+	struct et_fi_hdr h;
+	struct et_fi_conn *conn;
+	uint8_t *payload;        /* eager: its bytes (h.len) */
+	void *claim_ctx;         /* FI_CLAIM: the context that holds it */
+	struct et_fi_unexp *next, *prev;
+};
+
+/* ---- connections (conn.c) ---- */
+
+enum et_fi_qp_kind { ET_FI_QP_CTRL, ET_FI_QP_DATA };
+
+/* One of a connection's QPs. */
+struct et_fi_qp {
+	struct et_qp *qp;
+	struct et_fi_conn *conn;
+	uint8_t kind;            /* enum et_fi_qp_kind */
+	uint8_t slot;
+	bool ready;              /* connected: may post */
+	bool lb_attached;
+	void *lb_state;
+	uint32_t posted;         /* requests on it not yet complete */
+	struct et_fi_sub *wait_head, *wait_tail; /* subflows waiting for it */
+	void *cm;                /* the connection manager's handle */
+	uint8_t *rbuf;           /* control: its receive buffers */
+};
+
+/* A receive buffer of a control QP, by its wr_id. */
+struct et_fi_rslot {
+	struct et_fi_qp *q;
+	uint8_t *buf;
+};
+
+/* A send from a control QP, by its wr_id. */
+struct et_fi_tslot {
+	struct et_fi_req *req;   /* NULL: a control message with no request */
+	struct et_fi_qp *q;
+	uint8_t *buf;
+	struct et_fi_tslot *next;
+};
+
+enum et_fi_conn_state { ET_FI_CONN_CONNECTING, ET_FI_CONN_READY, ET_FI_CONN_FAILED };
+
+struct et_fi_conn {
+	struct et_fi_ep *ep;
+	uint32_t peer_ip;
+	uint16_t peer_port;      /* the peer endpoint's own port (its name) */
+	bool active;             /* ours: our messages to it go here */
+	enum et_fi_conn_state state;
+	int err;                 /* why it failed */
+	uint32_t peer_host;      /* the topology's host; UINT32_MAX: not in it */
+	struct et_fi_qp ctrl;
+	struct et_fi_qp *data[ET_FI_MAX_DQP];
+	uint32_t n_data;
+	struct et_fi_rslot *rslots;
+	/* messages waiting for READY or for room on the control QP, in order */
+	struct et_fi_req *pend_head, *pend_tail;
+	fi_addr_t av_addr;       /* the peer in the endpoint's AV */
+	uint64_t av_gen;
+	struct et_fi_conn *next;
+};
+
+/* ---- large transfers (flow.c) ---- */
+
+/* A transfer the interceptor plans: bytes to one peer's memory by WRITE
+ * (with immediate imm, or none). */
+struct et_fi_flow {
+	struct et_fi_conn *conn;
+	struct et_fi_req *req;
+	const uint8_t *src;
+	uint64_t len;
+	uint64_t raddr;
+	uint32_t rkey;
+	bool imm;                /* each subflow's WRITE carries imm */
+	uint32_t imm_val;
+	uint32_t subs_left;
+	int err;                 /* the first error of a subflow: a positive FI_E* */
+	struct et_fi_flow *next;
+};
+
+struct et_fi_sub {
+	struct et_fi_flow *f;
+	uint64_t off, len;
+	uint16_t path;
+	uint32_t slot;
+	uint64_t start_ns;
+	int insert_pos;
+	struct et_fi_qp *q;
+	struct et_fi_sub *next;
+};
+
+/* ---- endpoint ---- */
+
+struct et_fi_ep {
+	struct fid_ep ep;
+	struct et_fi_domain *d;
+	struct fi_info *info;
+	struct et_fi_av *av;
+	struct et_fi_cq *tx_cq, *rx_cq;
+	bool tx_selective, rx_selective;
+	struct et_fi_cntr *c_send, *c_recv, *c_read, *c_write, *c_rread, *c_rwrite;
+	struct et_fi_eq *eq;
+	uint64_t caps, tx_op_flags, rx_op_flags;
+	bool enabled;
+	uint32_t ip;
+	uint16_t port;
+	struct et_cq scq, rcq;   /* every QP's of this endpoint */
+	struct et_mr_table *mrs;
+	/* posted receives (msg, tagged) and unexpected messages, in order */
+	struct et_fi_req *rx_msg, *rx_tag;
+	struct et_fi_unexp *ux_msg, *ux_tag;
+	uint32_t rx_posted;
+	/* requests by id, for the peer's CTS and immediates */
+	struct et_fi_req **reqs;
+	uint32_t n_reqs, free_id;
+	uint16_t *gens;
+	/* connections: ours to each AV address, and all */
+	struct et_fi_conn **out;
+	uint32_t n_out;
+	struct et_fi_conn *conns;
+	struct et_fi_tslot *tslots, *free_tslot;
+	uint8_t *tbuf;
+	uint32_t tx_busy;
+	size_t eager;
+	/* the flow interceptor: flows waiting for the batch, subflows for start */
+	struct et_fi_flow *batch;
+	uint32_t n_batch;
+	uint64_t batch_at;       /* 0: no batch open */
+	struct et_fi_sub *due;   /* planned, waiting for their start */
+	void *cm;                /* the connection manager's listener */
+	struct et_fi_ep *next;
+};
+
+/* ---- helpers (cq.c) ---- */
+
+/* A completion to a CQ (and its counter); ep's CQ for the side. */
+void et_fi_cq_push(struct et_fi_cq *cq, const struct et_fi_cqe *e);
+void et_fi_cntr_inc(struct et_fi_cntr *c, bool err);
+/* The completion of req (err: 0 or a positive FI_E*): its CQ entry unless
+ * the CQ is selective and it asked for none, its counter; then req is
+ * freed. */
+void et_fi_req_complete(struct et_fi_req *req, int err, uint64_t olen);
+/* req completes if nothing of it is in flight and it is done or failed. */
+void et_fi_req_check(struct et_fi_req *req);
+/* req failed with err (positive): kept as its first error, then checked. */
+void et_fi_req_fail(struct et_fi_req *req, int err);
+int et_fi_eq_push(struct et_fi_eq *eq, uint32_t event, const void *buf, size_t len, bool err);
+
+/* ---- the parts' entry points ---- */
+
+/* prov.c */
+int et_fi_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
+		  const struct fi_info *hints, struct fi_info **info);
+int et_fi_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);
+int et_fi_parse_addr(const char *node, const char *service, uint32_t *ip, uint16_t *port);
+
+/* domain.c */
+int et_fi_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_domain **dom,
+		      void *context);
+/* fi_addr to an address; NULL if it names none. */
+const struct et_fi_addr *et_fi_av_get(const struct et_fi_av *av, fi_addr_t a);
+/* An address to its fi_addr; FI_ADDR_NOTAVAIL if it is not in the AV. */
+fi_addr_t et_fi_av_find(const struct et_fi_av *av, uint32_t ip, uint16_t port);
+int et_fi_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av **av,
+		  void *context);
+
+/* cq.c */
+int et_fi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_cq **cq,
+		  void *context);
+int et_fi_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
+		    struct fid_cntr **cntr, void *context);
+int et_fi_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_eq **eq,
+		  void *context);
+
+/* ep.c */
+int et_fi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep,
+		  void *context);
+struct et_fi_req *et_fi_req_new(struct et_fi_ep *ep, enum et_fi_req_kind kind);
+void et_fi_req_free(struct et_fi_req *req);
+struct et_fi_req *et_fi_req_by_id(struct et_fi_ep *ep, uint32_t id);
+void et_fi_sockaddr(uint32_t ip, uint16_t port, struct sockaddr_in *sa);
+
+/* msg.c */
+extern struct fi_ops_msg et_fi_msg_ops;
+extern struct fi_ops_tagged et_fi_tagged_ops;
+/* A control message from conn's peer (its receive buffer, byte_len). */
+void et_fi_msg_rx(struct et_fi_conn *c, const uint8_t *buf, uint32_t len);
+/* A WRITE with immediate landed: imm names a receive (rendezvous) or is an
+ * RMA write's data. */
+void et_fi_msg_imm(struct et_fi_conn *c, uint32_t imm, uint32_t byte_len, bool ctrl);
+/* The peer's control messages that waited for the connection can go. */
+void et_fi_msg_flush_pending(struct et_fi_conn *c);
+int et_fi_msg_cancel(struct et_fi_ep *ep, void *context);
+/* An RMA write's remote CQ data (WDATA), after its bytes: 0 or -FI_errno. */
+int et_fi_msg_wdata(struct et_fi_req *req);
+void et_fi_msg_ep_free(struct et_fi_ep *ep);
+/* A control message on c (a request's, or none): 0, -FI_EAGAIN. */
+int et_fi_ctrl_send(struct et_fi_conn *c, struct et_fi_req *req, const struct et_fi_hdr *h,
+		    const void *payload, size_t plen);
+
+/* rma.c */
+extern struct fi_ops_rma et_fi_rma_ops;
+
+/* conn.c */
+/* Our connection to fi_addr a: made (and connecting) on first use. */
+struct et_fi_conn *et_fi_conn_to(struct et_fi_ep *ep, fi_addr_t a, int *err);
+/* A data QP of c for slot/path, made if there is none; NULL if none can be. */
+struct et_fi_qp *et_fi_conn_data_qp(struct et_fi_conn *c, uint32_t slot, uint16_t path);
+void et_fi_conn_poll(struct et_fi_ep *ep);
+void et_fi_conns_free(struct et_fi_ep *ep);
+/* The peer's fi_addr in the endpoint's AV (cached by the AV's generation). */
+fi_addr_t et_fi_conn_addr(struct et_fi_conn *c);
+/* c's QP q failed (a completion in error): c fails, its requests with it. */
+void et_fi_conn_fail(struct et_fi_conn *c, int err);
+/* The CM's callbacks. */
+void et_fi_conn_established(struct et_fi_qp *q, uint32_t dest_qpn);
+void et_fi_conn_rejected(struct et_fi_qp *q, int err);
+/* A peer asks: a QP of the kind and slot for its endpoint (ip, port) on
+ * its QP dest_qpn (PSNs: its sq_psn is our rq_psn).  Our new QP, ready,
+ * or NULL (refuse). */
+struct et_fi_qp *et_fi_conn_accept(struct et_fi_ep *ep, uint32_t ip, uint16_t port,
+				   uint8_t kind, uint8_t slot, uint32_t dest_qpn,
+				   uint32_t peer_sq_psn, uint32_t peer_rq_psn);
+int et_fi_qp_post_send(struct et_fi_qp *q, const struct et_send_wr *wr, int insert_pos);
+
+/* flow.c */
+/* Bytes from src to the peer's (raddr, rkey): planned with the batch. */
+int et_fi_flow_start(struct et_fi_conn *c, struct et_fi_req *req, const uint8_t *src,
+		     uint64_t len, uint64_t raddr, uint32_t rkey, bool imm, uint32_t imm_val);
+void et_fi_flow_poll(struct et_fi_ep *ep, uint64_t now);
+/* A data QP's WRITE completed (wr_id: the subflow). */
+void et_fi_flow_sent(struct et_fi_ep *ep, struct et_fi_sub *s, int err);
+/* q is ready: its waiting subflows go. */
+void et_fi_flow_qp_ready(struct et_fi_qp *q);
+void et_fi_flow_ep_free(struct et_fi_ep *ep);
+/* c failed: its flows and subflows not yet on a QP end with its error. */
+void et_fi_flow_conn_fail(struct et_fi_conn *c);
+
+#endif /* ET_FI_H */

@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Large transfers through the load balancer, as the host runtime
+ * (host/et_runtime) drives it for a collective's step: a flow is a
+ * transfer of bytes to one peer's memory (a rendezvous' data, an RMA
+ * write).  Flows posted together are a batch: with Ethereal's flow
+ * interceptor (et_lb_batched) every flow of the next [lb] batch-ns waits
+ * and the batch is planned at once, Algorithm 1 over the good paths to
+ * each destination leaf; other policies plan each flow as it comes.  The
+ * plan's subflows (offset, length, path, start time, place in the NIC's
+ * round robin) go on the connection's data QPs: one per path for a policy
+ * that picks paths (a QP keeps a path until the policy's hook moves it on
+ * a NAK or timeout: Ethereal's path state marks the path bad), one per
+ * subflow of a flow for the others (ECMP: one QP, hashed; MP-RDMA: X).
+ * DCTCP runs on every QP as the conf's [transport] says.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "et_fi.h"
+#include "lb/et_lb_paths.h"
+
+#define WR_DATA 1u
+
+static void
+sub_fail_now(struct et_fi_ep *ep, struct et_fi_sub *s, int err);
+
+/* Which of a connection's data QPs a subflow takes. */
+static uint32_t
+slot_of(const struct et_lb_host *lb, uint16_t path, uint32_t nth)
+{
+	if (!et_lb_batched(&lb->c))
+		return nth;
+	for (uint32_t i = 0; i < lb->paths.n; i++)
+		if (lb->paths.id[i] == path)
+			return i;
+	return 0;
+}
+
+int
+et_fi_flow_start(struct et_fi_conn *c, struct et_fi_req *req, const uint8_t *src, uint64_t len,
+		 uint64_t raddr, uint32_t rkey, bool imm, uint32_t imm_val)
+{
+	struct et_fi_ep *ep = c->ep;
+	struct et_fi_flow *f = calloc(1, sizeof(*f)), **p;
+
+	if (f == NULL)
+		return -FI_ENOMEM;
+	*f = (struct et_fi_flow){.conn = c, .req = req, .src = src, .len = len, .raddr = raddr,
+				 .rkey = rkey, .imm = imm, .imm_val = imm_val};
+	for (p = &ep->batch; *p; p = &(*p)->next)
+		;
+	*p = f;
+	ep->n_batch++;
+	req->inflight++;
+	if (ep->batch_at == 0) {
+		const struct et_lb_conf *lc = &et_fi_proc.rc.lb;
+
+		/* the interceptor holds the batch open; the others plan at once */
+		ep->batch_at = et_fi_now() + (et_lb_batched(lc) ? lc->batch_ns : 0) + 1;
+	}
+	return 0;
+}
+
+static void
+flow_done(struct et_fi_flow *f)
+{
+	struct et_fi_req *req = f->req;
+
+	req->inflight--;
+	if (f->err)
+		et_fi_req_fail(req, f->err);
+	else if (req->kind == ET_FI_REQ_WRITE && (req->op_flags & FI_REMOTE_CQ_DATA)) {
+		int r = et_fi_msg_wdata(req);
+
+		if (r)
+			et_fi_req_fail(req, -r);
+	} else {
+		et_fi_req_check(req);
+	}
+	free(f);
+}
+
+/* As many waiting subflows as q may hold. */
+static void
+qp_fill(struct et_fi_qp *q)
+{
+	struct et_fi_ep *ep = q->conn->ep;
+	struct et_fi_sub *s;
+
+	while (q->ready && q->posted < ET_FI_DATA_DEPTH && (s = q->wait_head) != NULL) {
+		struct et_fi_flow *f = s->f;
+		struct et_send_wr wr = {
+			.wr_id = (uint64_t)(uintptr_t)s | WR_DATA,
+			.opcode = f->imm ? ET_WR_RDMA_WRITE_IMM : ET_WR_RDMA_WRITE,
+			.local_addr = f->src + s->off,
+			.length = (uint32_t)s->len,
+			.lkey = ep->d->local_key,
+			.remote_addr = f->raddr + s->off,
+			.rkey = f->rkey,
+			.imm = f->imm_val,
+		};
+		int r = et_fi_qp_post_send(q, &wr, s->insert_pos);
+
+		if (r == -FI_EAGAIN)
+			return;
+		q->wait_head = s->next;
+		if (q->wait_head == NULL)
+			q->wait_tail = NULL;
+		s->next = NULL;
+		if (r) {
+			ET_FI_WARN(FI_LOG_EP_DATA, "data QP %u refused a WRITE of %llu bytes\n",
+				   et_qp_qpn(q->qp), (unsigned long long)s->len);
+			sub_fail_now(ep, s, FI_EIO);
+		}
+	}
+}
+
+void
+et_fi_flow_qp_ready(struct et_fi_qp *q)
+{
+	qp_fill(q);
+}
+
+void
+et_fi_flow_sent(struct et_fi_ep *ep, struct et_fi_sub *s, int err)
+{
+	struct et_fi_flow *f = s->f;
+	struct et_fi_qp *q = s->q;
+
+	if (err && !f->err)
+		f->err = -err;
+	free(s);
+	if (--f->subs_left == 0)
+		flow_done(f);
+	if (q)
+		qp_fill(q);
+}
+
+static void
+sub_fail_now(struct et_fi_ep *ep, struct et_fi_sub *s, int err)
+{
+	s->q = NULL;
+	et_fi_flow_sent(ep, s, -err);
+}
+
+/* The batch, planned: its subflows wait for their start. */
+static void
+plan_batch(struct et_fi_ep *ep, uint64_t now)
+{
+	struct et_lb_host *lb = &et_fi_proc.lb;
+	uint32_t n = ep->n_batch, k, i;
+	struct et_fi_flow **fv = malloc(n * sizeof(*fv)), *f;
+	struct et_lb_flow *fl = malloc(n * sizeof(*fl));
+	struct et_lb_sub *out = malloc((et_lb_plan_max(lb, n) + 1) * sizeof(*out));
+	uint32_t *nth = calloc(n, sizeof(*nth));
+
+	for (i = 0, f = ep->batch; f; f = f->next, i++) {
+		fv[i] = f;
+		/* a peer outside the conf's topology is planned as if in our rack */
+		if (fl)
+			fl[i] = (struct et_lb_flow){f->conn->peer_host != UINT32_MAX
+							    ? f->conn->peer_host
+							    : lb->host,
+						    f->len};
+	}
+	ep->batch = NULL;
+	ep->n_batch = 0;
+	ep->batch_at = 0;
+	if (!fv || !fl || !out || !nth) {
+		for (i = 0; fv && i < n; i++) {
+			fv[i]->err = FI_ENOMEM;
+			flow_done(fv[i]);
+		}
+		goto out;
+	}
+	k = et_lb_plan(lb, fl, n, now, out);
+	for (i = 0; i < k; i++) {
+		struct et_fi_flow *ff = fv[out[i].flow];
+		uint64_t off = out[i].off, end = out[i].off + out[i].len;
+		uint32_t slot = slot_of(lb, out[i].path, nth[out[i].flow]++);
+
+		/* a WRITE carries at most 2^32 - 1 bytes */
+		for (; off < end; off += ET_FI_SUBFLOW_MAX) {
+			struct et_fi_sub *s = calloc(1, sizeof(*s));
+
+			if (s == NULL) {
+				ff->err = FI_ENOMEM;
+				break;
+			}
+			*s = (struct et_fi_sub){.f = ff, .off = off,
+						.len = end - off < ET_FI_SUBFLOW_MAX ? end - off
+										     : ET_FI_SUBFLOW_MAX,
+						.path = out[i].path, .slot = slot,
+						.start_ns = out[i].start_ns,
+						.insert_pos = out[i].insert_pos};
+			ff->subs_left++;
+			s->next = ep->due;
+			ep->due = s;
+		}
+	}
+	/* a flow the plan left without subflows (no memory) ends here */
+	for (i = 0; i < n; i++)
+		if (fv[i]->subs_left == 0) {
+			if (!fv[i]->err)
+				fv[i]->err = FI_ENOMEM;
+			flow_done(fv[i]);
+		}
+out:
+	free(fv);
+	free(fl);
+	free(out);
+	free(nth);
+}
+
+void
+et_fi_flow_poll(struct et_fi_ep *ep, uint64_t now)
+{
+	struct et_fi_sub **p, *s;
+
+	if (ep->batch && now >= ep->batch_at)
+		plan_batch(ep, now);
+	for (p = &ep->due; (s = *p) != NULL;) {
+		struct et_fi_conn *c = s->f->conn;
+
+		if (s->start_ns > now) {
+			p = &s->next;
+			continue;
+		}
+		*p = s->next;
+		s->next = NULL;
+		if (c->state == ET_FI_CONN_FAILED ||
+		    (s->q = et_fi_conn_data_qp(c, s->slot, s->path)) == NULL) {
+			sub_fail_now(ep, s, c->err ? -c->err : FI_EIO);
+			continue;
+		}
+		if (s->q->wait_tail)
+			s->q->wait_tail->next = s;
+		else
+			s->q->wait_head = s;
+		s->q->wait_tail = s;
+		qp_fill(s->q);
+	}
+}
+
+/* c failed: what of it waits (in the batch, for its start, for a QP) ends. */
+void
+et_fi_flow_conn_fail(struct et_fi_conn *c)
+{
+	struct et_fi_ep *ep = c->ep;
+	int err = c->err ? -c->err : FI_EIO;
+
+	for (uint32_t i = 0; i < c->n_data; i++) {
+		struct et_fi_qp *q = c->data[i];
+		struct et_fi_sub *s;
+
+		while ((s = q->wait_head) != NULL) {
+			q->wait_head = s->next;
+			sub_fail_now(ep, s, err);
+		}
+		q->wait_tail = NULL;
+	}
+	for (struct et_fi_sub **p = &ep->due, *s; (s = *p) != NULL;) {
+		if (s->f->conn != c) {
+			p = &s->next;
+			continue;
+		}
+		*p = s->next;
+		sub_fail_now(ep, s, err);
+	}
+	for (struct et_fi_flow **p = &ep->batch, *f; (f = *p) != NULL;) {
+		if (f->conn != c) {
+			p = &f->next;
+			continue;
+		}
+		*p = f->next;
+		ep->n_batch--;
+		f->err = err;
+		flow_done(f);
+	}
+}
+
+void
+et_fi_flow_ep_free(struct et_fi_ep *ep)
+{
+	struct et_fi_flow *f, *fn;
+	struct et_fi_sub *s, *sn;
+
+	for (f = ep->batch; f; f = fn) {
+		fn = f->next;
+		free(f);
+	}
+	for (s = ep->due; s; s = sn) {
+		sn = s->next;
+		free(s);
+	}
+	for (struct et_fi_conn *c = ep->conns; c; c = c->next)
+		for (uint32_t i = 0; i < c->n_data; i++)
+			for (s = c->data[i]->wait_head; s; s = sn) {
+				sn = s->next;
+				free(s);
+			}
+	ep->batch = NULL;
+	ep->due = NULL;
+}
