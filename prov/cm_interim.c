@@ -130,6 +130,7 @@ et_fi_cm_connect(struct et_fi_qp *q, uint32_t sq_psn, uint32_t rq_psn)
 	p->next = cm->pend;
 	cm->pend = p;
 	q->cm = p;
+	ep->cm_busy = true;
 	return 0;
 }
 
@@ -233,6 +234,7 @@ et_fi_cm_poll(struct et_fi_ep *ep)
 		p->next = cm->pend;
 		cm->pend = p;
 	}
+	ep->cm_busy = false;
 	for (pp = &cm->pend; (p = *pp) != NULL;) {
 		bool done = p->req.magic ? ask(p, now) : answer(ep, p);
 
@@ -241,6 +243,7 @@ et_fi_cm_poll(struct et_fi_ep *ep)
 			pend_free(p);
 		} else {
 			pp = &p->next;
+			ep->cm_busy = true;
 		}
 	}
 }

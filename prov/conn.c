@@ -90,6 +90,7 @@ qp_make(struct et_fi_conn *c, struct et_fi_qp *q, uint8_t kind, uint8_t slot, ui
 	q->qp = et_nic_qp_create(&et_fi_proc.nic, &a, ep->mrs, &ep->scq, &ep->rcq);
 	if (q->qp == NULL)
 		return -FI_ENOSPC;
+	et_fi_proc.qps_made++;
 	if (kind == ET_FI_QP_CTRL) {
 		c->rslots = calloc(ET_FI_CTRL_RECVS, sizeof(*c->rslots));
 		q->rbuf = malloc((size_t)ET_FI_CTRL_RECVS * (ET_FI_HDR_LEN + ep->eager));
@@ -123,6 +124,7 @@ qp_free(struct et_fi_qp *q)
 	et_fi_cm_drop(q);
 	if (q->lb_attached)
 		et_lb_detach(&et_fi_proc.lb, q->lb_state);
+	et_ctr_add(&et_qp_ctrs, &et_fi_proc.qp_gone, et_qp_stats(q->qp));
 	et_nic_qp_destroy(&et_fi_proc.nic, q->qp);
 	free(q->rbuf);
 	q->qp = NULL;
@@ -181,6 +183,29 @@ qp_connect(struct et_fi_conn *c, struct et_fi_qp *q, uint8_t kind, uint8_t slot,
 }
 
 struct et_fi_conn *
+et_fi_conn_to_addr(struct et_fi_ep *ep, uint32_t ip, uint16_t port, int *err)
+{
+	struct et_fi_conn *c;
+
+	*err = 0;
+	for (c = ep->conns; c; c = c->next)
+		if (c->active && c->peer_ip == ip && c->peer_port == port &&
+		    c->state != ET_FI_CONN_FAILED)
+			return c;
+	c = conn_new(ep, ip, port, true);
+	if (c == NULL) {
+		*err = -FI_ENOMEM;
+		return NULL;
+	}
+	if ((*err = qp_connect(c, &c->ctrl, ET_FI_QP_CTRL, 0, first_path(c))) != 0) {
+		c->state = ET_FI_CONN_FAILED;
+		c->err = *err;
+		return NULL;
+	}
+	return c;
+}
+
+struct et_fi_conn *
 et_fi_conn_to(struct et_fi_ep *ep, fi_addr_t a, int *err)
 {
 	const struct et_fi_addr *ad = et_fi_av_get(ep->av, a);
@@ -191,10 +216,9 @@ et_fi_conn_to(struct et_fi_ep *ep, fi_addr_t a, int *err)
 		*err = -FI_EINVAL;
 		return NULL;
 	}
-	if (a < ep->n_out && (c = ep->out[a]) != NULL) {
-		if (c->peer_ip == ad->ip && c->peer_port == ad->port)
-			return c;
-	}
+	if (a < ep->n_out && (c = ep->out[a]) != NULL && c->peer_ip == ad->ip &&
+	    c->peer_port == ad->port)
+		return c;
 	if (a >= ep->n_out) {
 		uint32_t n = ep->n_out ? ep->n_out : 16;
 		struct et_fi_conn **o;
@@ -209,27 +233,11 @@ et_fi_conn_to(struct et_fi_ep *ep, fi_addr_t a, int *err)
 		ep->out = o;
 		ep->n_out = n;
 	}
-	/* an address inserted again (or under another index) keeps its connection */
-	for (c = ep->conns; c; c = c->next)
-		if (c->active && c->peer_ip == ad->ip && c->peer_port == ad->port)
-			break;
-	if (c == NULL) {
-		c = conn_new(ep, ad->ip, ad->port, true);
-		if (c == NULL) {
-			*err = -FI_ENOMEM;
-			return NULL;
-		}
-		if ((*err = qp_connect(c, &c->ctrl, ET_FI_QP_CTRL, 0, first_path(c))) != 0) {
-			c->state = ET_FI_CONN_FAILED;
-			c->err = *err;
-			return NULL;
-		}
-	}
-	ep->out[a] = c;
-	if (c->state == ET_FI_CONN_FAILED) {
-		*err = c->err ? c->err : -FI_EIO;
-		return NULL;
-	}
+	/* an address inserted again (or under another index) keeps its
+	 * connection; a failed one is made again */
+	c = et_fi_conn_to_addr(ep, ad->ip, ad->port, err);
+	if (c)
+		ep->out[a] = c;
 	return c;
 }
 
@@ -344,6 +352,7 @@ et_fi_conn_fail(struct et_fi_conn *c, int err)
 	c->state = ET_FI_CONN_FAILED;
 	c->err = err;
 	et_fi_flow_conn_fail(c);
+	et_fi_msg_flush_pending(c); /* what waited for it ends first, off its list */
 	/* requests with nothing in flight on it end now; the rest end as their
 	 * flushed work requests come back */
 	for (uint32_t i = 0; i < ep->n_reqs; i++) {
@@ -352,7 +361,6 @@ et_fi_conn_fail(struct et_fi_conn *c, int err)
 		if (!((uintptr_t)r & 1) && r->conn == c)
 			et_fi_req_fail(r, -err);
 	}
-	et_fi_msg_flush_pending(c);
 	if (c->active)
 		for (uint32_t a = 0; a < ep->n_out; a++)
 			if (ep->out[a] == c)

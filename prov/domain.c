@@ -382,7 +382,12 @@ av_insert(struct fid_av *fav, const void *addr, size_t count, fi_addr_t *fi_addr
 			fi_addr[i] = a;
 		if (a != FI_ADDR_NOTAVAIL)
 			n++;
+		/* FI_SYNC_ERR: context is an int per address, its error */
+		if ((flags & FI_SYNC_ERR) && context)
+			((int *)context)[i] = a != FI_ADDR_NOTAVAIL ? 0 : -FI_EINVAL;
 	}
+	if (flags & FI_SYNC_ERR)
+		context = NULL;
 	n = av_done(av, n, count, flags, context);
 	et_fi_unlock();
 	return n;

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rte_eal.h>
@@ -134,6 +135,17 @@ et_fi_env_load(void)
 		p->env.slot = v;
 	if (fi_param_get_bool(&et_fi_prov, "yield", &v) == FI_SUCCESS)
 		p->env.yield = v;
+	if (fi_param_get_int(&et_fi_prov, "stats", &v) == FI_SUCCESS)
+		p->env.stats = v;
+	{
+		char *rdv = param_str("rdv");
+
+		if (rdv && strcmp(rdv, "read") && strcmp(rdv, "write")) {
+			ET_FI_WARN(FI_LOG_CORE, "FI_ETHEREAL_RDV=%s: expected read or write\n", rdv);
+			return -FI_EINVAL;
+		}
+		p->env.rdv_write = rdv && strcmp(rdv, "write") == 0;
+	}
 	p->env.eager = ET_FI_EAGER_DEFAULT;
 	if (fi_param_get_int(&et_fi_prov, "eager", &v) == FI_SUCCESS) {
 		if (v < 0 || v > 65536) {
@@ -367,6 +379,28 @@ open_loop(struct et_fi_proc *p)
 	return 0;
 }
 
+static void *
+keeper_main(void *arg)
+{
+	struct et_fi_proc *p = arg;
+	struct timespec nap = {0, (long)(ET_FI_KEEPER_IDLE_NS / 4)};
+
+	while (!p->keeper_stop) {
+		nanosleep(&nap, NULL);
+		if (et_tsc_ns() - __atomic_load_n(&p->last_progress_ns, __ATOMIC_RELAXED) <
+		    ET_FI_KEEPER_IDLE_NS)
+			continue;
+		if (pthread_mutex_trylock(&p->lock))
+			continue; /* the consumer is in: it progresses */
+		/* as long as there is work, as a NIC would (bounded: the lock) */
+		for (int i = 0; i < 256 && et_fi_progress(); i++)
+			;
+		p->keeper_runs++;
+		et_fi_unlock();
+	}
+	return NULL;
+}
+
 int
 et_fi_port_open(void)
 {
@@ -417,8 +451,11 @@ et_fi_port_open(void)
 			goto fail;
 		}
 	}
-	if (et_nic_init(&p->nic, &p->port, &p->fp.host_link, p->mp, &p->mac, p->ip, 0x100,
-			16384)) {
+	/* the port is a real one: the wire paces it, not the conf's [link]
+	 * model (its rate would let the NIC hand the port 2 frames a poll) */
+	struct et_link_model wire = {0};
+
+	if (et_nic_init(&p->nic, &p->port, &wire, p->mp, &p->mac, p->ip, 0x100, 16384)) {
 		snprintf(p->why, sizeof(p->why), "cannot set up the NIC model");
 		goto fail;
 	}
@@ -428,6 +465,11 @@ et_fi_port_open(void)
 	p->nic.arp = &p->arp;
 	et_lb_host_init(&p->lb, &p->rc.lb, &p->rc.t, (uint32_t)p->slot, p->rc.seed);
 	p->nic_up = true;
+	p->last_progress_ns = et_tsc_ns();
+	if (pthread_create(&p->keeper, NULL, keeper_main, p) == 0)
+		p->keeper_up = true;
+	else
+		ET_FI_WARN(FI_LOG_DOMAIN, "no keeper thread: a consumer away for long looks dead\n");
 	/* memif and tap come up a little after start */
 	if (p->port.kind == ET_PORT_ETHDEV)
 		et_port_await_link_up(&p->port, 5000, NULL);
@@ -442,6 +484,13 @@ et_fi_port_close(void)
 {
 	struct et_fi_proc *p = &et_fi_proc;
 
+	if (p->keeper_up) {
+		p->keeper_stop = 1;
+		et_fi_unlock(); /* it may be waiting for the lock */
+		pthread_join(p->keeper, NULL);
+		et_fi_lock();
+		p->keeper_up = false;
+	}
 	if (p->nic_up) {
 		et_nic_free(&p->nic);
 		et_port_close(&p->port);
@@ -473,29 +522,80 @@ et_fi_linger(void)
 	}
 }
 
-void
-et_fi_idle(void)
+static void
+add_qp(void *ctx, struct et_qp *qp)
 {
-	if (et_fi_proc.env.yield)
-		sched_yield();
+	et_ctr_add(&et_qp_ctrs, ctx, et_qp_stats(qp));
+}
+
+static void
+print_nonzero(void *ctx, const char *name, uint64_t v)
+{
+	if (v)
+		fprintf(stderr, " %s %llu", name, (unsigned long long)v);
 }
 
 void
+et_fi_report(void)
+{
+	struct et_fi_proc *p = &et_fi_proc;
+	struct et_qp_stats st = p->qp_gone;
+	char lb[32];
+
+	if (!p->env.stats || !p->nic_up)
+		return;
+	et_nic_each_qp(&p->nic, add_qp, &st);
+	fprintf(stderr,
+		"ethereal-fi: slot %d %u.%u.%u.%u %s: qps %llu, tx_pkts %llu, retransmits %llu, "
+		"timeouts %llu, rerouted %llu, paths_marked_bad %llu, rx_pkts %llu, "
+		"cnps_rx %llu, keeper_runs %llu\n",
+		p->slot, p->ip >> 24, (p->ip >> 16) & 255, (p->ip >> 8) & 255, p->ip & 255,
+		et_lb_name(&p->rc.lb, lb, sizeof(lb)), (unsigned long long)p->qps_made,
+		(unsigned long long)st.tx_pkts, (unsigned long long)st.retransmits,
+		(unsigned long long)st.timeouts, (unsigned long long)p->lb.paths.rerouted,
+		(unsigned long long)p->lb.paths.marked_bad, (unsigned long long)st.rx_pkts,
+		(unsigned long long)st.cnps_rx, (unsigned long long)p->keeper_runs);
+	if (p->env.stats > 1) { /* every counter not zero: QPs', then the NIC's */
+		fprintf(stderr, "ethereal-fi: slot %d:", p->slot);
+		et_ctr_each(&et_qp_ctrs, &st, "qp.", print_nonzero, NULL);
+		et_ctr_each(&et_nic_ctrs, &p->nic.st, "nic.", print_nonzero, NULL);
+		fprintf(stderr, "\n");
+	}
+}
+
+void
+et_fi_idle(void)
+{
+	if (et_fi_proc.env.yield && et_fi_proc.last_work == 0)
+		sched_yield();
+}
+
+uint32_t
 et_fi_progress(void)
 {
 	struct et_fi_proc *p = &et_fi_proc;
+	uint32_t work;
 	uint64_t now;
 
 	if (!p->nic_up)
-		return;
+		return 0;
 	p->progress_calls++;
 	now = et_tsc_ns();
-	et_nic_poll(&p->nic, now);
+	__atomic_store_n(&p->last_progress_ns, now, __ATOMIC_RELAXED);
+	work = et_nic_poll(&p->nic, now);
+	/* the connection manager is control path: a few times a millisecond */
+	bool cm = now - p->last_cm_ns >= ET_FI_CM_POLL_NS;
+
+	if (cm)
+		p->last_cm_ns = now;
 	for (struct et_fi_ep *ep = p->eps; ep; ep = ep->next) {
-		et_fi_cm_poll(ep);
+		if (cm || ep->cm_busy)
+			et_fi_cm_poll(ep);
 		et_fi_conn_poll(ep);
 		et_fi_flow_poll(ep, now);
 	}
 	/* what the completions posted leaves now, not at the next read */
-	et_nic_poll(&p->nic, et_tsc_ns());
+	work += et_nic_poll(&p->nic, et_tsc_ns());
+	p->last_work = work;
+	return work;
 }

@@ -119,7 +119,7 @@ et_fi_req_complete(struct et_fi_req *req, int err, uint64_t olen)
 
 	/* an error always completes; a success as the op asked */
 	if (cq && (err || !selective || (req->op_flags & FI_COMPLETION)) &&
-	    !(req->op_flags & FI_INJECT)) {
+	    !(req->op_flags & ET_FI_SILENT)) {
 		struct et_fi_cqe e = {
 			.e = {.op_context = req->context, .flags = req->flags,
 			      .len = rx ? (req->msg_len < req->len ? req->msg_len : req->len) : 0,
@@ -208,6 +208,8 @@ ep_close(struct fid *fid)
 		et_fi_msg_ep_free(ep);
 		et_cq_free(&ep->scq);
 		et_cq_free(&ep->rcq);
+		if (et_fi_proc.eps == NULL)
+			et_fi_report();
 	}
 	unref_all(ep);
 	ep->d->refs--;

@@ -90,6 +90,8 @@ struct et_fi_env {
 	char *rundir;     /* where the slots' locks are */
 	char *mac;        /* the port's MAC, over the device's; %d: the slot */
 	int yield;        /* a read that finds nothing gives the core away */
+	bool rdv_write;   /* a rendezvous by WRITE (CTS) instead of READ */
+	int stats;        /* say the process's counters when its last endpoint goes */
 };
 
 struct et_fi_proc {
@@ -117,6 +119,15 @@ struct et_fi_proc {
 	struct et_fi_ep *eps;
 	uint16_t next_port;   /* the next port an endpoint without one gets */
 	uint64_t progress_calls;
+	uint64_t last_progress_ns;  /* when progress last ran (the keeper reads it) */
+	uint64_t last_cm_ns;        /* when the connection manager last ran */
+	uint32_t last_work;         /* what the last progress did (0: idle) */
+	pthread_t keeper;
+	bool keeper_up;
+	uint64_t keeper_runs;      /* progress the keeper ran */
+	volatile int keeper_stop;
+	struct et_qp_stats qp_gone; /* the counters of every QP destroyed */
+	uint64_t qps_made;
 };
 
 extern struct et_fi_proc et_fi_proc;
@@ -137,9 +148,21 @@ uint32_t et_fi_host_of_ip(uint32_t ip);
 int et_fi_port_open(void);
 void et_fi_port_close(void);
 /* The NIC and every endpoint: RX, timers, TX, completions, connections,
- * the flow interceptor.  Called locked by every CQ, counter and EQ read. */
-void et_fi_progress(void);
+ * the flow interceptor.  Called locked by every CQ, counter and EQ read.
+ * The NIC's work done (0: nothing now). */
+uint32_t et_fi_progress(void);
 uint64_t et_fi_now(void);
+/* The keeper: a thread that runs progress when the consumer has not for
+ * ET_FI_KEEPER_IDLE_NS (it sleeps, computes, or waits on something else),
+ * as a NIC answers its peers whatever its host does: without it a
+ * consumer away for longer than the peers' retries (fabtests' fi_bw -T 1
+ * sleeps a second) looks dead to them.  Completions still come only in
+ * the consumer's reads (FI_PROGRESS_MANUAL). */
+#define ET_FI_KEEPER_IDLE_NS 10000000ull
+/* The connection manager runs this often when no connection is being
+ * made (it is control path: a system call or two). */
+#define ET_FI_CM_POLL_NS 200000ull
+
 /* An endpoint goes: its peers' last messages may be on their way, and
  * with manual progress nobody else acknowledges them (a NIC would), so
  * keep polling until nothing has arrived for ET_FI_LINGER_QUIET_NS (at
@@ -147,6 +170,9 @@ uint64_t et_fi_now(void);
 #define ET_FI_LINGER_QUIET_NS 20000000ull
 #define ET_FI_LINGER_MAX_NS 2000000000ull
 void et_fi_linger(void);
+/* FI_ETHEREAL_STATS: one line to stderr with what the process's QPs and
+ * the policy's path state met (the testbed sums them).  Locked. */
+void et_fi_report(void);
 /* A read found nothing: with FI_ETHEREAL_YIELD, give the core away (a
  * switch and its hosts sharing cores need it). */
 void et_fi_idle(void);
@@ -257,11 +283,14 @@ enum et_fi_op {
 	ET_FI_OP_RTS,        /* a large message: its size; wait for CTS */
 	ET_FI_OP_CTS,        /* where it goes: addr, key, bytes wanted */
 	ET_FI_OP_WDATA,      /* an RMA write's remote CQ data, after its bytes */
+	ET_FI_OP_FIN,        /* a rendezvous by READ: the receiver has the bytes */
 	ET_FI_OP_COUNT,
 };
 
 #define ET_FI_HF_TAGGED (1u << 0)
 #define ET_FI_HF_DATA (1u << 1)   /* data carries remote CQ data */
+#define ET_FI_HF_READ (1u << 2)   /* RTS: read the bytes at addr, key */
+#define ET_FI_HF_ERR (1u << 3)    /* FIN: the receiver could not read them */
 
 /* Little-endian on the wire (et_fi_hdr_put/get). */
 struct et_fi_hdr {
@@ -280,6 +309,11 @@ void et_fi_hdr_put(uint8_t *p, const struct et_fi_hdr *h);
 void et_fi_hdr_get(const uint8_t *p, struct et_fi_hdr *h);
 
 /* ---- requests ---- */
+
+/* An fi_inject* call: no completion entry ever (its counter still counts).
+ * The FI_INJECT flag alone only lets the buffer go at once.  Ours: taken
+ * out of the flags a consumer passes. */
+#define ET_FI_SILENT (1ull << 63)
 
 enum et_fi_req_kind {
 	ET_FI_REQ_SEND,
@@ -312,7 +346,7 @@ struct et_fi_req {
 	uint64_t got;            /* receive: bytes landed (rendezvous) */
 	int err;                 /* the first error met: a positive FI_E* */
 	uint8_t *inject;         /* FI_INJECT: our copy of the data */
-	bool claimed;            /* FI_CLAIM'd unexpected message */
+	bool rdv_read;           /* receive: its rendezvous reads (FIN, not CTS) */
 	struct et_fi_req *next, *prev;
 };
 
@@ -381,15 +415,16 @@ struct et_fi_conn {
 
 /* ---- large transfers (flow.c) ---- */
 
-/* A transfer the interceptor plans: bytes to one peer's memory by WRITE
- * (with immediate imm, or none). */
+/* A transfer the interceptor plans: bytes between local memory and one
+ * peer's, by WRITE (with immediate imm, or none) or by READ. */
 struct et_fi_flow {
 	struct et_fi_conn *conn;
 	struct et_fi_req *req;
-	const uint8_t *src;
+	uint8_t *local;
 	uint64_t len;
 	uint64_t raddr;
 	uint32_t rkey;
+	bool read;               /* the peer's bytes into local */
 	bool imm;                /* each subflow's WRITE carries imm */
 	uint32_t imm_val;
 	uint32_t subs_left;
@@ -447,6 +482,7 @@ struct et_fi_ep {
 	uint64_t batch_at;       /* 0: no batch open */
 	struct et_fi_sub *due;   /* planned, waiting for their start */
 	void *cm;                /* the connection manager's listener */
+	bool cm_busy;            /* connections being made: the CM runs at every progress */
 	struct et_fi_ep *next;
 };
 
@@ -512,6 +548,9 @@ void et_fi_msg_flush_pending(struct et_fi_conn *c);
 int et_fi_msg_cancel(struct et_fi_ep *ep, void *context);
 /* An RMA write's remote CQ data (WDATA), after its bytes: 0 or -FI_errno. */
 int et_fi_msg_wdata(struct et_fi_req *req);
+/* A rendezvous by READ read its bytes (err: 0 or a positive FI_E*): the
+ * sender is told (FIN), the receive completes. */
+void et_fi_msg_read_done(struct et_fi_req *req, int err);
 void et_fi_msg_ep_free(struct et_fi_ep *ep);
 /* A control message on c (a request's, or none): 0, -FI_EAGAIN. */
 int et_fi_ctrl_send(struct et_fi_conn *c, struct et_fi_req *req, const struct et_fi_hdr *h,
@@ -523,6 +562,9 @@ extern struct fi_ops_rma et_fi_rma_ops;
 /* conn.c */
 /* Our connection to fi_addr a: made (and connecting) on first use. */
 struct et_fi_conn *et_fi_conn_to(struct et_fi_ep *ep, fi_addr_t a, int *err);
+/* The same to the endpoint (ip, port), in the AV or not. */
+struct et_fi_conn *et_fi_conn_to_addr(struct et_fi_ep *ep, uint32_t ip, uint16_t port,
+				      int *err);
 /* A data QP of c for slot/path, made if there is none; NULL if none can be. */
 struct et_fi_qp *et_fi_conn_data_qp(struct et_fi_conn *c, uint32_t slot, uint16_t path);
 void et_fi_conn_poll(struct et_fi_ep *ep);
@@ -543,9 +585,10 @@ struct et_fi_qp *et_fi_conn_accept(struct et_fi_ep *ep, uint32_t ip, uint16_t po
 int et_fi_qp_post_send(struct et_fi_qp *q, const struct et_send_wr *wr, int insert_pos);
 
 /* flow.c */
-/* Bytes from src to the peer's (raddr, rkey): planned with the batch. */
-int et_fi_flow_start(struct et_fi_conn *c, struct et_fi_req *req, const uint8_t *src,
-		     uint64_t len, uint64_t raddr, uint32_t rkey, bool imm, uint32_t imm_val);
+/* Bytes between local and the peer's (raddr, rkey), by WRITE (with
+ * immediate imm_val when imm) or READ: planned with the batch. */
+int et_fi_flow_start(struct et_fi_conn *c, struct et_fi_req *req, uint8_t *local, uint64_t len,
+		     uint64_t raddr, uint32_t rkey, bool read, bool imm, uint32_t imm_val);
 void et_fi_flow_poll(struct et_fi_ep *ep, uint64_t now);
 /* A data QP's WRITE completed (wr_id: the subflow). */
 void et_fi_flow_sent(struct et_fi_ep *ep, struct et_fi_sub *s, int err);

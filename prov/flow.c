@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Large transfers through the load balancer, as the host runtime
  * (host/et_runtime) drives it for a collective's step: a flow is a
- * transfer of bytes to one peer's memory (a rendezvous' data, an RMA
- * write).  Flows posted together are a batch: with Ethereal's flow
+ * transfer of bytes between our memory and one peer's (a rendezvous' data
+ * by READ or WRITE, an RMA read or write; a READ's responses come back on
+ * the path its requests took, swapped).  Flows posted together are a batch: with Ethereal's flow
  * interceptor (et_lb_batched) every flow of the next [lb] batch-ns waits
  * and the batch is planned at once, Algorithm 1 over the good paths to
  * each destination leaf; other policies plan each flow as it comes.  The
@@ -37,16 +38,17 @@ slot_of(const struct et_lb_host *lb, uint16_t path, uint32_t nth)
 }
 
 int
-et_fi_flow_start(struct et_fi_conn *c, struct et_fi_req *req, const uint8_t *src, uint64_t len,
-		 uint64_t raddr, uint32_t rkey, bool imm, uint32_t imm_val)
+et_fi_flow_start(struct et_fi_conn *c, struct et_fi_req *req, uint8_t *local, uint64_t len,
+		 uint64_t raddr, uint32_t rkey, bool read, bool imm, uint32_t imm_val)
 {
 	struct et_fi_ep *ep = c->ep;
 	struct et_fi_flow *f = calloc(1, sizeof(*f)), **p;
 
 	if (f == NULL)
 		return -FI_ENOMEM;
-	*f = (struct et_fi_flow){.conn = c, .req = req, .src = src, .len = len, .raddr = raddr,
-				 .rkey = rkey, .imm = imm, .imm_val = imm_val};
+	*f = (struct et_fi_flow){.conn = c, .req = req, .local = local, .len = len,
+				 .raddr = raddr, .rkey = rkey, .read = read, .imm = imm,
+				 .imm_val = imm_val};
 	for (p = &ep->batch; *p; p = &(*p)->next)
 		;
 	*p = f;
@@ -67,7 +69,9 @@ flow_done(struct et_fi_flow *f)
 	struct et_fi_req *req = f->req;
 
 	req->inflight--;
-	if (f->err)
+	if (req->kind == ET_FI_REQ_RECV)
+		et_fi_msg_read_done(req, f->err);
+	else if (f->err)
 		et_fi_req_fail(req, f->err);
 	else if (req->kind == ET_FI_REQ_WRITE && (req->op_flags & FI_REMOTE_CQ_DATA)) {
 		int r = et_fi_msg_wdata(req);
@@ -91,8 +95,9 @@ qp_fill(struct et_fi_qp *q)
 		struct et_fi_flow *f = s->f;
 		struct et_send_wr wr = {
 			.wr_id = (uint64_t)(uintptr_t)s | WR_DATA,
-			.opcode = f->imm ? ET_WR_RDMA_WRITE_IMM : ET_WR_RDMA_WRITE,
-			.local_addr = f->src + s->off,
+			.opcode = f->read ? ET_WR_RDMA_READ
+				  : f->imm ? ET_WR_RDMA_WRITE_IMM : ET_WR_RDMA_WRITE,
+			.local_addr = f->local + s->off,
 			.length = (uint32_t)s->len,
 			.lkey = ep->d->local_key,
 			.remote_addr = f->raddr + s->off,

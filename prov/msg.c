@@ -3,12 +3,14 @@
  *
  * A message of up to FI_ETHEREAL_EAGER bytes goes in one SEND on the
  * connection's control QP, after a header (EAGER).  A larger one is a
- * rendezvous: the sender's RTS says its size; the receiver, once a receive
- * matches it, exposes that receive's bytes for the length of the transfer
- * and answers CTS (address, key, how many bytes it takes); the sender's
- * flow interceptor (flow.c) moves them by WRITE with immediate on the
- * connection's data QPs, the immediate naming the receive, which completes
- * when its bytes have all landed.  (By READ once lib/transport has it.)
+ * rendezvous: the sender's RTS says its size and exposes its bytes for
+ * the length of the transfer (address, key); the receiver, once a receive
+ * matches it, reads what it takes (its flow interceptor, flow.c, plans the
+ * READs on its data QPs to the sender) and answers FIN, which completes
+ * the send.  With FI_ETHEREAL_RDV=write the receiver exposes its receive
+ * instead and answers CTS (address, key, how many bytes it takes), and the
+ * sender's interceptor WRITEs them with immediate, the immediate naming
+ * the receive, which completes when its bytes have all landed.
  *
  * Matching is in arrival order, which on one connection is the order the
  * peer posted (FI_ORDER_SAS): the posted receives are searched first, and
@@ -194,13 +196,34 @@ req_ctrl_post(struct et_fi_req *req)
 			h.op = ET_FI_OP_EAGER;
 			payload = req->buf;
 			plen = req->len;
-		} else {
-			h.op = ET_FI_OP_RTS;
+			break;
+		}
+		h.op = ET_FI_OP_RTS;
+		if (!et_fi_proc.env.rdv_write) {
+			/* the receiver reads them: exposed until its FIN */
+			if (req->tmp_key == 0) {
+				const struct et_mr *mr = et_mr_reg(req->ep->mrs, req->buf, req->len,
+								   ET_ACCESS_LOCAL_WRITE |
+									   ET_ACCESS_REMOTE_READ);
+
+				if (mr == NULL)
+					return -FI_ENOSPC;
+				req->tmp_key = mr->key;
+			}
+			h.flags |= ET_FI_HF_READ;
+			h.addr = (uint64_t)(uintptr_t)req->buf;
+			h.key = req->tmp_key;
 		}
 		break;
 	case ET_FI_REQ_RECV:
+		/* the sender's request, from its RTS */
+		h.sid = (uint32_t)req->rma_key;
+		if (req->rdv_read) {
+			h.op = ET_FI_OP_FIN;
+			h.flags = req->err && req->err != FI_ETRUNC ? ET_FI_HF_ERR : 0;
+			break;
+		}
 		h.op = ET_FI_OP_CTS;
-		h.sid = (uint32_t)req->rma_key; /* the sender's request, from its RTS */
 		h.rid = req->id;
 		h.len = req->msg_len < req->len ? req->msg_len : req->len;
 		h.addr = (uint64_t)(uintptr_t)req->buf;
@@ -281,6 +304,23 @@ et_fi_msg_flush_pending(struct et_fi_conn *c)
 			return;
 		}
 	}
+}
+
+void
+et_fi_msg_read_done(struct et_fi_req *req, int err)
+{
+	int r;
+
+	if (err && !req->err)
+		req->err = err;
+	if (!req->err && req->msg_len > req->len)
+		req->err = FI_ETRUNC;
+	req->done = true;
+	r = ctrl_post_or_queue(req); /* FIN, also in error: the sender waits for it */
+	if (r)
+		et_fi_req_fail(req, -r);
+	else
+		et_fi_req_check(req);
 }
 
 /* An RMA write's remote CQ data, once its bytes are acknowledged. */
@@ -375,13 +415,13 @@ msg_sendmsg(struct fid_ep *ep, const struct fi_msg *msg, uint64_t flags)
 		return -FI_EINVAL;
 	return send_common(ep, msg->iov_count ? msg->msg_iov[0].iov_base : NULL,
 			   msg->iov_count ? msg->msg_iov[0].iov_len : 0, msg->addr, 0, msg->data,
-			   msg->context, flags, false);
+			   msg->context, flags & ~ET_FI_SILENT, false);
 }
 
 static ssize_t
 msg_inject(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest)
 {
-	return send_common(ep, buf, len, dest, 0, 0, NULL, FI_INJECT, false);
+	return send_common(ep, buf, len, dest, 0, 0, NULL, FI_INJECT | ET_FI_SILENT, false);
 }
 
 static ssize_t
@@ -397,8 +437,8 @@ msg_senddata(struct fid_ep *ep, const void *buf, size_t len, void *desc, uint64_
 static ssize_t
 msg_injectdata(struct fid_ep *ep, const void *buf, size_t len, uint64_t data, fi_addr_t dest)
 {
-	return send_common(ep, buf, len, dest, 0, data, NULL, FI_INJECT | FI_REMOTE_CQ_DATA,
-			   false);
+	return send_common(ep, buf, len, dest, 0, data, NULL,
+			   FI_INJECT | ET_FI_SILENT | FI_REMOTE_CQ_DATA, false);
 }
 
 static ssize_t
@@ -429,13 +469,13 @@ tag_sendmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg, uint64_t flags)
 		return -FI_EINVAL;
 	return send_common(ep, msg->iov_count ? msg->msg_iov[0].iov_base : NULL,
 			   msg->iov_count ? msg->msg_iov[0].iov_len : 0, msg->addr, msg->tag,
-			   msg->data, msg->context, flags, true);
+			   msg->data, msg->context, flags & ~ET_FI_SILENT, true);
 }
 
 static ssize_t
 tag_inject(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag)
 {
-	return send_common(ep, buf, len, dest, tag, 0, NULL, FI_INJECT, true);
+	return send_common(ep, buf, len, dest, tag, 0, NULL, FI_INJECT | ET_FI_SILENT, true);
 }
 
 static ssize_t
@@ -452,8 +492,8 @@ static ssize_t
 tag_injectdata(struct fid_ep *ep, const void *buf, size_t len, uint64_t data, fi_addr_t dest,
 	       uint64_t tag)
 {
-	return send_common(ep, buf, len, dest, tag, data, NULL, FI_INJECT | FI_REMOTE_CQ_DATA,
-			   true);
+	return send_common(ep, buf, len, dest, tag, data, NULL,
+			   FI_INJECT | ET_FI_SILENT | FI_REMOTE_CQ_DATA, true);
 }
 
 /* ---- matching ---- */
@@ -494,8 +534,26 @@ deliver(struct et_fi_req *req, struct et_fi_conn *c, const struct et_fi_hdr *h,
 				   h->len > req->len ? h->len - req->len : 0);
 		return;
 	}
-	/* rendezvous: the sender's request id rides in rma_key until the CTS */
+	/* rendezvous: the sender's request id rides in rma_key until the CTS
+	 * or FIN */
 	req->rma_key = h->sid;
+	if (h->flags & ET_FI_HF_READ) {
+		struct et_fi_conn *rc;
+		int err;
+
+		req->rdv_read = true;
+		if (n == 0) {
+			et_fi_msg_read_done(req, 0);
+			return;
+		}
+		/* our own connection to the sender: its data QPs carry our READs */
+		rc = et_fi_conn_to_addr(ep, c->peer_ip, c->peer_port, &err);
+		if (rc)
+			err = et_fi_flow_start(rc, req, req->buf, n, h->addr, h->key, true, false, 0);
+		if (err)
+			et_fi_msg_read_done(req, -err);
+		return;
+	}
 	if (n) {
 		const struct et_mr *mr = et_mr_reg(ep->mrs, req->buf, n,
 						   ET_ACCESS_LOCAL_WRITE | ET_ACCESS_REMOTE_WRITE);
@@ -578,6 +636,17 @@ et_fi_msg_rx(struct et_fi_conn *c, const uint8_t *buf, uint32_t len)
 	case ET_FI_OP_RTS:
 		incoming(c, &h, NULL);
 		break;
+	case ET_FI_OP_FIN:
+		req = et_fi_req_by_id(ep, h.sid);
+		if (req == NULL || req->kind != ET_FI_REQ_SEND || req->done) {
+			ET_FI_WARN(FI_LOG_EP_DATA, "a FIN for no waiting send: dropped\n");
+			return;
+		}
+		req->done = true;
+		if (h.flags & ET_FI_HF_ERR)
+			req->err = FI_EIO;
+		et_fi_req_check(req);
+		break;
 	case ET_FI_OP_CTS:
 		req = et_fi_req_by_id(ep, h.sid);
 		if (req == NULL || req->kind != ET_FI_REQ_SEND || req->done) {
@@ -586,7 +655,8 @@ et_fi_msg_rx(struct et_fi_conn *c, const uint8_t *buf, uint32_t len)
 		}
 		req->done = true;
 		if (h.len) {
-			int r = et_fi_flow_start(c, req, req->buf, h.len, h.addr, h.key, true, h.rid);
+			int r = et_fi_flow_start(c, req, req->buf, h.len, h.addr, h.key, false, true,
+						 h.rid);
 
 			if (r) {
 				et_fi_req_fail(req, -r);
@@ -727,7 +797,9 @@ recv_common(struct fid_ep *fep, void *buf, size_t len, fi_addr_t src, uint64_t t
 			et_fi_req_complete(req, 0, 0);
 			/* a discarded rendezvous: its sender is told it is taken, of no bytes */
 			if (u->h.op == ET_FI_OP_RTS) {
-				struct et_fi_hdr h = {.op = ET_FI_OP_CTS, .sid = u->h.sid};
+				struct et_fi_hdr h = {
+					.op = u->h.flags & ET_FI_HF_READ ? ET_FI_OP_FIN : ET_FI_OP_CTS,
+					.sid = u->h.sid};
 
 				et_fi_ctrl_send(u->conn, NULL, &h, NULL, 0);
 			}

@@ -3,7 +3,7 @@
  *
  * What it claims is one fi_info, the one below: FI_EP_RDM with messages,
  * tagged messages (ignore bits, directed receives, peek and claim) and RMA
- * writes (with remote CQ data), manual progress, FI_SOCKADDR_IN addresses
+ * reads and writes (with remote CQ data), manual progress, FI_SOCKADDR_IN addresses
  * (the host's RoCE IPv4 address and the endpoint's port).  fi_info -p
  * ethereal -v prints exactly it.
  */
@@ -15,9 +15,9 @@
 #include "et_fi.h"
 
 /* what every endpoint can do */
-#define ET_FI_TX_CAPS (FI_MSG | FI_TAGGED | FI_RMA | FI_SEND | FI_WRITE)
-#define ET_FI_RX_CAPS (FI_MSG | FI_TAGGED | FI_RECV | FI_REMOTE_WRITE | FI_DIRECTED_RECV | \
-		       FI_SOURCE)
+#define ET_FI_TX_CAPS (FI_MSG | FI_TAGGED | FI_RMA | FI_SEND | FI_WRITE | FI_READ)
+#define ET_FI_RX_CAPS (FI_MSG | FI_TAGGED | FI_RMA | FI_RECV | FI_REMOTE_WRITE | \
+		       FI_REMOTE_READ | FI_DIRECTED_RECV | FI_SOURCE)
 #define ET_FI_DOM_CAPS (FI_LOCAL_COMM | FI_REMOTE_COMM)
 #define ET_FI_CAPS (ET_FI_TX_CAPS | ET_FI_RX_CAPS | ET_FI_DOM_CAPS)
 /* what RMA's target needs of the consumer's registrations */
@@ -166,24 +166,32 @@ sockaddr_dup(uint32_t ip, uint16_t port, size_t *len)
 		return -FI_ENODATA;                                                           \
 	} while (0)
 
-/* The consumer's memory registration mode against ours, for the caps it
- * asked (util_attr.c's rule): the bits its RMA target needs, if any. */
+/* The consumer's memory registration mode against ours: the bits an RMA
+ * target needs (virtual addresses, the provider's keys, allocated memory)
+ * when it asked for RMA, none when it did not; a consumer that named no
+ * caps and cannot take those bits gets the caps without RMA.  Before API
+ * 1.5 the answer is FI_MR_BASIC, what those bits were then. */
 static int
-mr_mode_for(const struct fi_info *hints, uint64_t caps, int *mode)
+mr_mode_for(uint32_t version, const struct fi_info *hints, uint64_t *caps, int *mode)
 {
 	int user = hints && hints->domain_attr ? hints->domain_attr->mr_mode : 0;
-	int need = (caps & (FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_READ)) ? ET_FI_MR_MODE : 0;
+	const uint64_t rma = FI_RMA | FI_WRITE | FI_REMOTE_WRITE | FI_READ | FI_REMOTE_READ;
 
 	if (user & FI_MR_SCALABLE)
 		REFUSE("FI_MR_SCALABLE: our keys are the provider's (FI_MR_PROV_KEY)\n");
-	if (user & FI_MR_BASIC) {
+	if (FI_VERSION_LT(version, FI_VERSION(1, 5)) || (user & FI_MR_BASIC)) {
 		*mode = FI_MR_BASIC;
 		return 0;
 	}
-	if (user != FI_MR_UNSPEC && (user & need) != need)
+	*mode = 0;
+	if (!(*caps & rma) || (user & ET_FI_MR_MODE) == ET_FI_MR_MODE || !hints) {
+		*mode = *caps & rma ? ET_FI_MR_MODE : 0;
+		return 0;
+	}
+	if (hints && hints->caps)
 		REFUSE("mr_mode 0x%x: RMA needs FI_MR_VIRT_ADDR|FI_MR_ALLOCATED|FI_MR_PROV_KEY\n",
 		       user);
-	*mode = need;
+	*caps &= ~rma;
 	return 0;
 }
 
@@ -202,11 +210,8 @@ check_hints(const struct fi_info *h)
 		if (e->protocol != FI_PROTO_UNSPEC)
 			REFUSE("protocol %u\n", e->protocol);
 	}
-	if (h->caps & ~(uint64_t)(ET_FI_CAPS | FI_READ | FI_REMOTE_READ))
+	if (h->caps & ~(uint64_t)ET_FI_CAPS)
 		REFUSE("caps 0x%llx: not all claimed\n", (unsigned long long)h->caps);
-	/* FI_RMA alone implies reads: we take it as what we have (writes) */
-	if ((h->caps & (FI_READ | FI_REMOTE_READ)))
-		REFUSE("RMA reads are not claimed\n");
 	if (h->addr_format != FI_FORMAT_UNSPEC && h->addr_format != FI_SOCKADDR_IN &&
 	    h->addr_format != FI_SOCKADDR)
 		REFUSE("address format %u: only FI_SOCKADDR_IN\n", h->addr_format);
@@ -219,7 +224,7 @@ check_hints(const struct fi_info *h)
 		if (t->iov_limit > 1 || t->rma_iov_limit > 1 || t->size > tx_attr.size ||
 		    t->inject_size > et_fi_proc.env.eager)
 			REFUSE("tx sizes\n");
-		if (t->caps & ~tx_attr.caps & ~(uint64_t)(FI_READ))
+		if (t->caps & ~tx_attr.caps)
 			REFUSE("tx caps\n");
 	}
 	if (h->rx_attr) {
@@ -264,8 +269,8 @@ caps_for(uint64_t asked)
 	c = asked & ET_FI_CAPS;
 	if ((c & (FI_MSG | FI_TAGGED)) && !(c & (FI_SEND | FI_RECV)))
 		c |= FI_SEND | FI_RECV;
-	if ((c & FI_RMA) && !(c & (FI_WRITE | FI_REMOTE_WRITE)))
-		c |= FI_WRITE | FI_REMOTE_WRITE;
+	if ((c & FI_RMA) && !(c & (FI_WRITE | FI_REMOTE_WRITE | FI_READ | FI_REMOTE_READ)))
+		c |= FI_WRITE | FI_REMOTE_WRITE | FI_READ | FI_REMOTE_READ;
 	if (!(c & (FI_LOCAL_COMM | FI_REMOTE_COMM)))
 		c |= FI_LOCAL_COMM | FI_REMOTE_COMM;
 	return c;
@@ -278,6 +283,7 @@ et_fi_getinfo(uint32_t version, const char *node, const char *service, uint64_t 
 	struct fi_info *fi;
 	uint32_t src_ip = 0, dst_ip = 0;
 	uint16_t src_port = 0, dst_port = 0;
+	uint64_t caps;
 	int mr_mode, r;
 
 	*out = NULL;
@@ -285,10 +291,9 @@ et_fi_getinfo(uint32_t version, const char *node, const char *service, uint64_t 
 		return r;
 	if (hints && (r = check_hints(hints)) != 0)
 		return r;
-	if (hints && mr_mode_for(hints, caps_for(hints->caps), &mr_mode))
+	caps = caps_for(hints ? hints->caps : 0);
+	if (mr_mode_for(version, hints, &caps, &mr_mode))
 		return -FI_ENODATA;
-	if (!hints)
-		mr_mode = ET_FI_MR_MODE;
 	if (flags & FI_SOURCE) {
 		if ((r = et_fi_parse_addr(node, service, &src_ip, &src_port)) != 0)
 			return r == -FI_EINVAL ? -FI_ENODATA : r;
@@ -310,9 +315,9 @@ et_fi_getinfo(uint32_t version, const char *node, const char *service, uint64_t 
 	fi = fi_dupinfo(&info_template);
 	if (fi == NULL)
 		return -FI_ENOMEM;
-	fi->caps = caps_for(hints ? hints->caps : 0);
-	fi->tx_attr->caps = fi->caps & (ET_FI_TX_CAPS | ET_FI_DOM_CAPS);
-	fi->rx_attr->caps = fi->caps & (ET_FI_RX_CAPS | ET_FI_DOM_CAPS);
+	fi->caps = caps;
+	fi->tx_attr->caps = caps & ET_FI_TX_CAPS;
+	fi->rx_attr->caps = caps & ET_FI_RX_CAPS;
 	fi->tx_attr->inject_size = et_fi_proc.env.eager;
 	fi->domain_attr->mr_mode = mr_mode;
 	if (hints) {
@@ -340,7 +345,6 @@ et_fi_getinfo(uint32_t version, const char *node, const char *service, uint64_t 
 		fi_freeinfo(fi);
 		return -FI_ENOMEM;
 	}
-	(void)version;
 	*out = fi;
 	return 0;
 }
@@ -362,11 +366,25 @@ fabric_close(struct fid *fid)
 	return r;
 }
 
+/* Only an EQ with a file descriptor and nothing in it may be slept on; a
+ * CQ or counter has no descriptor (its completions are made in its reads). */
 static int
-fabric_no_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
+fabric_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
 {
-	/* a poll-mode provider never sleeps: there is always progress to make */
-	return -FI_EAGAIN;
+	int r = 0;
+
+	et_fi_lock();
+	for (int i = 0; i < count && r == 0; i++) {
+		struct et_fi_eq *eq;
+
+		if (fids[i]->fclass != FI_CLASS_EQ)
+			r = -FI_EAGAIN;
+		else if ((eq = container_of(fids[i], struct et_fi_eq, eq.fid))->fd < 0 ||
+			 eq->head != eq->tail)
+			r = -FI_EAGAIN;
+	}
+	et_fi_unlock();
+	return r;
 }
 
 static int
@@ -415,7 +433,7 @@ static struct fi_ops_fabric fabric_ops = {
 	.passive_ep = fabric_no_passive_ep,
 	.eq_open = et_fi_eq_open,
 	.wait_open = fabric_no_wait_open,
-	.trywait = fabric_no_trywait,
+	.trywait = fabric_trywait,
 };
 
 int
@@ -440,10 +458,16 @@ et_fi_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void 
 
 /* ---- the provider ---- */
 
+/* At exit: the port closes, unless the process is leaving from inside
+ * the provider (a signal handler that calls exit(), as psm's does for
+ * SIGTERM, while a read held the lock): then the lock is never free. */
 static void
 et_fi_cleanup(void)
 {
-	et_fi_lock();
+	if (pthread_mutex_trylock(&et_fi_proc.lock))
+		return;
+	if (et_fi_proc.eps) /* endpoints never closed: their counters now */
+		et_fi_report();
 	et_fi_port_close();
 	et_fi_unlock();
 }
@@ -487,11 +511,19 @@ define_params(void)
 	fi_param_define(&et_fi_prov, "eager", FI_PARAM_INT,
 			"messages up to this many bytes go in one SEND (and are fi_inject's "
 			"limit); larger ones by rendezvous (default 8192)");
+	fi_param_define(&et_fi_prov, "rdv", FI_PARAM_STRING,
+			"how a rendezvous moves a large message: read (default: the receiver "
+			"READs the sender's bytes, then FIN) or write (the receiver answers CTS, "
+			"the sender WRITEs with immediate)");
 	fi_param_define(&et_fi_prov, "rundir", FI_PARAM_STRING,
 			"where the slots' locks are (default /tmp)");
 	fi_param_define(&et_fi_prov, "yield", FI_PARAM_BOOL,
 			"a CQ, counter or EQ read that finds nothing gives the core away "
 			"(sched_yield): for processes sharing cores with their switch");
+	fi_param_define(&et_fi_prov, "stats", FI_PARAM_INT,
+			"1: when the process's last endpoint closes, one line to stderr: its QPs, "
+			"packets, retransmits, timeouts, QPs rerouted and paths marked bad; 2: "
+			"and a line of every QP and NIC counter that is not zero");
 	fi_param_define(&et_fi_prov, "mac", FI_PARAM_STRING,
 			"the port's MAC, over the device's (%%d: the slot)");
 }

@@ -1,8 +1,7 @@
 #!/usr/bin/env python3
 """libfabric finds the provider "ethereal" in the build (FI_PROVIDER_PATH),
 and fi_info says exactly what it claims: FI_EP_RDM, its caps (no more, no
-less: RMA reads, atomics, multi-receive and the other endpoint types are
-not built), manual progress, FI_SOCKADDR_IN addresses of the conf's hosts;
+less: atomics, multi-receive and the other endpoint types are not built), manual progress, FI_SOCKADDR_IN addresses of the conf's hosts;
 fi_info -e documents every FI_ETHEREAL_* variable; hints it cannot meet
 find nothing.
 
@@ -14,10 +13,10 @@ import shutil
 import subprocess
 import sys
 
-CLAIMED = {"FI_MSG", "FI_RMA", "FI_TAGGED", "FI_WRITE", "FI_RECV", "FI_SEND",
-           "FI_REMOTE_WRITE", "FI_LOCAL_COMM", "FI_REMOTE_COMM", "FI_SOURCE",
-           "FI_DIRECTED_RECV"}
-PARAMS = ["EAL", "DEV", "SLOT", "CONF", "LB", "EAGER", "RUNDIR", "YIELD", "MAC"]
+CLAIMED = {"FI_MSG", "FI_RMA", "FI_TAGGED", "FI_READ", "FI_WRITE", "FI_RECV", "FI_SEND",
+           "FI_REMOTE_READ", "FI_REMOTE_WRITE", "FI_LOCAL_COMM", "FI_REMOTE_COMM",
+           "FI_SOURCE", "FI_DIRECTED_RECV"}
+PARAMS = ["EAL", "DEV", "SLOT", "CONF", "LB", "EAGER", "RDV", "RUNDIR", "YIELD", "STATS", "MAC"]
 
 
 def fi_info(env, *args):
@@ -72,7 +71,7 @@ def main():
 
     # what is not built is not found
     for args, why in [(["-t", "FI_EP_MSG"], "FI_EP_MSG"), (["-t", "FI_EP_DGRAM"], "FI_EP_DGRAM"),
-                      (["-c", "FI_ATOMIC"], "atomics"), (["-c", "FI_READ"], "RMA reads"),
+                      (["-c", "FI_ATOMIC"], "atomics"),
                       (["-c", "FI_MULTI_RECV"], "multi-receive")]:
         rc, out = fi_info(env, "-p", "ethereal", *args)
         if rc == 0 and "prov_name: ethereal" in out or re.search(r"^provider: ethereal", out, re.M):
