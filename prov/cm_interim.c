@@ -186,8 +186,10 @@ ask(struct cm_pend *p, uint64_t now)
 	q->cm = NULL;
 	if (n != sizeof(rep) || rep.magic != CM_MAGIC || rep.qpn == 0)
 		et_fi_conn_rejected(q, -FI_ECONNREFUSED);
+	else if (et_qp_connect(q->qp, rep.qpn) || et_qp_ready(q->qp))
+		et_fi_conn_rejected(q, -FI_EIO);
 	else
-		et_fi_conn_established(q, rep.qpn);
+		et_fi_conn_established(q);
 	return true;
 }
 
@@ -204,10 +206,16 @@ answer(struct et_fi_ep *ep, struct cm_pend *p)
 		return false;
 	if (n == sizeof(req) && req.magic == CM_MAGIC &&
 	    (req.kind == ET_FI_QP_CTRL || req.kind == ET_FI_QP_DATA)) {
-		q = et_fi_conn_accept(ep, req.ip, req.port, req.kind, req.slot, req.qpn,
-				      req.sq_psn, req.rq_psn);
-		if (q)
+		q = et_fi_conn_accept(ep, req.ip, req.port, req.kind, req.slot, req.rq_psn,
+				      req.sq_psn);
+		if (q && (et_qp_connect(q->qp, req.qpn) || et_qp_ready(q->qp))) {
+			et_fi_conn_refused(q);
+			q = NULL;
+		}
+		if (q) {
+			et_fi_conn_accepted(q);
 			rep.qpn = et_qp_qpn(q->qp);
+		}
 	}
 	if (send(p->fd, &rep, sizeof(rep), MSG_NOSIGNAL) != sizeof(rep))
 		ET_FI_WARN(FI_LOG_EP_CTRL, "the asker left before its answer\n");

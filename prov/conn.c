@@ -274,14 +274,10 @@ et_fi_conn_addr(struct et_fi_conn *c)
 }
 
 void
-et_fi_conn_established(struct et_fi_qp *q, uint32_t dest_qpn)
+et_fi_conn_established(struct et_fi_qp *q)
 {
 	struct et_fi_conn *c = q->conn;
 
-	if (et_qp_connect(q->qp, dest_qpn) || et_qp_ready(q->qp)) {
-		et_fi_conn_rejected(q, -FI_EIO);
-		return;
-	}
 	q->ready = true;
 	if (q->kind == ET_FI_QP_CTRL) {
 		c->state = ET_FI_CONN_READY;
@@ -303,7 +299,7 @@ et_fi_conn_rejected(struct et_fi_qp *q, int err)
 
 struct et_fi_qp *
 et_fi_conn_accept(struct et_fi_ep *ep, uint32_t ip, uint16_t port, uint8_t kind, uint8_t slot,
-		  uint32_t dest_qpn, uint32_t peer_sq_psn, uint32_t peer_rq_psn)
+		  uint32_t sq_psn, uint32_t rq_psn)
 {
 	struct et_fi_conn *c;
 	struct et_fi_qp *q;
@@ -327,17 +323,35 @@ et_fi_conn_accept(struct et_fi_ep *ep, uint32_t ip, uint16_t port, uint8_t kind,
 			return NULL;
 		c->data[c->n_data++] = q;
 	}
-	if (qp_make(c, q, kind, slot, 0, peer_rq_psn, peer_sq_psn) ||
-	    et_qp_connect(q->qp, dest_qpn) || et_qp_ready(q->qp)) {
-		qp_free(q);
-		if (kind != ET_FI_QP_CTRL)
-			free(c->data[--c->n_data]);
+	if (qp_make(c, q, kind, slot, 0, sq_psn, rq_psn)) {
+		et_fi_conn_refused(q);
 		return NULL;
 	}
-	q->ready = true;
-	if (kind == ET_FI_QP_CTRL)
-		c->state = ET_FI_CONN_READY;
 	return q;
+}
+
+void
+et_fi_conn_accepted(struct et_fi_qp *q)
+{
+	q->ready = true;
+	if (q->kind == ET_FI_QP_CTRL)
+		q->conn->state = ET_FI_CONN_READY;
+}
+
+void
+et_fi_conn_refused(struct et_fi_qp *q)
+{
+	struct et_fi_conn *c = q->conn;
+
+	qp_free(q);
+	if (q->kind == ET_FI_QP_CTRL)
+		c->state = ET_FI_CONN_FAILED;
+	else {
+		for (uint32_t i = 0; i < c->n_data; i++)
+			if (c->data[i] == q)
+				c->data[i] = c->data[--c->n_data];
+		free(q);
+	}
 }
 
 /* ---- failures ---- */

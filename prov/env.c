@@ -551,9 +551,10 @@ et_fi_report(void)
 		"cnps_rx %llu, keeper_runs %llu\n",
 		p->slot, p->ip >> 24, (p->ip >> 16) & 255, (p->ip >> 8) & 255, p->ip & 255,
 		et_lb_name(&p->rc.lb, lb, sizeof(lb)), (unsigned long long)p->qps_made,
-		(unsigned long long)st.tx_pkts, (unsigned long long)st.retransmits,
+		(unsigned long long)(st.tx_pkts + st.read_resp_tx), (unsigned long long)st.retransmits,
 		(unsigned long long)st.timeouts, (unsigned long long)p->lb.paths.rerouted,
-		(unsigned long long)p->lb.paths.marked_bad, (unsigned long long)st.rx_pkts,
+		(unsigned long long)p->lb.paths.marked_bad,
+		(unsigned long long)(st.rx_pkts + st.read_resp_rx),
 		(unsigned long long)st.cnps_rx, (unsigned long long)p->keeper_runs);
 	if (p->env.stats > 1) { /* every counter not zero: QPs', then the NIC's */
 		fprintf(stderr, "ethereal-fi: slot %d:", p->slot);

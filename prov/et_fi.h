@@ -171,7 +171,8 @@ uint64_t et_fi_now(void);
 #define ET_FI_LINGER_MAX_NS 2000000000ull
 void et_fi_linger(void);
 /* FI_ETHEREAL_STATS: one line to stderr with what the process's QPs and
- * the policy's path state met (the testbed sums them).  Locked. */
+ * the policy's path state met (the testbed sums them): data packets sent
+ * and placed count READ responses too.  Locked. */
 void et_fi_report(void);
 /* A read found nothing: with FI_ETHEREAL_YIELD, give the core away (a
  * switch and its hosts sharing cores need it). */
@@ -573,15 +574,19 @@ void et_fi_conns_free(struct et_fi_ep *ep);
 fi_addr_t et_fi_conn_addr(struct et_fi_conn *c);
 /* c's QP q failed (a completion in error): c fails, its requests with it. */
 void et_fi_conn_fail(struct et_fi_conn *c, int err);
-/* The CM's callbacks. */
-void et_fi_conn_established(struct et_fi_qp *q, uint32_t dest_qpn);
+/* What the connection manager tells (et_fi_cm.h).  Active side: q's QP
+ * is connected and ready (its mechanism bound it to the peer's), or the
+ * peer refused or never answered. */
+void et_fi_conn_established(struct et_fi_qp *q);
 void et_fi_conn_rejected(struct et_fi_qp *q, int err);
-/* A peer asks: a QP of the kind and slot for its endpoint (ip, port) on
- * its QP dest_qpn (PSNs: its sq_psn is our rq_psn).  Our new QP, ready,
- * or NULL (refuse). */
+/* Passive side: the peer endpoint (ip, port) asks for a QP of the kind and
+ * slot: our new QP (RESET, PSNs as given; NULL: refuse), then, once the
+ * mechanism has bound it to the peer's and made it ready,
+ * et_fi_conn_accepted(q), or if it could not, et_fi_conn_refused(q). */
 struct et_fi_qp *et_fi_conn_accept(struct et_fi_ep *ep, uint32_t ip, uint16_t port,
-				   uint8_t kind, uint8_t slot, uint32_t dest_qpn,
-				   uint32_t peer_sq_psn, uint32_t peer_rq_psn);
+				   uint8_t kind, uint8_t slot, uint32_t sq_psn, uint32_t rq_psn);
+void et_fi_conn_accepted(struct et_fi_qp *q);
+void et_fi_conn_refused(struct et_fi_qp *q);
 int et_fi_qp_post_send(struct et_fi_qp *q, const struct et_send_wr *wr, int insert_pos);
 
 /* flow.c */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * How the QPs of a connection meet: the active side has made its QP and
  * asks the endpoint (ip, port) for a peer QP of a kind and slot; the
- * passive side makes it (et_fi_conn_accept) and answers with its QPN.
+ * passive side makes it (et_fi_conn_accept), binds it to the asker's and
+ * answers; the active side binds its own (et_fi_conn_established).
  * conn.c asks through these calls only, so the mechanism is one file.
  */
 #ifndef ET_FI_CM_H
@@ -16,7 +17,7 @@ struct et_fi_qp;
 int et_fi_cm_listen(struct et_fi_ep *ep);
 void et_fi_cm_unlisten(struct et_fi_ep *ep);
 /* Ask q's peer for its end.  Later (from et_fi_cm_poll) one of
- * et_fi_conn_established(q, qpn) and et_fi_conn_rejected(q, err).
+ * et_fi_conn_established(q) and et_fi_conn_rejected(q, err).
  * 0 or -FI_errno. */
 int et_fi_cm_connect(struct et_fi_qp *q, uint32_t sq_psn, uint32_t rq_psn);
 /* Requests in, answers in, retries: from the endpoint's progress. */
