@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""MPI over the provider on a testbed: Intel MPI Benchmarks' IMB-MPI1
+(../shared/third-party/imb-2021.9, not ours; built once into the build
+folder) under OpenMPI's mpirun with the ofi MTL and the provider
+"ethereal", on scripts/testbed's 2x2x2 leaf-spine (four ranks, one per
+host), short: PingPong (two of the ranks), Sendrecv, Allreduce, Alltoall,
+Allgather, Bcast and Barrier up to 64 KB.  Every benchmark must print its table, mpirun
+must end well, every rank's provider must report.  Skipped (77) with one
+line where the suite or OpenMPI's compiler is absent.
+
+  check_imb.py SRC_ROOT BUILD_ROOT WORK [LB] [FAIL]
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from third_party import third_party  # noqa: E402
+
+SUITE = "imb-2021.9"
+BENCHMARKS = ["PingPong", "Sendrecv", "Allreduce", "Alltoall", "Allgather", "Bcast", "Barrier"]
+
+
+def build_imb(suite, build_root):
+    """IMB-MPI1 built with mpicc into BUILD_ROOT/tests/imb (its Makefile
+    wants -Werror and MSVC's _alloca: gcc 12 needs both undone)."""
+    dest = os.path.join(build_root, "tests", "imb")
+    exe = os.path.join(dest, "IMB-MPI1")
+    if os.path.exists(exe):
+        return exe
+    shutil.rmtree(dest, ignore_errors=True)
+    shutil.copytree(suite, dest)
+    with open(os.path.join(build_root, "tests", "imb-build.log"), "w") as log:
+        r = subprocess.run(["make", "CC=mpicc -Wno-error -D_alloca=alloca -include alloca.h",
+                            "CXX=mpicxx -DOMPI_SKIP_MPICXX -Wno-error", "IMB-MPI1"],
+                           cwd=dest, stdout=log, stderr=subprocess.STDOUT)
+    if r.returncode or not os.path.exists(exe):
+        print(f"FAIL: IMB-MPI1 did not build (see {log.name})")
+        return None
+    return exe
+
+
+def main():
+    src_root, build_root, work = sys.argv[1:4]
+    lb = sys.argv[4] if len(sys.argv) > 4 else "ethereal"
+    fail = sys.argv[5] if len(sys.argv) > 5 else ""
+    suite = third_party(src_root, SUITE)
+    if suite is None:
+        print(f"SKIP: no {SUITE} in ../shared/third-party (a checkout outside this project)")
+        return 77
+    if not shutil.which("mpicc") or not shutil.which("mpirun"):
+        print("SKIP: no mpicc or mpirun (Debian: libopenmpi-dev, openmpi-bin)")
+        return 77
+    exe = build_imb(suite, build_root)
+    if exe is None:
+        return 1
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    out_json = os.path.join(work, "imb.json")
+    cmd = [os.path.join(src_root, "scripts", "testbed"), "--build", build_root, "--lb", lb,
+           "--json", out_json, "--mpi",
+           f"{exe} {' '.join(BENCHMARKS)} -npmin 4 -msglog 0:16 -iter 20 -time 10"]
+    if fail:
+        cmd += ["--fail", fail]
+    r = subprocess.run(cmd, cwd=src_root, capture_output=True, text=True, timeout=1200)
+    print(r.stdout[-6000:], r.stderr[-2000:])
+    bad = []
+    if r.returncode:
+        bad.append(f"scripts/testbed exited {r.returncode}")
+    for b in BENCHMARKS:
+        # PingPong is two ranks' (the others wait); the rest run on all four
+        n = 2 if b == "PingPong" else 4
+        if not re.search(rf"^# Benchmarking {b} *\n# #processes = {n}\b(?:.*\n)*?\s+(#bytes|#repetitions)",
+                         r.stdout, re.M):
+            bad.append(f"no table for {b} on {n} processes")
+    try:
+        j = json.load(open(out_json))
+        if len(j["per_rank"]) != 4 or not j["ok"]:
+            bad.append(f"the ranks' report: {j}")
+    except (OSError, ValueError, KeyError) as e:
+        bad.append(f"no JSON: {e}")
+    for b in bad:
+        print("FAIL:", b)
+    print("imb:", "ok" if not bad else f"{len(bad)} failures")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
