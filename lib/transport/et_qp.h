@@ -346,6 +346,8 @@ uint16_t et_qp_path_id(const struct et_qp *qp);
 
 const struct et_qp_stats *et_qp_stats(const struct et_qp *qp);
 const struct et_dctcp *et_qp_dctcp(const struct et_qp *qp);
+/* The DCTCP of its answers (READ responses, atomic ACKs). */
+const struct et_dctcp *et_qp_answer_dctcp(const struct et_qp *qp);
 
 /* Requests posted and not yet completed. */
 uint32_t et_qp_sq_outstanding(const struct et_qp *qp);
