@@ -160,7 +160,8 @@ nic_packets(const struct node *n)
 	struct et_egress_stats eg;
 
 	nic_totals(n, &st, &eg);
-	return n->o.server ? st.rx_pkts : st.tx_pkts;
+	/* the data's packets: by READ they go from the server to the client */
+	return n->o.server != is_rd(n->o.mode) ? st.rx_pkts : st.tx_pkts;
 }
 
 void
