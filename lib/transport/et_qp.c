@@ -259,6 +259,12 @@ et_qp_dctcp(const struct et_qp *qp)
 	return &qp->cc;
 }
 
+const struct et_dctcp *
+et_qp_answer_dctcp(const struct et_qp *qp)
+{
+	return &qp->acc;
+}
+
 uint32_t
 et_qp_sq_outstanding(const struct et_qp *qp)
 {

@@ -245,7 +245,9 @@ void et_qp_attr_default(struct et_qp_attr *a);
 	X(resp_dup_rx, INFO, "READ responses or atomic ACKs for PSNs already answered") \
 	X(resp_gap_rx, INFO, "READ responses ahead of the next expected: one retry each gap") \
 	X(rx_bad_resp, INFO, "responses that fit no request (opcode, length): dropped") \
-	X(reads_rx, INFO, "RDMA READ requests executed (duplicates too)") \
+	X(reads_rx, INFO, "RDMA READ requests taken (duplicates not counted)") \
+	X(read_req_bytes, INFO, "bytes those READ requests asked for") \
+	X(reads_again, INFO, "duplicate READ requests read again") \
 	X(atomics_rx, INFO, "atomic requests executed") \
 	X(atomics_replayed, INFO, "duplicate atomics answered from the replay cache") \
 	X(rd_dup_unknown, INFO, "duplicate READ or atomic older than every kept answer: dropped") \
@@ -344,6 +346,8 @@ uint16_t et_qp_path_id(const struct et_qp *qp);
 
 const struct et_qp_stats *et_qp_stats(const struct et_qp *qp);
 const struct et_dctcp *et_qp_dctcp(const struct et_qp *qp);
+/* The DCTCP of its answers (READ responses, atomic ACKs). */
+const struct et_dctcp *et_qp_answer_dctcp(const struct et_qp *qp);
 
 /* Requests posted and not yet completed. */
 uint32_t et_qp_sq_outstanding(const struct et_qp *qp);

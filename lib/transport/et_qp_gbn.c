@@ -512,7 +512,7 @@ rd_duplicate(struct et_qp *qp, const struct et_roce_hdr *h, uint16_t echo)
 		et_qp_responder_fail(qp, nak, ET_WC_SUCCESS);
 		return;
 	}
-	qp->st.reads_rx++;
+	qp->st.reads_again++;
 	rd_res_run(qp, r, h->psn, src, h->reth_dma_len, echo);
 }
 
@@ -567,6 +567,7 @@ rd_request(struct et_qp *qp, const struct et_roce_pkt *pkt, uint16_t echo, int32
 		rd_res_run(qp, r, h->psn, NULL, 0, echo);
 	} else {
 		qp->st.reads_rx++;
+		qp->st.read_req_bytes += h->reth_dma_len;
 		rd_res_run(qp, r, h->psn, p, h->reth_dma_len, echo);
 	}
 	qp->nak_sent = false;

@@ -744,7 +744,12 @@ mp_rd_request(struct et_qp *qp, const struct et_roce_hdr *h, uint16_t echo, int3
 	} else {
 		a.src = p;
 		a.len = (uint16_t)h->reth_dma_len;
-		qp->st.reads_rx++;
+		if (dup) {
+			qp->st.reads_again++;
+		} else {
+			qp->st.reads_rx++;
+			qp->st.read_req_bytes += a.len;
+		}
 	}
 	if (!dup) {
 		struct et_mp_rslot *s = mp_rslot(qp, h->psn);
