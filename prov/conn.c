@@ -105,9 +105,10 @@ qp_make(struct et_fi_conn *c, struct et_fi_qp *q, uint8_t kind, uint8_t slot, ui
 		for (uint32_t i = 0; i < ET_FI_DATA_RECVS; i++)
 			post_data_recv(q);
 	}
-	/* Ethereal's path state (and each policy's hooks) on our sending QPs;
-	 * a control QP of a per-packet policy keeps its path (SENDs go in order) */
-	if (c->active && c->peer_host != UINT32_MAX &&
+	/* Ethereal's path state (and each policy's hooks) on the QPs that send:
+	 * ours, and the control QP the peer made (it answers CTS and FIN); a
+	 * control QP of a per-packet policy keeps its path (SENDs go in order) */
+	if (c->peer_host != UINT32_MAX && (c->active || kind == ET_FI_QP_CTRL) &&
 	    (kind == ET_FI_QP_DATA || !et_lb_per_packet(&et_fi_proc.rc.lb))) {
 		if (et_lb_attach(&et_fi_proc.lb, q->qp, c->peer_host, &q->lb_state))
 			return -FI_ENOMEM;
@@ -323,7 +324,7 @@ et_fi_conn_accept(struct et_fi_ep *ep, uint32_t ip, uint16_t port, uint8_t kind,
 			return NULL;
 		c->data[c->n_data++] = q;
 	}
-	if (qp_make(c, q, kind, slot, 0, sq_psn, rq_psn)) {
+	if (qp_make(c, q, kind, slot, kind == ET_FI_QP_CTRL ? first_path(c) : 0, sq_psn, rq_psn)) {
 		et_fi_conn_refused(q);
 		return NULL;
 	}
@@ -381,6 +382,24 @@ et_fi_conn_fail(struct et_fi_conn *c, int err)
 				ep->out[a] = NULL;
 }
 
+/* Why a QP of c failed, with what it met: for the consumer's log. */
+static void
+warn_failed(const struct et_fi_qp *q, const struct et_wc *wc)
+{
+	const struct et_fi_conn *c = q->conn;
+	const struct et_qp_stats *st = et_qp_stats(q->qp);
+
+	ET_FI_WARN(FI_LOG_EP_DATA,
+		   "%s QP %u to %u.%u.%u.%u:%u: %s (timeouts %llu, retransmits %llu, ACKs in "
+		   "%llu, RNR NAKs in %llu, CNPs in %llu, requests out %u)\n",
+		   q->kind == ET_FI_QP_CTRL ? "control" : "data", wc->qpn, c->peer_ip >> 24,
+		   (c->peer_ip >> 16) & 255, (c->peer_ip >> 8) & 255, c->peer_ip & 255, c->peer_port,
+		   et_wc_status_str(wc->status), (unsigned long long)st->timeouts,
+		   (unsigned long long)st->retransmits, (unsigned long long)st->acks_rx,
+		   (unsigned long long)st->rnr_naks_rx, (unsigned long long)st->cnps_rx,
+		   et_qp_sq_outstanding(q->qp));
+}
+
 /* ---- progress: the QPs' completions ---- */
 
 static void
@@ -430,8 +449,7 @@ send_done(struct et_fi_ep *ep, const struct et_wc *wc)
 
 		s->q->posted--;
 		if (err && wc->status != ET_WC_WR_FLUSH_ERR) {
-			ET_FI_WARN(FI_LOG_EP_DATA, "data QP %u: %s\n", wc->qpn,
-				   et_wc_status_str(wc->status));
+			warn_failed(s->q, wc);
 			et_fi_conn_fail(s->q->conn, err);
 		}
 		et_fi_flow_sent(ep, s, err ? (err == -FI_EIO && s->q->conn->err ? s->q->conn->err
@@ -449,8 +467,7 @@ send_done(struct et_fi_ep *ep, const struct et_wc *wc)
 	ep->free_tslot = ts;
 	ep->tx_busy--;
 	if (err && wc->status != ET_WC_WR_FLUSH_ERR) {
-		ET_FI_WARN(FI_LOG_EP_DATA, "control QP %u: %s\n", wc->qpn,
-			   et_wc_status_str(wc->status));
+		warn_failed(ts->q, wc);
 		et_fi_conn_fail(c, err);
 	}
 	if (req == NULL)

@@ -263,7 +263,7 @@ et_fi_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_do
 		return -FI_ENOMEM;
 	et_fi_lock();
 	r = et_fi_port_open();
-	if (r == 0 && et_mr_table_init(&d->mrs, 16384))
+	if (r == 0 && et_mr_table_init(&d->mrs, ET_FI_MR_CAP))
 		r = -FI_ENOMEM;
 	/* every byte, local access only: our own sends and receives */
 	whole = r ? NULL : et_mr_reg(&d->mrs, (void *)(uintptr_t)1, UINT64_MAX - 1,

@@ -90,7 +90,9 @@ conf_load(struct et_fi_proc *p)
 
 	memset(&o, 0, sizeof(o));
 	et_fabric_params_default(&p->fp);
-	if (p->env.conf && load_conf(p->env.conf, &p->fp, &o)) {
+	/* as ethereal-coll reads it: the conf, then what it named ([lb] policy,
+	 * [run] seed) applied */
+	if (p->env.conf && (load_conf(p->env.conf, &p->fp, &o) || finish_params(&o, &p->fp))) {
 		ET_FI_WARN(FI_LOG_CORE, "FI_ETHEREAL_CONF=%s: refused (see the message above)\n",
 			   p->env.conf);
 		cli_free(&o);
@@ -144,7 +146,7 @@ et_fi_env_load(void)
 			ET_FI_WARN(FI_LOG_CORE, "FI_ETHEREAL_RDV=%s: expected read or write\n", rdv);
 			return -FI_EINVAL;
 		}
-		p->env.rdv_write = rdv && strcmp(rdv, "write") == 0;
+		p->env.rdv_read = rdv && strcmp(rdv, "read") == 0;
 	}
 	p->env.eager = ET_FI_EAGER_DEFAULT;
 	if (fi_param_get_int(&et_fi_prov, "eager", &v) == FI_SUCCESS) {
@@ -459,7 +461,12 @@ et_fi_port_open(void)
 		snprintf(p->why, sizeof(p->why), "cannot set up the NIC model");
 		goto fail;
 	}
-	et_nic_acks_first(&p->nic, p->fp.acks_first);
+	/* acknowledgements (ACK, NAK, CNP) ahead of data, as a NIC's queue of
+	 * their own sends them: in their QP's turn, a congested port's
+	 * receiver (every packet CE-marked) owed CNPs faster than one a turn
+	 * drained them, its ACKs waited behind them, and healthy connections
+	 * ran out of retries (IMB Alltoall on the 2x2x2 testbed) */
+	et_nic_acks_first(&p->nic, true);
 	/* switch ports and kernel hosts on the segment can resolve us */
 	et_arp_init(&p->arp, p->mac.addr_bytes, p->ip, 10000000, 8);
 	p->nic.arp = &p->arp;
@@ -594,6 +601,7 @@ et_fi_progress(void)
 			et_fi_cm_poll(ep);
 		et_fi_conn_poll(ep);
 		et_fi_flow_poll(ep, now);
+		et_fi_keys_expire(ep, now);
 	}
 	/* what the completions posted leaves now, not at the next read */
 	work += et_nic_poll(&p->nic, et_tsc_ns());

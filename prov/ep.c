@@ -65,13 +65,46 @@ et_fi_req_new(struct et_fi_ep *ep, enum et_fi_req_kind kind)
 	return req;
 }
 
+/* true: key is kept until a late duplicate READ can no longer come */
+static bool
+key_retire(struct et_fi_ep *ep, uint32_t key)
+{
+	uint64_t rto4 = 4 * et_fi_proc.rc.qp.rto_ns;
+
+	if (ep->ret_tail - ep->ret_head == ep->ret_cap) {
+		uint32_t cap = ep->ret_cap ? ep->ret_cap * 2 : 64, n = ep->ret_tail - ep->ret_head;
+		struct et_fi_retired *r = malloc(cap * sizeof(*r));
+
+		if (r == NULL)
+			return false;
+		for (uint32_t i = 0; i < n; i++)
+			r[i] = ep->retired[(ep->ret_head + i) & (ep->ret_cap - 1)];
+		free(ep->retired);
+		ep->retired = r;
+		ep->ret_cap = cap;
+		ep->ret_head = 0;
+		ep->ret_tail = n;
+	}
+	ep->retired[ep->ret_tail++ & (ep->ret_cap - 1)] = (struct et_fi_retired){
+		key, et_fi_now() + (rto4 > ET_FI_READ_KEY_LINGER_NS ? rto4 : ET_FI_READ_KEY_LINGER_NS)};
+	return true;
+}
+
+void
+et_fi_keys_expire(struct et_fi_ep *ep, uint64_t now)
+{
+	while (ep->ret_head != ep->ret_tail &&
+	       ep->retired[ep->ret_head & (ep->ret_cap - 1)].until <= now)
+		et_mr_dereg(ep->mrs, ep->retired[ep->ret_head++ & (ep->ret_cap - 1)].key);
+}
+
 void
 et_fi_req_free(struct et_fi_req *req)
 {
 	struct et_fi_ep *ep = req->ep;
 	uint32_t i = req->id & ID_MASK;
 
-	if (req->tmp_key)
+	if (req->tmp_key && !(req->tmp_read && key_retire(ep, req->tmp_key)))
 		et_mr_dereg(ep->mrs, req->tmp_key);
 	ep->reqs[i] = (struct et_fi_req *)(uintptr_t)(((uintptr_t)ep->free_id << 1) | 1);
 	ep->free_id = i;
@@ -219,6 +252,7 @@ ep_close(struct fid *fid)
 			free(ep->reqs[i]);
 	free(ep->reqs);
 	free(ep->gens);
+	free(ep->retired);
 	free(ep->out);
 	free(ep->tslots);
 	free(ep->tbuf);

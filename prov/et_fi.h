@@ -72,8 +72,16 @@ extern struct fi_provider et_fi_prov;
 #define ET_FI_MAX_MSG (1ull << 32)    /* max_msg_size */
 #define ET_FI_SUBFLOW_MAX (1u << 30)  /* one WRITE's bytes at most */
 #define ET_FI_CQ_DATA_SIZE 4u         /* an RC immediate */
+#define ET_FI_MR_CAP 65536u           /* a domain's registrations, ours included */
 #define ET_FI_ADDRLEN sizeof(struct sockaddr_in)
 #define ET_FI_DEFAULT_RTO_NS 67108864ull /* IB timeout 14: 4.096 us << 14 */
+/* A READ request the reader sent again (its timer fired, the responses
+ * were on their way) may reach the responder after the reader is done
+ * and has said FIN; the responder executes a duplicate READ again (IBTA),
+ * and a key gone by then is a remote access error that ends the QP.  So a
+ * registration exposed to READs goes this long after its send completes
+ * (or 4 RTOs, if longer). */
+#define ET_FI_READ_KEY_LINGER_NS 1000000000ull
 
 /* ---- the process: one port, one NIC (env.c) ---- */
 
@@ -90,7 +98,7 @@ struct et_fi_env {
 	char *rundir;     /* where the slots' locks are */
 	char *mac;        /* the port's MAC, over the device's; %d: the slot */
 	int yield;        /* a read that finds nothing gives the core away */
-	bool rdv_write;   /* a rendezvous by WRITE (CTS) instead of READ */
+	bool rdv_read;    /* a rendezvous by READ (FIN) instead of WRITE (CTS) */
 	int stats;        /* say the process's counters when its last endpoint goes */
 };
 
@@ -342,6 +350,7 @@ struct et_fi_req {
 	struct et_fi_conn *conn;
 	uint32_t id;             /* et_fi_req_id() */
 	uint32_t tmp_key;        /* a registration for the peer's access; 0: none */
+	bool tmp_read;           /* ... for its READs: kept a while after (et_fi_key_retire) */
 	uint32_t inflight;       /* its control messages and flows not yet done */
 	bool done;               /* nothing to wait for but those */
 	uint64_t got;            /* receive: bytes landed (rendezvous) */
@@ -482,6 +491,10 @@ struct et_fi_ep {
 	uint32_t n_batch;
 	uint64_t batch_at;       /* 0: no batch open */
 	struct et_fi_sub *due;   /* planned, waiting for their start */
+	/* registrations that exposed a send to its receiver's READs, kept
+	 * until a duplicate READ request can no longer come (a ring) */
+	struct et_fi_retired { uint32_t key; uint64_t until; } *retired;
+	uint32_t ret_head, ret_tail, ret_cap;
 	void *cm;                /* the connection manager's listener */
 	bool cm_busy;            /* connections being made: the CM runs at every progress */
 	struct et_fi_ep *next;
@@ -533,6 +546,8 @@ int et_fi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep
 		  void *context);
 struct et_fi_req *et_fi_req_new(struct et_fi_ep *ep, enum et_fi_req_kind kind);
 void et_fi_req_free(struct et_fi_req *req);
+/* Registrations retired by et_fi_req_free that may go now. */
+void et_fi_keys_expire(struct et_fi_ep *ep, uint64_t now);
 struct et_fi_req *et_fi_req_by_id(struct et_fi_ep *ep, uint32_t id);
 void et_fi_sockaddr(uint32_t ip, uint16_t port, struct sockaddr_in *sa);
 

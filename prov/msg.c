@@ -3,14 +3,18 @@
  *
  * A message of up to FI_ETHEREAL_EAGER bytes goes in one SEND on the
  * connection's control QP, after a header (EAGER).  A larger one is a
- * rendezvous: the sender's RTS says its size and exposes its bytes for
- * the length of the transfer (address, key); the receiver, once a receive
- * matches it, reads what it takes (its flow interceptor, flow.c, plans the
- * READs on its data QPs to the sender) and answers FIN, which completes
- * the send.  With FI_ETHEREAL_RDV=write the receiver exposes its receive
- * instead and answers CTS (address, key, how many bytes it takes), and the
- * sender's interceptor WRITEs them with immediate, the immediate naming
- * the receive, which completes when its bytes have all landed.
+ * rendezvous: the sender's RTS says its size; the receiver, once a receive
+ * matches it, exposes that receive's bytes for the length of the transfer
+ * and answers CTS (address, key, how many bytes it takes); the sender's
+ * flow interceptor (flow.c) WRITEs them with immediate on its data QPs,
+ * the immediate naming the receive, which completes when its bytes have
+ * all landed.  With FI_ETHEREAL_RDV=read the RTS exposes the sender's
+ * bytes instead and the receiver's interceptor READs what it takes, then
+ * answers FIN, which completes the send.  WRITE is the default: its data
+ * is paced by the ACKs that come back (DCTCP's window), where READ
+ * responses are paced at the conf's line rate, and on ports slower than
+ * that (the testbed's memif links under a 400 Gbit/s conf) they filled
+ * the switches' buffers and the control messages behind them timed out.
  *
  * Matching is in arrival order, which on one connection is the order the
  * peer posted (FI_ORDER_SAS): the posted receives are searched first, and
@@ -199,7 +203,7 @@ req_ctrl_post(struct et_fi_req *req)
 			break;
 		}
 		h.op = ET_FI_OP_RTS;
-		if (!et_fi_proc.env.rdv_write) {
+		if (et_fi_proc.env.rdv_read) {
 			/* the receiver reads them: exposed until its FIN */
 			if (req->tmp_key == 0) {
 				const struct et_mr *mr = et_mr_reg(req->ep->mrs, req->buf, req->len,
@@ -209,6 +213,7 @@ req_ctrl_post(struct et_fi_req *req)
 				if (mr == NULL)
 					return -FI_ENOSPC;
 				req->tmp_key = mr->key;
+				req->tmp_read = true;
 			}
 			h.flags |= ET_FI_HF_READ;
 			h.addr = (uint64_t)(uintptr_t)req->buf;

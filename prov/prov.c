@@ -73,7 +73,7 @@ static struct fi_domain_attr domain_attr = {
 	.cntr_cnt = 256,
 	.mr_iov_limit = 1,
 	.caps = ET_FI_DOM_CAPS,
-	.mr_cnt = 16384,
+	.mr_cnt = ET_FI_MR_CAP,
 };
 
 static struct fi_fabric_attr fabric_attr = {
@@ -512,9 +512,10 @@ define_params(void)
 			"messages up to this many bytes go in one SEND (and are fi_inject's "
 			"limit); larger ones by rendezvous (default 8192)");
 	fi_param_define(&et_fi_prov, "rdv", FI_PARAM_STRING,
-			"how a rendezvous moves a large message: read (default: the receiver "
-			"READs the sender's bytes, then FIN) or write (the receiver answers CTS, "
-			"the sender WRITEs with immediate)");
+			"how a rendezvous moves a large message: write (default: the receiver "
+			"answers CTS, the sender WRITEs with immediate, paced by its ACKs) or read "
+			"(the receiver READs the sender's bytes, then FIN; READ responses are paced "
+			"at the conf's line rate, which must then be the port's)");
 	fi_param_define(&et_fi_prov, "rundir", FI_PARAM_STRING,
 			"where the slots' locks are (default /tmp)");
 	fi_param_define(&et_fi_prov, "yield", FI_PARAM_BOOL,

@@ -77,6 +77,17 @@ def main():
         if rc == 0 and "prov_name: ethereal" in out or re.search(r"^provider: ethereal", out, re.M):
             bad.append(f"{why} is found, but not built")
 
+    # a conf the fabric's reader refuses: a clear error, nothing found
+    conf = os.path.join(work, "bad.ini")
+    with open(conf, "w") as f:
+        f.write("[lb]\npolicy = ecmp\n")
+    rc, out = fi_info(dict(env, FI_ETHEREAL_CONF=conf, FI_LOG_LEVEL="warn"), "-p", "ethereal")
+    if rc == 0 or "[topology]: section is missing" not in out:
+        bad.append("a conf without [topology] is not refused, saying why:\n" + out)
+    rc, out = fi_info(dict(env, FI_ETHEREAL_LB="bogus", FI_LOG_LEVEL="warn"), "-p", "ethereal")
+    if rc == 0 or "FI_ETHEREAL_LB=bogus" not in out:
+        bad.append("FI_ETHEREAL_LB=bogus is not refused, saying why:\n" + out)
+
     rc, out = fi_info(env, "-e")
     for p in PARAMS:
         if not re.search(rf"^# FI_ETHEREAL_{p}: [^\n]+\n# ethereal: .{{20,}}", out, re.M):

@@ -80,6 +80,9 @@ def main():
         j = json.load(open(out_json))
         if len(j["per_rank"]) != 4 or not j["ok"]:
             bad.append(f"the ranks' report: {j}")
+        # the policy the testbed's conf names is the one the ranks ran
+        if any(r["policy"] != lb for r in j["per_rank"].values()):
+            bad.append(f"a rank ran another policy than {lb}: {j['per_rank']}")
     except (OSError, ValueError, KeyError) as e:
         bad.append(f"no JSON: {e}")
     for b in bad:
