@@ -448,6 +448,8 @@ send_done(struct et_fi_ep *ep, const struct et_wc *wc)
 		struct et_fi_sub *s = (struct et_fi_sub *)(uintptr_t)(wc->wr_id & ~(uint64_t)WR_DATA);
 
 		s->q->posted--;
+		if (err && !s->f->req->wc_status)
+			s->f->req->wc_status = wc->status;
 		if (err && wc->status != ET_WC_WR_FLUSH_ERR) {
 			warn_failed(s->q, wc);
 			et_fi_conn_fail(s->q->conn, err);
@@ -473,6 +475,8 @@ send_done(struct et_fi_ep *ep, const struct et_wc *wc)
 	if (req == NULL)
 		return;
 	req->inflight--;
+	if (err && !req->wc_status)
+		req->wc_status = wc->status;
 	if (err)
 		et_fi_req_fail(req, c->err ? -c->err : -err);
 	else

@@ -169,7 +169,7 @@ et_fi_req_complete(struct et_fi_req *req, int err, uint64_t olen)
 		if (err && !rx)
 			e.e.len = 0;
 		if (err)
-			e.prov_errno = req->err > 0 ? req->err : 0;
+			e.prov_errno = req->wc_status;
 		et_fi_cq_push(cq, &e);
 	}
 	et_fi_cntr_inc(cntr_of(req), err != 0);

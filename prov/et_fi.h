@@ -355,6 +355,7 @@ struct et_fi_req {
 	bool done;               /* nothing to wait for but those */
 	uint64_t got;            /* receive: bytes landed (rendezvous) */
 	int err;                 /* the first error met: a positive FI_E* */
+	uint8_t wc_status;       /* the transport's status behind it: prov_errno */
 	uint8_t *inject;         /* FI_INJECT: our copy of the data */
 	bool rdv_read;           /* receive: its rendezvous reads (FIN, not CTS) */
 	struct et_fi_req *next, *prev;
