@@ -234,7 +234,7 @@ run_trace(const struct et_trace *t, const struct et_fabric_params *p, struct out
 			else
 				snprintf(what, sizeof(what), "%s %" PRIu64 " bytes on %s",
 					 et_coll_kind_name(x->kind), x->size, t->groups[x->group].name);
-			if (nt->end_ns)
+			if (nt->done)
 				printf("node %-12s %-44s %12.2f .. %12.2f us\n", x->name, what,
 				       nt->start_ns / 1e3, nt->end_ns / 1e3);
 			else
@@ -383,8 +383,10 @@ main(int argc, char **argv)
 	sep = et_app_args_start(argc, argv); /* the conf sizes the EAL's memory */
 	et_fabric_params_default(&p);
 	if (parse_cli(argc - sep, argv + sep, &o) || load_conf(o.config, &p, &o) ||
-	    finish_params(&o, &p) || (o.workload && load_workload(o.workload, &w)) ||
-	    (o.trace && load_trace(o.trace, &p, &t))) {
+	    finish_params(&o, &p) || (o.workload && load_workload(o.workload, &p, &w)) ||
+	    (o.trace && load_trace(o.trace, &p, &t)) ||
+	    (!o.workload && !o.trace &&
+	     check_collective(NULL, &p, p.kind, et_topo_hosts(&p.t), p.size))) {
 		cli_free(&o);
 		return ET_EXIT_USAGE;
 	}

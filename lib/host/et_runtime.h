@@ -86,7 +86,6 @@ struct et_rt_conf {
 	struct et_topo t;
 	uint64_t seed;
 	bool verify;              /* real data, reduced at every step */
-	uint64_t size;            /* bytes per rank */
 };
 
 struct et_rt_stats {
