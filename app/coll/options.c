@@ -289,13 +289,15 @@ plan_points(struct coll *c)
 				    "with -i)", o->factor);
 	if (!et_coll_reduces(c->p.kind))
 		op1 = op0 + 1; /* moving data: the op is none */
-	for (uint64_t s = o->min; ++sizes; s = next_size(o, s))
+	for (uint64_t s = o->min; sizes <= COLL_MAX_POINTS; s = next_size(o, s)) {
+		sizes++;
 		if (next_size(o, s) == 0)
 			break;
+	}
 	if (sizes * (dt1 - dt0) * (op1 - op0) > COLL_MAX_POINTS)
-		return et_cli_error("-b %lu -e %lu: %lu sizes of %u dtypes and %u ops, more than %u "
-				    "collectives (a larger -f or -i)", (unsigned long)o->min,
-				    (unsigned long)o->max, (unsigned long)sizes, dt1 - dt0, op1 - op0,
+		return et_cli_error("-b %lu -e %lu%s%s: more than %u collectives (a larger -f or -i)",
+				    (unsigned long)o->min, (unsigned long)o->max,
+				    o->all_dtypes ? " -d all" : "", o->all_ops ? " -o all" : "",
 				    COLL_MAX_POINTS);
 	c->points = calloc(sizes * (dt1 - dt0) * (op1 - op0), sizeof(*c->points));
 	if (c->points == NULL)

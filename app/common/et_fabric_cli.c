@@ -360,10 +360,10 @@ static int
 parse_elements(const struct cli *o, struct et_fabric_params *p)
 {
 	if (o->dtype && et_coll_parse_dtype(o->dtype, &p->dtype))
-		return et_cli_bad("--dtype", "int8, uint8, int32, uint32, int64, uint64, half, "
+		return et_cli_bad("--dtype (-d)", "int8, uint8, int32, uint32, int64, uint64, half, "
 				  "float, double or bfloat16", o->dtype);
 	if (o->op && et_coll_parse_op(o->op, &p->op))
-		return et_cli_bad("--op", "sum, prod, max, min or avg", o->op);
+		return et_cli_bad("--op (-o)", "sum, prod, max, min or avg", o->op);
 	return 0;
 }
 

@@ -304,10 +304,11 @@ report(const struct et_fabric_params *p, const struct cli *o, const struct outco
 		       r->lower_bound_ns ? (double)r->cct_ns / r->lower_bound_ns : 0,
 		       s->max_qps_per_host, s->retransmits, s->timeouts, s->drops, s->ecn_marks,
 		       !p->verify ? "off" : verified[0] == 't' ? "ok" : "FAILED");
-		printf("%s, %u hosts, %.0f Gbit/s, %s clock, seed %" PRIu64 "%s, %s: %" PRIu64
+		printf("%s, %u hosts, %.0f Gbit/s, %s clock, seed %" PRIu64 "%s, %s %s, %s: %" PRIu64
 		       " packet-hops in %.2f s (%.2f M/s, %.0f ns each)\n",
 		       topo, r->n_hosts, p->host_link.rate_bps / 1e9,
 		       p->real_clock ? "real" : "virtual", p->seed, o->workload ? " (+1 per collective)" : "",
+		       et_coll_dtype_name(p->dtype), et_coll_op_name(p->op),
 		       rte_eal_has_hugepages() ? "hugepages" : "no hugepages",
 		       s->packet_hops, r->wall_s, s->packet_hops / (r->wall_s > 0 ? r->wall_s : 1) / 1e6,
 		       s->packet_hops ? r->wall_s * 1e9 / s->packet_hops : 0);

@@ -884,6 +884,18 @@ store_float(enum et_coll_dtype dt, uint8_t *out, double x)
 	}
 }
 
+/* u's low es bytes as an integer of es bytes, in the host's order */
+static void
+store_uint(uint32_t es, uint8_t *out, uint64_t u)
+{
+	uint8_t u8 = (uint8_t)u;
+	uint16_t u16 = (uint16_t)u;
+	uint32_t u32 = (uint32_t)u;
+
+	memcpy(out, es == 1 ? (void *)&u8 : es == 2 ? (void *)&u16 : es == 4 ? (void *)&u32
+									     : (void *)&u, es);
+}
+
 /* n elements of rank r from element i0 on, into out */
 static void
 values(const struct et_coll_sched *s, uint64_t seed, uint32_t r, uint64_t i0, uint64_t n,
@@ -899,10 +911,8 @@ values(const struct et_coll_sched *s, uint64_t seed, uint32_t r, uint64_t i0, ui
 		uint64_t u = raw(seed, r, i0 + i), hi = u >> 32;
 
 		if (!reducing || !is_float(s->dtype)) {
-			/* any bits (little end first): odd for prod */
-			u |= reducing && s->op == ET_OP_PROD;
-			for (uint32_t k = 0; k < es; k++)
-				out[i * es + k] = (uint8_t)(u >> (8 * k));
+			/* any bits: odd for prod */
+			store_uint(es, out + i * es, u | (reducing && s->op == ET_OP_PROD));
 		} else if (s->op == ET_OP_PROD) {
 			int e = r < 8 ? (int)(hi % 3) - 1 : 0;
 
