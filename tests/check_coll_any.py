@@ -15,8 +15,11 @@ refuses before any process starts (exit 2, one line, no log: nothing
 ran), and a rank killed mid-run: exit 1, the failing rank's message, no
 Python traceback.
 
-check_coll_any.py fabric ETHEREAL_FABRIC WORKDIR [--long]
-check_coll_any.py testbed TESTBED BUILD WORKDIR [--long]
+check_coll_any.py fabric ETHEREAL_FABRIC WORKDIR [--long] [--ranks N,..]
+check_coll_any.py testbed TESTBED BUILD WORKDIR [--long] [--ranks N,..]
+
+--ranks runs the long suite's part on those rank counts only (a piece at a
+time on a shared machine).
 """
 import json
 import os
@@ -24,6 +27,8 @@ import signal
 import subprocess
 import sys
 import time
+
+from check_errors import Checker  # ok/FAIL lines, counted
 
 EAL = ["--no-huge", "--no-shconf", "--no-pci", "-m", "1024", "-l", "0", "--no-telemetry",
        "--log-level=error", "--"]
@@ -40,18 +45,9 @@ ALGOS = {"a2a": ["allreduce", "allgather", "reducescatter", "alltoall"],
 SIZES = [0, 8, 1016, 65528]  # 8 x 0, 1, 127, 8191
 
 
-class Checker:
-    def __init__(self):
-        self.total = self.fails = 0
-
-    def check(self, ok, what, detail=""):
-        self.total += 1
-        self.fails += not ok
-        print(("ok   " if ok else "FAIL ") + what + ("" if ok else "\n" + detail), flush=True)
-
-    def end(self):
-        print(f"{self.total - self.fails} passed, {self.fails} failed")
-        return 1 if self.fails else 0
+def end(c):
+    print(f"{c.total - c.fails} passed, {c.fails} failed")
+    return 1 if c.fails else 0
 
 
 def conf_of(work, n):
@@ -63,11 +59,11 @@ def conf_of(work, n):
     return path
 
 
-def fabric(exe, work, long_run):
+def fabric(exe, work, long_run, only):
     c = Checker()
     runs = []  # (ranks, algo, kinds, dtype, op)
     if long_run:
-        for n in sorted(SHAPES):
+        for n in only:
             for algo, kinds in ALGOS.items():
                 for dt in DTYPES:
                     for op in OPS:
@@ -102,7 +98,7 @@ def fabric(exe, work, long_run):
         if ok:
             os.unlink(js)
             os.unlink(wl)
-    return c.end()
+    return end(c)
 
 
 def descendants(pid):
@@ -133,11 +129,11 @@ def cmdline(pid):
         return []
 
 
-def testbed(script, build, work, long_run):
+def testbed(script, build, work, long_run, only):
     c = Checker()
     tb = [script, "--build", build]
     if long_run:
-        for n in sorted(SHAPES):
+        for n in only:
             leaves, spines, hpl = SHAPES[n]
             for algo, kinds in ALGOS.items():
                 for kind in kinds:
@@ -155,7 +151,7 @@ def testbed(script, build, work, long_run):
                     c.check(ok, f"testbed {n} ranks, {kind} by {algo}, every dtype and op, "
                             f"{rows} collectives checked",
                             f"exit {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-2000:]}")
-        return c.end()
+        return end(c)
     # refused before anything starts: one line, exit 2, no process's log
     refused = [
         (["--collective", "alltoall", "--algo", "ring"], "alltoall by ring"),
@@ -201,17 +197,24 @@ def testbed(script, build, work, long_run):
     c.check(ok, f"testbed, rank 1 killed mid-run: exit {p.returncode}: " +
             " / ".join(ln for ln in out.splitlines() if ln.startswith("testbed: rank")),
             f"victim {victim}\n{out[-3000:]}\n{err[-2000:]}")
-    return c.end()
+    return end(c)
 
 
 def main():
-    long_run = "--long" in sys.argv
-    args = [a for a in sys.argv[1:] if a != "--long"]
+    args, only = sys.argv[1:], sorted(SHAPES)
+    long_run = "--long" in args
+    if "--ranks" in args:
+        at = args.index("--ranks")
+        only = [int(x) for x in args[at + 1].split(",")]
+        if any(n not in SHAPES for n in only):
+            sys.exit(f"--ranks: expected some of {sorted(SHAPES)}")
+        del args[at:at + 2]
+    args = [a for a in args if a != "--long"]
     if args[0] == "fabric":
         os.makedirs(args[2], exist_ok=True)
-        return fabric(args[1], args[2], long_run)
+        return fabric(args[1], args[2], long_run, only)
     os.makedirs(args[3], exist_ok=True)
-    return testbed(args[1], args[2], args[3], long_run)
+    return testbed(args[1], args[2], args[3], long_run, only)
 
 
 if __name__ == "__main__":

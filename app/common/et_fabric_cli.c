@@ -449,10 +449,8 @@ int
 load_workload(const char *file, const struct et_fabric_params *p, struct workload *w)
 {
 	uint32_t hosts = et_topo_hosts(&p->t);
-	char where[4200];
-
 	FILE *fp = fopen(file, "r");
-	char line[256];
+	char line[256], where[4200];
 	unsigned int ln = 0;
 
 	memset(w, 0, sizeof(*w));
@@ -490,7 +488,6 @@ load_workload(const char *file, const struct et_fabric_params *p, struct workloa
 		}
 		w->step = grown;
 		w->step[w->n].kind = k;
-		w->step[w->n].line = ln;
 		w->step[w->n++].size = bytes - bytes % et_coll_dtype_size(p->dtype);
 	}
 	fclose(fp);

@@ -30,7 +30,6 @@ struct workload {
 	struct {
 		enum et_coll_kind kind;
 		uint64_t size;
-		uint32_t line;
 	} *step;
 };
 
