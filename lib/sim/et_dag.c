@@ -321,15 +321,15 @@ dag_build(struct dag *d, enum et_coll_algo algo, uint64_t chunk)
 		const struct et_trace_node *x = &t->nodes[k];
 		const struct et_trace_group *g;
 		const char *why = NULL;
-		struct et_coll_spec c;
+		struct et_coll_spec spec;
 		uint32_t groups;
 
 		d->r->node[k] = (struct et_dag_node_time){UINT64_MAX, 0, false};
 		if (x->type == ET_TRACE_COMPUTE)
 			continue;
 		g = &t->groups[x->group];
-		c = et_coll_spec_of(x->kind, algo, g->size, x->size, f->p.dtype, f->p.op, chunk);
-		if (et_coll_build(&d->sched[k], &c, &why))
+		spec = et_coll_spec_of(x->kind, algo, g->size, x->size, f->p.dtype, f->p.op, chunk);
+		if (et_coll_build(&d->sched[k], &spec, &why))
 			return et_fabric_fail(f, "node %s (line %u): %s %s over %u ranks: %s", x->name,
 					      x->line, et_coll_kind_name(x->kind),
 					      et_coll_algo_name(algo), g->size, why);
