@@ -415,8 +415,13 @@ coll_run_point(struct coll *c, const struct point *at, bool last, struct row *ou
 			c->first_size = size;
 			c->first_done = true;
 		}
-		if (it < c->o.warmup)
+		if (it < c->o.warmup) {
+			/* untimed, but its data is checked all the same */
+			for (uint32_t r = 0; r < c->o.world; r++)
+				out->rank[r].wrong += c->fig[r].wrong;
+			out->all.wrong += sum.wrong;
 			continue;
+		}
 		for (uint32_t r = 0; r < c->o.world; r++) {
 			coll_fig_add_counts(&out->rank[r], &c->fig[r]);
 			out->rank[r].us += c->fig[r].us / c->o.iters;
