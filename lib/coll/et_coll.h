@@ -58,14 +58,15 @@
  * out): two steps more.  One rank: no steps.
  *
  * Reduction.  Each recv is reduced into data in a fixed order (the
- * schedule's), as NCCL does on a GPU: integers wrap (sum, prod), half and
+ * schedule's, the same in every run): integers wrap (sum, prod), half and
  * bfloat16 are computed in float and rounded to nearest even at each
  * step, avg is the sum divided by N once, at the end (et_coll_finish).
  * The reference data (et_coll_fill) makes every result exact in any order,
  * so the check is byte for byte for every dtype, half and bfloat16 too
  * (tolerance 0): floating-point inputs are integers small enough that
  * every partial sum is exact (|x| <= min(256, 2^p / N), p the significand's
- * bits: 11 half, 8 bfloat16, 24 float, 53 double), products are of
+ * bits: 11 half, 8 bfloat16, 24 float, 53 double; past 2^p ranks the
+ * others give 0), products are of
  * +-2^e with the e of at most 8 ranks in -1..1, and max and min are exact
  * anyway; integer inputs are any bits (odd for prod, so a product is never
  * 0).
