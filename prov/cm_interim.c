@@ -6,7 +6,7 @@
  * QP 1; nothing else of the provider knows how the QPs meet.
  *
  * REQ (kind, slot, the asker's address, QPN, PSNs) -> REP (QPN, or 0:
- * refused).  An asker retries every 100 ms for 10 s while nobody listens.
+ * refused).  An asker retries every 100 ms for 3 s while nobody listens.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -20,7 +20,7 @@
 
 #define CM_MAGIC 0x45544649u /* "ETFI" */
 #define RETRY_NS 100000000ull
-#define GIVE_UP_NS 10000000000ull
+#define GIVE_UP_NS 3000000000ull
 
 struct cm_req {
 	uint32_t magic;

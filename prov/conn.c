@@ -409,8 +409,9 @@ recv_done(struct et_fi_ep *ep, const struct et_wc *wc)
 		struct et_fi_qp *q = (struct et_fi_qp *)(uintptr_t)(wc->wr_id & ~(uint64_t)WR_DATA);
 
 		if (wc->status != ET_WC_SUCCESS) {
-			ET_FI_WARN(FI_LOG_EP_DATA, "data QP %u, receive: %s\n", wc->qpn,
-				   et_wc_status_str(wc->status));
+			if (q->conn->state != ET_FI_CONN_FAILED)
+				ET_FI_WARN(FI_LOG_EP_DATA, "data QP %u, receive: %s\n", wc->qpn,
+					   et_wc_status_str(wc->status));
 			et_fi_conn_fail(q->conn, -FI_EIO);
 			return;
 		}
@@ -423,8 +424,9 @@ recv_done(struct et_fi_ep *ep, const struct et_wc *wc)
 	struct et_fi_conn *c = rs->q->conn;
 
 	if (wc->status != ET_WC_SUCCESS) {
-		ET_FI_WARN(FI_LOG_EP_DATA, "control QP %u, receive: %s\n", wc->qpn,
-			   et_wc_status_str(wc->status));
+		if (c->state != ET_FI_CONN_FAILED)
+			ET_FI_WARN(FI_LOG_EP_DATA, "control QP %u, receive: %s\n", wc->qpn,
+				   et_wc_status_str(wc->status));
 		et_fi_conn_fail(c, -FI_EIO);
 		return;
 	}
@@ -489,12 +491,14 @@ et_fi_conn_poll(struct et_fi_ep *ep)
 	struct et_wc wc[32];
 	uint32_t k;
 
-	while ((k = et_cq_poll(&ep->rcq, wc, 32)) > 0)
-		for (uint32_t i = 0; i < k; i++)
-			recv_done(ep, &wc[i]);
+	/* sends first: a QP that failed says why there (retries spent, a
+	 * NAK), and its receives come back flushed, saying nothing */
 	while ((k = et_cq_poll(&ep->scq, wc, 32)) > 0)
 		for (uint32_t i = 0; i < k; i++)
 			send_done(ep, &wc[i]);
+	while ((k = et_cq_poll(&ep->rcq, wc, 32)) > 0)
+		for (uint32_t i = 0; i < k; i++)
+			recv_done(ep, &wc[i]);
 }
 
 void
