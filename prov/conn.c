@@ -499,6 +499,8 @@ et_fi_conn_poll(struct et_fi_ep *ep)
 	while ((k = et_cq_poll(&ep->rcq, wc, 32)) > 0)
 		for (uint32_t i = 0; i < k; i++)
 			recv_done(ep, &wc[i]);
+	if (ep->n_pend)
+		et_fi_msg_flush_all(ep);
 }
 
 void

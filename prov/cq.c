@@ -20,18 +20,6 @@
 
 #include "et_fi.h"
 
-static int
-no_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
-{
-	return -FI_ENOSYS;
-}
-
-static int
-no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops, void *context)
-{
-	return -FI_ENOSYS;
-}
-
 static uint64_t
 ms_now(void)
 {
@@ -39,6 +27,27 @@ ms_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+/* ---- rings that grow ---- */
+
+int
+et_fi_ring_grow(void **ring, size_t elem, uint32_t *cap, uint32_t *head, uint32_t *tail)
+{
+	uint32_t n = *tail - *head, ncap = *cap ? *cap * 2 : 16;
+	uint8_t *r = malloc(ncap * elem);
+	const uint8_t *o = *ring;
+
+	if (r == NULL)
+		return -FI_ENOMEM;
+	for (uint32_t i = 0; i < n; i++)
+		memcpy(r + i * elem, o + ((*head + i) & (*cap - 1)) * elem, elem);
+	free(*ring);
+	*ring = r;
+	*cap = ncap;
+	*head = 0;
+	*tail = n;
+	return 0;
 }
 
 /* ---- completion queues ---- */
@@ -63,21 +72,10 @@ entry_size(enum fi_cq_format f)
 void
 et_fi_cq_push(struct et_fi_cq *cq, const struct et_fi_cqe *e)
 {
-	if (cq->tail - cq->head == cq->cap) {
-		uint32_t cap = cq->cap * 2, n = cq->tail - cq->head;
-		struct et_fi_cqe *r = malloc(cap * sizeof(*r));
-
-		if (r == NULL) {
-			ET_FI_WARN(FI_LOG_CQ, "out of memory: a completion is lost\n");
-			return;
-		}
-		for (uint32_t i = 0; i < n; i++)
-			r[i] = cq->ring[(cq->head + i) & (cq->cap - 1)];
-		free(cq->ring);
-		cq->ring = r;
-		cq->cap = cap;
-		cq->head = 0;
-		cq->tail = n;
+	if (cq->tail - cq->head == cq->cap &&
+	    et_fi_ring_grow((void **)&cq->ring, sizeof(*cq->ring), &cq->cap, &cq->head, &cq->tail)) {
+		ET_FI_WARN(FI_LOG_CQ, "out of memory: a completion is lost\n");
+		return;
 	}
 	cq->ring[cq->tail++ & (cq->cap - 1)] = *e;
 }
@@ -246,9 +244,9 @@ cq_control(struct fid *fid, int command, void *arg)
 static struct fi_ops cq_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = cq_close,
-	.bind = no_bind,
+	.bind = et_fi_no_bind,
 	.control = cq_control,
-	.ops_open = no_ops_open,
+	.ops_open = et_fi_no_ops_open,
 };
 
 int
@@ -421,18 +419,12 @@ cntr_close(struct fid *fid)
 	return 0;
 }
 
-static int
-cntr_control(struct fid *fid, int command, void *arg)
-{
-	return -FI_ENOSYS;
-}
-
 static struct fi_ops cntr_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = cntr_close,
-	.bind = no_bind,
-	.control = cntr_control,
-	.ops_open = no_ops_open,
+	.bind = et_fi_no_bind,
+	.control = et_fi_no_control,
+	.ops_open = et_fi_no_ops_open,
 };
 
 int
@@ -474,20 +466,9 @@ et_fi_eq_push(struct et_fi_eq *eq, uint32_t event, const void *buf, size_t len, 
 
 	if (len > sizeof(e->u))
 		return -FI_EINVAL;
-	if (eq->tail - eq->head == eq->cap) {
-		uint32_t cap = eq->cap * 2, n = eq->tail - eq->head;
-		struct et_fi_eqe *r = malloc(cap * sizeof(*r));
-
-		if (r == NULL)
-			return -FI_ENOMEM;
-		for (uint32_t i = 0; i < n; i++)
-			r[i] = eq->ring[(eq->head + i) & (eq->cap - 1)];
-		free(eq->ring);
-		eq->ring = r;
-		eq->cap = cap;
-		eq->head = 0;
-		eq->tail = n;
-	}
+	if (eq->tail - eq->head == eq->cap &&
+	    et_fi_ring_grow((void **)&eq->ring, sizeof(*eq->ring), &eq->cap, &eq->head, &eq->tail))
+		return -FI_ENOMEM;
 	e = &eq->ring[eq->tail++ & (eq->cap - 1)];
 	e->event = event;
 	e->err = err;
@@ -665,9 +646,9 @@ eq_control(struct fid *fid, int command, void *arg)
 static struct fi_ops eq_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = eq_close,
-	.bind = no_bind,
+	.bind = et_fi_no_bind,
 	.control = eq_control,
-	.ops_open = no_ops_open,
+	.ops_open = et_fi_no_ops_open,
 };
 
 int

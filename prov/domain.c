@@ -18,18 +18,6 @@
 
 #include "et_fi.h"
 
-static int
-no_control(struct fid *fid, int command, void *arg)
-{
-	return -FI_ENOSYS;
-}
-
-static int
-no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops, void *context)
-{
-	return -FI_ENOSYS;
-}
-
 /* ---- memory regions ---- */
 
 static int
@@ -57,8 +45,8 @@ static struct fi_ops mr_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = mr_close,
 	.bind = mr_bind,
-	.control = no_control,
-	.ops_open = no_ops_open,
+	.control = et_fi_no_control,
+	.ops_open = et_fi_no_ops_open,
 };
 
 static unsigned int
@@ -186,8 +174,8 @@ static struct fi_ops domain_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = domain_close,
 	.bind = domain_bind,
-	.control = no_control,
-	.ops_open = no_ops_open,
+	.control = et_fi_no_control,
+	.ops_open = et_fi_no_ops_open,
 };
 
 static int
@@ -535,8 +523,8 @@ static struct fi_ops av_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = av_close,
 	.bind = av_bind,
-	.control = no_control,
-	.ops_open = no_ops_open,
+	.control = et_fi_no_control,
+	.ops_open = et_fi_no_ops_open,
 };
 
 int

@@ -71,20 +71,10 @@ key_retire(struct et_fi_ep *ep, uint32_t key)
 {
 	uint64_t rto4 = 4 * et_fi_proc.rc.qp.rto_ns;
 
-	if (ep->ret_tail - ep->ret_head == ep->ret_cap) {
-		uint32_t cap = ep->ret_cap ? ep->ret_cap * 2 : 64, n = ep->ret_tail - ep->ret_head;
-		struct et_fi_retired *r = malloc(cap * sizeof(*r));
-
-		if (r == NULL)
-			return false;
-		for (uint32_t i = 0; i < n; i++)
-			r[i] = ep->retired[(ep->ret_head + i) & (ep->ret_cap - 1)];
-		free(ep->retired);
-		ep->retired = r;
-		ep->ret_cap = cap;
-		ep->ret_head = 0;
-		ep->ret_tail = n;
-	}
+	if (ep->ret_tail - ep->ret_head == ep->ret_cap &&
+	    et_fi_ring_grow((void **)&ep->retired, sizeof(*ep->retired), &ep->ret_cap,
+			    &ep->ret_head, &ep->ret_tail))
+		return false;
 	ep->retired[ep->ret_tail++ & (ep->ret_cap - 1)] = (struct et_fi_retired){
 		key, et_fi_now() + (rto4 > ET_FI_READ_KEY_LINGER_NS ? rto4 : ET_FI_READ_KEY_LINGER_NS)};
 	return true;
@@ -96,6 +86,33 @@ et_fi_keys_expire(struct et_fi_ep *ep, uint64_t now)
 	while (ep->ret_head != ep->ret_tail &&
 	       ep->retired[ep->ret_head & (ep->ret_cap - 1)].until <= now)
 		et_mr_dereg(ep->mrs, ep->retired[ep->ret_head++ & (ep->ret_cap - 1)].key);
+}
+
+struct et_fi_req *
+et_fi_tx_req(struct et_fi_ep *ep, enum et_fi_req_kind kind, fi_addr_t dest, void *buf,
+	     uint64_t len, void *context, uint64_t op_flags, uint64_t flags, int *err)
+{
+	struct et_fi_conn *c;
+	struct et_fi_req *req;
+
+	if (!ep->enabled) {
+		*err = -FI_EOPBADSTATE;
+		return NULL;
+	}
+	if ((c = et_fi_conn_to(ep, dest, err)) == NULL)
+		return NULL;
+	if ((req = et_fi_req_new(ep, kind)) == NULL) {
+		*err = -FI_EAGAIN;
+		return NULL;
+	}
+	req->context = context;
+	req->op_flags = op_flags;
+	req->flags = flags;
+	req->addr = dest;
+	req->buf = buf;
+	req->len = len;
+	req->conn = c;
+	return req;
 }
 
 void
@@ -195,12 +212,6 @@ et_fi_req_fail(struct et_fi_req *req, int err)
 }
 
 /* ---- fi_ops ---- */
-
-static int
-no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops, void *context)
-{
-	return -FI_ENOSYS;
-}
 
 static void
 unref_all(struct et_fi_ep *ep)
@@ -428,7 +439,7 @@ static struct fi_ops ep_fi_ops = {
 	.close = ep_close,
 	.bind = ep_bind,
 	.control = ep_control,
-	.ops_open = no_ops_open,
+	.ops_open = et_fi_no_ops_open,
 };
 
 /* ---- fi_ops_ep ---- */

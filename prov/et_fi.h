@@ -484,6 +484,7 @@ struct et_fi_ep {
 	uint32_t n_out;
 	struct et_fi_conn *conns;
 	struct et_fi_tslot *tslots, *free_tslot;
+	uint32_t n_pend;         /* requests waiting on connections' pending lists */
 	uint8_t *tbuf;
 	uint32_t tx_busy;
 	size_t eager;
@@ -503,6 +504,11 @@ struct et_fi_ep {
 
 /* ---- helpers (cq.c) ---- */
 
+/* A ring of *cap (a power of 2, or 0) elements of elem bytes, full or
+ * empty, twice as large, its entries from *head on moved to 0 on: 0 or
+ * -FI_ENOMEM (nothing changed). */
+int et_fi_ring_grow(void **ring, size_t elem, uint32_t *cap, uint32_t *head, uint32_t *tail);
+
 /* A completion to a CQ (and its counter); ep's CQ for the side. */
 void et_fi_cq_push(struct et_fi_cq *cq, const struct et_fi_cqe *e);
 void et_fi_cntr_inc(struct et_fi_cntr *c, bool err);
@@ -519,6 +525,10 @@ int et_fi_eq_push(struct et_fi_eq *eq, uint32_t event, const void *buf, size_t l
 /* ---- the parts' entry points ---- */
 
 /* prov.c */
+int et_fi_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
+int et_fi_no_control(struct fid *fid, int command, void *arg);
+int et_fi_no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops,
+		      void *context);
 int et_fi_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
 		  const struct fi_info *hints, struct fi_info **info);
 int et_fi_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);
@@ -547,6 +557,12 @@ int et_fi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep
 		  void *context);
 struct et_fi_req *et_fi_req_new(struct et_fi_ep *ep, enum et_fi_req_kind kind);
 void et_fi_req_free(struct et_fi_req *req);
+/* A request of ours to dest (locked): its connection (made on first use)
+ * and the fields every one has; NULL with *err (-FI_EOPBADSTATE, an
+ * address error, -FI_EAGAIN). */
+struct et_fi_req *et_fi_tx_req(struct et_fi_ep *ep, enum et_fi_req_kind kind, fi_addr_t dest,
+			       void *buf, uint64_t len, void *context, uint64_t op_flags,
+			       uint64_t flags, int *err);
 /* Registrations retired by et_fi_req_free that may go now. */
 void et_fi_keys_expire(struct et_fi_ep *ep, uint64_t now);
 struct et_fi_req *et_fi_req_by_id(struct et_fi_ep *ep, uint32_t id);
@@ -560,8 +576,10 @@ void et_fi_msg_rx(struct et_fi_conn *c, const uint8_t *buf, uint32_t len);
 /* A WRITE with immediate landed: imm names a receive (rendezvous) or is an
  * RMA write's data. */
 void et_fi_msg_imm(struct et_fi_conn *c, uint32_t imm, uint32_t byte_len, bool ctrl);
-/* The peer's control messages that waited for the connection can go. */
+/* The messages that waited for the connection (or for room) can go. */
 void et_fi_msg_flush_pending(struct et_fi_conn *c);
+/* ... on every connection of ep that has some (after sends completed). */
+void et_fi_msg_flush_all(struct et_fi_ep *ep);
 int et_fi_msg_cancel(struct et_fi_ep *ep, void *context);
 /* An RMA write's remote CQ data (WDATA), after its bytes: 0 or -FI_errno. */
 int et_fi_msg_wdata(struct et_fi_req *req);

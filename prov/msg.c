@@ -253,6 +253,9 @@ ctrl_post_or_queue(struct et_fi_req *req)
 {
 	struct et_fi_conn *c = req->conn;
 
+	/* what waited for room goes first, in order */
+	if (c->state == ET_FI_CONN_READY && c->pend_head)
+		et_fi_msg_flush_pending(c);
 	if (c->state == ET_FI_CONN_READY && c->pend_head == NULL &&
 	    (req->kind != ET_FI_REQ_SEND || req->ep->tx_busy + TX_RESERVE < ET_FI_TX_SIZE)) {
 		int r = req_ctrl_post(req);
@@ -277,6 +280,7 @@ ctrl_post_or_queue(struct et_fi_req *req)
 	else
 		c->pend_head = req;
 	c->pend_tail = req;
+	req->ep->n_pend++;
 	return 0;
 }
 
@@ -285,30 +289,30 @@ et_fi_msg_flush_pending(struct et_fi_conn *c)
 {
 	struct et_fi_req *req;
 
-	while ((req = c->pend_head) != NULL) {
-		if (c->state == ET_FI_CONN_READY) {
-			int r = req_ctrl_post(req);
+	while ((req = c->pend_head) != NULL && c->state != ET_FI_CONN_CONNECTING) {
+		int r = c->state == ET_FI_CONN_READY ? req_ctrl_post(req)
+			: c->err ? c->err : -FI_EIO;
 
-			if (r == -FI_EAGAIN)
-				return;
-			c->pend_head = req->next;
-			if (c->pend_head)
-				c->pend_head->prev = NULL;
-			else
-				c->pend_tail = NULL;
-			req->next = req->prev = NULL;
-			if (r)
-				et_fi_req_fail(req, -r);
-		} else if (c->state == ET_FI_CONN_FAILED) {
-			c->pend_head = req->next;
-			if (c->pend_head == NULL)
-				c->pend_tail = NULL;
-			req->next = req->prev = NULL;
-			et_fi_req_fail(req, c->err ? -c->err : FI_EIO);
-		} else {
-			return;
-		}
+		if (r == -FI_EAGAIN)
+			return; /* no room: et_fi_msg_flush_all tries again */
+		c->pend_head = req->next;
+		if (c->pend_head)
+			c->pend_head->prev = NULL;
+		else
+			c->pend_tail = NULL;
+		req->next = req->prev = NULL;
+		req->ep->n_pend--;
+		if (r)
+			et_fi_req_fail(req, -r);
 	}
+}
+
+void
+et_fi_msg_flush_all(struct et_fi_ep *ep)
+{
+	for (struct et_fi_conn *c = ep->conns; c && ep->n_pend; c = c->next)
+		if (c->pend_head && c->state == ET_FI_CONN_READY && ep->free_tslot)
+			et_fi_msg_flush_pending(c);
 }
 
 void
@@ -343,7 +347,6 @@ send_common(struct fid_ep *fep, const void *buf, size_t len, fi_addr_t dest, uin
 	    uint64_t data, void *context, uint64_t flags, bool tagged)
 {
 	struct et_fi_ep *ep = container_of(fep, struct et_fi_ep, ep);
-	struct et_fi_conn *c;
 	struct et_fi_req *req;
 	int err;
 
@@ -352,33 +355,20 @@ send_common(struct fid_ep *fep, const void *buf, size_t len, fi_addr_t dest, uin
 	if (len > ET_FI_MAX_MSG || ((flags & FI_INJECT) && len > ep->eager))
 		return -FI_EMSGSIZE;
 	et_fi_lock();
-	if (!ep->enabled) {
-		et_fi_unlock();
-		return -FI_EOPBADSTATE;
-	}
 	if (ep->tx_busy + TX_RESERVE >= ET_FI_TX_SIZE)
 		et_fi_progress();
-	c = et_fi_conn_to(ep, dest, &err);
-	if (c == NULL) {
-		et_fi_unlock();
-		return err;
-	}
-	if (c->pend_head && (c->state == ET_FI_CONN_READY))
-		et_fi_msg_flush_pending(c);
-	if (ep->tx_busy + TX_RESERVE >= ET_FI_TX_SIZE ||
-	    (req = et_fi_req_new(ep, ET_FI_REQ_SEND)) == NULL) {
+	if (ep->tx_busy + TX_RESERVE >= ET_FI_TX_SIZE) {
 		et_fi_unlock();
 		return -FI_EAGAIN;
 	}
-	req->context = context;
-	req->op_flags = flags;
-	req->flags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG);
+	req = et_fi_tx_req(ep, ET_FI_REQ_SEND, dest, (void *)buf, len, context, flags,
+			   FI_SEND | (tagged ? FI_TAGGED : FI_MSG), &err);
+	if (req == NULL) {
+		et_fi_unlock();
+		return err;
+	}
 	req->tag = tag;
 	req->data = data;
-	req->addr = dest;
-	req->buf = (uint8_t *)(uintptr_t)buf;
-	req->len = len;
-	req->conn = c;
 	/* eager: done once its SEND is acknowledged; rendezvous: once its bytes are */
 	req->done = len <= ep->eager;
 	err = ctrl_post_or_queue(req);

@@ -401,20 +401,21 @@ fabric_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
 	return -FI_ENOSYS;
 }
 
-static int
-no_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+/* What an object does not do: the same answer from every object. */
+int
+et_fi_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
 	return -FI_ENOSYS;
 }
 
-static int
-no_control(struct fid *fid, int command, void *arg)
+int
+et_fi_no_control(struct fid *fid, int command, void *arg)
 {
 	return -FI_ENOSYS;
 }
 
-static int
-no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops, void *context)
+int
+et_fi_no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops, void *context)
 {
 	return -FI_ENOSYS;
 }
@@ -422,9 +423,9 @@ no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops, void 
 static struct fi_ops fabric_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = fabric_close,
-	.bind = no_bind,
-	.control = no_control,
-	.ops_open = no_ops_open,
+	.bind = et_fi_no_bind,
+	.control = et_fi_no_control,
+	.ops_open = et_fi_no_ops_open,
 };
 
 static struct fi_ops_fabric fabric_ops = {

@@ -17,7 +17,6 @@ rma_common(struct fid_ep *fep, void *buf, size_t len, fi_addr_t dest, uint64_t a
 	   uint64_t key, uint64_t data, void *context, uint64_t flags, bool read)
 {
 	struct et_fi_ep *ep = container_of(fep, struct et_fi_ep, ep);
-	struct et_fi_conn *c;
 	struct et_fi_req *req;
 	int err;
 
@@ -26,27 +25,13 @@ rma_common(struct fid_ep *fep, void *buf, size_t len, fi_addr_t dest, uint64_t a
 	if ((flags & FI_INJECT) && len > ep->eager)
 		return -FI_EMSGSIZE;
 	et_fi_lock();
-	if (!ep->enabled) {
-		et_fi_unlock();
-		return -FI_EOPBADSTATE;
-	}
-	c = et_fi_conn_to(ep, dest, &err);
-	if (c == NULL) {
+	req = et_fi_tx_req(ep, read ? ET_FI_REQ_READ : ET_FI_REQ_WRITE, dest, buf, len, context,
+			   flags, FI_RMA | (read ? FI_READ : FI_WRITE), &err);
+	if (req == NULL) {
 		et_fi_unlock();
 		return err;
 	}
-	if ((req = et_fi_req_new(ep, read ? ET_FI_REQ_READ : ET_FI_REQ_WRITE)) == NULL) {
-		et_fi_unlock();
-		return -FI_EAGAIN;
-	}
-	req->context = context;
-	req->op_flags = flags;
-	req->flags = FI_RMA | (read ? FI_READ : FI_WRITE);
 	req->data = data;
-	req->addr = dest;
-	req->buf = buf;
-	req->len = len;
-	req->conn = c;
 	req->rma_addr = addr;
 	req->rma_key = key;
 	if ((flags & FI_INJECT) && len && !read) {
@@ -61,7 +46,8 @@ rma_common(struct fid_ep *fep, void *buf, size_t len, fi_addr_t dest, uint64_t a
 	}
 	req->done = read || !(flags & FI_REMOTE_CQ_DATA);
 	if (len)
-		err = et_fi_flow_start(c, req, req->buf, len, addr, (uint32_t)key, read, false, 0);
+		err = et_fi_flow_start(req->conn, req, req->buf, len, addr, (uint32_t)key, read,
+				       false, 0);
 	else if (!read && (flags & FI_REMOTE_CQ_DATA))
 		err = et_fi_msg_wdata(req);
 	if (err) {

@@ -25,7 +25,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fi_switch import Switch, provider_env  # noqa: E402
-from third_party import third_party  # noqa: E402
+from third_party import suite_or_skip  # noqa: E402
 
 SUITE = "fabtests-1.17.0"
 
@@ -52,12 +52,12 @@ def build_fabtests(suite, build_root):
 def main():
     src_root, build_root, work = sys.argv[1:4]
     sets = sys.argv[4] if len(sys.argv) > 4 else "quick"  # quick: unit, functional, short
-    suite = third_party(src_root, SUITE)
+    why = "runfabtests.sh needs namespaces of its own (root, unshare, ip)"
+    suite = suite_or_skip(src_root, SUITE, ["unshare", "ip"], why)
     if suite is None:
-        print(f"SKIP: no {SUITE} in ../shared/third-party (a checkout outside this project)")
         return 77
-    if os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("ip"):
-        print("SKIP: runfabtests.sh needs namespaces of its own (root, unshare, ip)")
+    if os.geteuid() != 0:
+        print(f"SKIP: {why}")
         return 77
     bin_dir = build_fabtests(suite, build_root)
     if bin_dir is None:

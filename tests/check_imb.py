@@ -18,7 +18,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from third_party import third_party  # noqa: E402
+from third_party import suite_or_skip  # noqa: E402
 
 SUITE = "imb-2021.9"
 BENCHMARKS = ["PingPong", "Sendrecv", "Allreduce", "Alltoall", "Allgather", "Bcast", "Barrier"]
@@ -47,12 +47,9 @@ def main():
     src_root, build_root, work = sys.argv[1:4]
     lb = sys.argv[4] if len(sys.argv) > 4 else "ethereal"
     fail = sys.argv[5] if len(sys.argv) > 5 else ""
-    suite = third_party(src_root, SUITE)
+    suite = suite_or_skip(src_root, SUITE, ["mpicc", "mpirun"],
+                          "no mpicc or mpirun (Debian: libopenmpi-dev, openmpi-bin)")
     if suite is None:
-        print(f"SKIP: no {SUITE} in ../shared/third-party (a checkout outside this project)")
-        return 77
-    if not shutil.which("mpicc") or not shutil.which("mpirun"):
-        print("SKIP: no mpicc or mpirun (Debian: libopenmpi-dev, openmpi-bin)")
         return 77
     exe = build_imb(suite, build_root)
     if exe is None:
