@@ -48,7 +48,12 @@ struct cm_pend {
 struct cm_ep {
 	int lfd;
 	struct cm_pend *pend;
+	bool busy;              /* connections being made: polled at every progress */
 };
+
+/* No connection being made: a few times a millisecond (control path: a
+ * system call or two each). */
+#define IDLE_POLL_NS 200000ull
 
 static void
 sock_name(uint32_t ip, uint16_t port, struct sockaddr_un *sa, socklen_t *len)
@@ -130,7 +135,7 @@ et_fi_cm_connect(struct et_fi_qp *q, uint32_t sq_psn, uint32_t rq_psn)
 	p->next = cm->pend;
 	cm->pend = p;
 	q->cm = p;
-	ep->cm_busy = true;
+	cm->busy = true;
 	return 0;
 }
 
@@ -222,16 +227,13 @@ answer(struct et_fi_ep *ep, struct cm_pend *p)
 	return true;
 }
 
-void
-et_fi_cm_poll(struct et_fi_ep *ep)
+static void
+poll_ep(struct et_fi_ep *ep, uint64_t now)
 {
 	struct cm_ep *cm = ep->cm;
 	struct cm_pend **pp, *p;
-	uint64_t now = et_fi_now();
 	int fd;
 
-	if (cm == NULL)
-		return;
 	while ((fd = accept4(cm->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
 		p = calloc(1, sizeof(*p));
 		if (p == NULL) {
@@ -242,7 +244,7 @@ et_fi_cm_poll(struct et_fi_ep *ep)
 		p->next = cm->pend;
 		cm->pend = p;
 	}
-	ep->cm_busy = false;
+	cm->busy = false;
 	for (pp = &cm->pend; (p = *pp) != NULL;) {
 		bool done = p->req.magic ? ask(p, now) : answer(ep, p);
 
@@ -251,7 +253,29 @@ et_fi_cm_poll(struct et_fi_ep *ep)
 			pend_free(p);
 		} else {
 			pp = &p->next;
-			ep->cm_busy = true;
+			cm->busy = true;
 		}
+	}
+}
+
+void
+et_fi_cm_close(void)
+{
+	/* every listener went with its endpoint */
+}
+
+void
+et_fi_cm_poll(uint64_t now)
+{
+	static uint64_t last;
+	bool idle_turn = now - last >= IDLE_POLL_NS;
+
+	if (idle_turn)
+		last = now;
+	for (struct et_fi_ep *ep = et_fi_proc.eps; ep; ep = ep->next) {
+		struct cm_ep *cm = ep->cm;
+
+		if (cm && (idle_turn || cm->busy))
+			poll_ep(ep, now);
 	}
 }

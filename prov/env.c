@@ -499,6 +499,7 @@ et_fi_port_close(void)
 		p->keeper_up = false;
 	}
 	if (p->nic_up) {
+		et_fi_cm_close();
 		et_nic_free(&p->nic);
 		et_port_close(&p->port);
 		p->nic_up = false;
@@ -591,14 +592,8 @@ et_fi_progress(void)
 	now = et_tsc_ns();
 	__atomic_store_n(&p->last_progress_ns, now, __ATOMIC_RELAXED);
 	work = et_nic_poll(&p->nic, now);
-	/* the connection manager is control path: a few times a millisecond */
-	bool cm = now - p->last_cm_ns >= ET_FI_CM_POLL_NS;
-
-	if (cm)
-		p->last_cm_ns = now;
+	et_fi_cm_poll(now);
 	for (struct et_fi_ep *ep = p->eps; ep; ep = ep->next) {
-		if (cm || ep->cm_busy)
-			et_fi_cm_poll(ep);
 		et_fi_conn_poll(ep);
 		et_fi_flow_poll(ep, now);
 		et_fi_keys_expire(ep, now);

@@ -128,7 +128,6 @@ struct et_fi_proc {
 	uint16_t next_port;   /* the next port an endpoint without one gets */
 	uint64_t progress_calls;
 	uint64_t last_progress_ns;  /* when progress last ran (the keeper reads it) */
-	uint64_t last_cm_ns;        /* when the connection manager last ran */
 	uint32_t last_work;         /* what the last progress did (0: idle) */
 	pthread_t keeper;
 	bool keeper_up;
@@ -167,9 +166,7 @@ uint64_t et_fi_now(void);
  * sleeps a second) looks dead to them.  Completions still come only in
  * the consumer's reads (FI_PROGRESS_MANUAL). */
 #define ET_FI_KEEPER_IDLE_NS 10000000ull
-/* The connection manager runs this often when no connection is being
- * made (it is control path: a system call or two). */
-#define ET_FI_CM_POLL_NS 200000ull
+
 
 /* An endpoint goes: its peers' last messages may be on their way, and
  * with manual progress nobody else acknowledges them (a NIC would), so
@@ -498,7 +495,6 @@ struct et_fi_ep {
 	struct et_fi_retired { uint32_t key; uint64_t until; } *retired;
 	uint32_t ret_head, ret_tail, ret_cap;
 	void *cm;                /* the connection manager's listener */
-	bool cm_busy;            /* connections being made: the CM runs at every progress */
 	struct et_fi_ep *next;
 };
 

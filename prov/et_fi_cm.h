@@ -20,9 +20,12 @@ void et_fi_cm_unlisten(struct et_fi_ep *ep);
  * et_fi_conn_established(q) and et_fi_conn_rejected(q, err).
  * 0 or -FI_errno. */
 int et_fi_cm_connect(struct et_fi_qp *q, uint32_t sq_psn, uint32_t rq_psn);
-/* Requests in, answers in, retries: from the endpoint's progress. */
-void et_fi_cm_poll(struct et_fi_ep *ep);
+/* Requests in, answers in, retries: from every progress, for every
+ * endpoint of the process. */
+void et_fi_cm_poll(uint64_t now);
 /* q goes: forget it (its peer is told where the mechanism can). */
 void et_fi_cm_drop(struct et_fi_qp *q);
+/* The process's port closes. */
+void et_fi_cm_close(void);
 
 #endif /* ET_FI_CM_H */
