@@ -56,6 +56,12 @@ et_sw_default_ecn_k(uint64_t rate_bps)
 	return k < 20000 ? 20000 : k;
 }
 
+uint64_t
+et_sw_pfc_headroom(uint64_t rate_bps, uint64_t latency_ns, uint32_t max_frame)
+{
+	return (uint64_t)(2.0 * (double)latency_ns * (double)rate_bps / 8e9) + 2ull * max_frame;
+}
+
 /* ---- buffer accounting and PFC ---- */
 
 /* The poll runs a port's egress only when it is due or was changed: every

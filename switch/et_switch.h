@@ -242,4 +242,9 @@ uint64_t et_switch_next_event(const struct et_switch *sw, uint64_t now);
  * DCTCP rule K > C RTT / 7 for a 10 us datacenter RTT), at least 20 KB. */
 uint64_t et_sw_default_ecn_k(uint64_t rate_bps);
 
+/* What still arrives at a port after it sent XOFF, which its share of the
+ * buffer must hold for PFC to lose nothing: a round trip of its link (rate,
+ * latency) and a frame of max_frame bytes on the wire at either end. */
+uint64_t et_sw_pfc_headroom(uint64_t rate_bps, uint64_t latency_ns, uint32_t max_frame);
+
 #endif /* ET_SWITCH_H */

@@ -362,6 +362,54 @@ report(const struct et_fabric_params *p, const struct cli *o, const struct outco
 	return 0;
 }
 
+/* MemAvailable of /proc/meminfo, bytes; 0 when it cannot be read. */
+static uint64_t
+mem_available(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	unsigned long long kb = 0;
+	char line[128];
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return (uint64_t)kb << 10;
+}
+
+/* The least memory the run takes (its largest collective's), against what
+ * the machine has: refused before anything starts, not failed halfway
+ * ("host 3: out of memory").  0, or -1 after the message. */
+static int
+check_memory(const struct et_fabric_params *p, const struct workload *w)
+{
+	struct et_fabric_params q = *p;
+	uint64_t need = 0, payload = 0, avail = mem_available();
+
+	for (uint32_t i = 0; i < (w->n ? w->n : 1); i++) {
+		uint64_t pl, b;
+
+		if (w->n) {
+			q.kind = w->step[i].kind;
+			q.size = w->step[i].size;
+		}
+		b = et_fabric_mem_bytes(&q, &pl);
+		if (b > need) {
+			need = b;
+			payload = pl;
+		}
+	}
+	if (avail == 0 || need <= avail)
+		return 0;
+	return et_cli_error("the run needs at least %" PRIu64 " MB: %" PRIu64 " MB of payload%s and a "
+			    "frame pool of %" PRIu64 " MB; this machine has %" PRIu64 " MB available%s",
+			    need >> 20, payload >> 20,
+			    p->verify ? " (--verify: every host its own)" : "",
+			    (need - payload) >> 20, avail >> 20,
+			    p->verify ? " (without --verify the hosts share one region)" : "");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -384,7 +432,9 @@ main(int argc, char **argv)
 	et_fabric_params_default(&p);
 	if (parse_cli(argc - sep, argv + sep, &o) || load_conf(o.config, &p, &o) ||
 	    finish_params(&o, &p) || (o.workload && load_workload(o.workload, &w)) ||
-	    (o.trace && load_trace(o.trace, &p, &t))) {
+	    (o.trace && load_trace(o.trace, &p, &t)) || check_memory(&p, &w)) {
+		free(w.step);
+		et_trace_free(&t);
 		cli_free(&o);
 		return ET_EXIT_USAGE;
 	}
