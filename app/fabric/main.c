@@ -36,6 +36,7 @@ struct outcome {
 	struct et_lane_speed lanes[8]; /* and each lane's (sim/et_lanes.c) */
 	uint32_t n_lanes;
 	uint32_t pool_mbufs;       /* the most the frame pool grew to */
+	uint64_t frames_held;      /* a failed run's frames still queued or on a link */
 	struct et_dag_result dag;  /* a trace's times */
 };
 
@@ -90,6 +91,7 @@ add_run(struct outcome *out, const struct et_fabric *f, const struct timespec *t
 	out->n_lanes = f->n_lanes;
 	if (f->pool_mbufs > out->pool_mbufs)
 		out->pool_mbufs = f->pool_mbufs;
+	out->frames_held += f->frames_held;
 	for (uint32_t k = 0; k < f->n_lanes; k++) {
 		out->lanes[k].busy_s += f->lane_speed[k].busy_s;
 		out->lanes[k].wait_s += f->lane_speed[k].wait_s;
@@ -476,6 +478,13 @@ main(int argc, char **argv)
 	}
 	if (rc && r.error[0])
 		et_cli_error("%s", r.error);
+	if (rc && r.st.frames_made) /* a failed run is not drained: where its frames are */
+		et_warn("the failed run's frames: %" PRIu64 " made, %" PRIu64 " received or dropped, "
+			"%" PRIu64 " still queued or on a link%s", r.st.frames_made,
+			r.st.frames_accounted, r.frames_held,
+			r.st.frames_made == r.st.frames_accounted + r.frames_held
+				? ""
+				: " (they do not add up: a frame was lost uncounted)");
 	et_dag_result_free(&r.dag);
 	if (p.plan_ctx && fclose(p.plan_ctx) && rc == 0)
 		rc = et_cli_error("--plan %s: %s", o.plan, strerror(errno)) ? ET_EXIT_FAIL : 0;

@@ -124,6 +124,14 @@ et_prefetch_frame(const struct rte_mbuf *m)
 	rte_prefetch0(f + rte_pktmbuf_data_len(m) - 1);
 }
 
+/* Frames waiting in the port's receive ring (a ring port, or net_ring's
+ * ring under an ethdev one); 0 for other ports. */
+static inline uint32_t
+et_port_rx_pending(const struct et_port *p)
+{
+	return p->rx ? rte_ring_count(p->rx) : 0;
+}
+
 /* Two ring-backed ports joined back to back: what a sends, b receives. */
 int et_port_ring_pair(struct et_port *a, struct et_port *b, const char *name,
 		      unsigned int size, int socket);

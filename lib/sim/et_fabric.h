@@ -127,9 +127,11 @@ struct et_fabric_host {
 	X(fault_drops, INFO, "frames lost by the link fault model: loss, bursts, flaps") \
 	X(rx_bad, INFO, "frames an endpoint refused (bad ICRC, ...)") \
 	X(rx_unknown_qpn, INFO, "frames for a QP that does not exist") \
-	X(frames_made, INFO, "frames made: equal to frames_accounted once the links drained") \
+	X(frames_made, INFO, "frames made: equal to frames_accounted once the links drained " \
+	  "(a failed run is not drained: the rest are still queued or on a link)") \
 	X(frames_accounted, INFO, "frames received or dropped") \
-	X(mbufs_in_use, INFO, "mbufs still in use once the links drained: 0")
+	X(mbufs_in_use, INFO, "mbufs still in use once the links drained: 0 (a failed run: " \
+	  "those its frames hold)")
 
 struct et_fabric_stats {
 	ET_FABRIC_COUNTERS(ET_CTR_FIELD, ET_CTR_ARRAY_FIELD)
@@ -161,6 +163,8 @@ struct et_fabric {
 	struct et_net net;
 	struct rte_mempool *pool;
 	uint32_t pool_mbufs;      /* its mbufs once collected: it grows when it runs dry */
+	uint64_t frames_held;     /* a failed run, collected: frames still queued or on a
+				   * link (made = accounted + held) */
 	uint32_t n_hosts;
 	struct et_fabric_host *h;
 	struct et_coll_sched sched;
