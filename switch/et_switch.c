@@ -625,7 +625,7 @@ forward(struct et_switch *sw, uint16_t in, struct rte_mbuf *m, uint64_t now)
 	uint8_t *f;
 	uint32_t len, nh, ihl, tot, dst;
 	uint8_t *ip, *l4;
-	bool roce;
+	bool roce, whole;
 	int out;
 
 	ip_->st.rx_pkts++;
@@ -653,10 +653,19 @@ forward(struct et_switch *sw, uint16_t in, struct rte_mbuf *m, uint64_t now)
 	if (ip[8] <= 1)
 		return drop(ip_, ET_SW_DROP_TTL, m);
 	l4 = ip + ihl;
-	/* RoCEv2: unfragmented UDP 4791 with room for BTH and ICRC */
-	roce = ip[9] == IPPROTO_UDP && !(et_load16(ip + 6) & 0x3fff) &&
-	       tot >= ihl + 8 + ET_BTH_LEN + ET_ICRC_LEN &&
-	       et_load16(l4 + 2) == ET_ROCE_UDP_PORT;
+	/* not a fragment; a fragment is hashed on its addresses alone (only
+	 * the first has the ports), so all of a datagram's take one path */
+	whole = !(et_load16(ip + 6) & 0x3fff);
+	roce = false;
+	if (ip[9] == IPPROTO_UDP && whole) {
+		/* UDP's length is the IP payload's; RoCEv2 (UDP 4791) has room
+		 * for a BTH and the ICRC */
+		if (tot < ihl + 8 || et_load16(l4 + 4) != tot - ihl)
+			return drop(ip_, ET_SW_DROP_MALFORMED, m);
+		roce = et_load16(l4 + 2) == ET_ROCE_UDP_PORT;
+		if (roce && tot < ihl + 8 + ET_BTH_LEN + ET_ICRC_LEN)
+			return drop(ip_, ET_SW_DROP_MALFORMED, m);
+	}
 
 	dst = (uint32_t)et_load16(ip + 16) << 16 | et_load16(ip + 18);
 	if (route_lookup(sw, dst, &nh) == 0) {
@@ -668,7 +677,7 @@ forward(struct et_switch *sw, uint16_t in, struct rte_mbuf *m, uint64_t now)
 		out = pick_live(sw, g->port, g->n,
 				g->n == 1 ? 0
 				: roce ? et_path_down_lane(et_load16(l4), g->n)
-				       : flow_hash(sw, ip, l4, ip[9] == IPPROTO_UDP) % g->n);
+				       : flow_hash(sw, ip, l4, whole && ip[9] == IPPROTO_UDP) % g->n);
 	} else if (roce && sw->p.mode == ET_SW_SOURCE_ROUTE) {
 		uint8_t u = et_path_uplink(et_load16(l4));
 
@@ -687,7 +696,7 @@ forward(struct et_switch *sw, uint16_t in, struct rte_mbuf *m, uint64_t now)
 		if (out >= 0 && out != sw->uplink_port[u])
 			sw->ports[sw->uplink_port[u]].st.reroutes++;
 	} else {
-		bool ports = ip[9] == IPPROTO_UDP || ip[9] == IPPROTO_TCP;
+		bool ports = whole && (ip[9] == IPPROTO_UDP || ip[9] == IPPROTO_TCP);
 		uint32_t h = flow_hash(sw, ip, l4, ports && tot >= ihl + 4);
 
 		if (unlikely(sw->n_withdrawn)) {

@@ -862,6 +862,36 @@ static void sp_reth(struct rte_mbuf *m, uint8_t *ip)
 	bth_set32(ip, 20, 0xdeadbeef); /* rkey */
 }
 static void sp_fragment(struct rte_mbuf *m, uint8_t *ip) { (void)m; et_ipv4_update_word(ip, 6, 0x2000); }
+/* UDP 4791 cut to bytes of payload, its IP and UDP lengths saying so */
+static void
+udp_cut(struct rte_mbuf *m, uint8_t *ip, uint16_t bytes)
+{
+	trim_to(m, ET_ETH_HLEN + 20 + 8 + bytes);
+	et_ipv4_update_word(ip, 2, (uint16_t)(20 + 8 + bytes));
+	et_store16(ip + 20 + 4, (uint16_t)(8 + bytes));
+}
+static void sp_roce_6(struct rte_mbuf *m, uint8_t *ip) { udp_cut(m, ip, 6); }
+static void sp_roce_0(struct rte_mbuf *m, uint8_t *ip) { udp_cut(m, ip, 0); }
+static void sp_udp_trunc(struct rte_mbuf *m, uint8_t *ip)
+{
+	trim_to(m, ET_ETH_HLEN + 20 + 4); /* ports, no length */
+	et_ipv4_update_word(ip, 2, 20 + 4);
+}
+static void sp_udp_long(struct rte_mbuf *m, uint8_t *ip)
+{
+	udp_cut(m, ip, 100);
+	et_store16(ip + 20 + 4, 500); /* beyond the IP payload's 108 */
+}
+static void sp_udp_short(struct rte_mbuf *m, uint8_t *ip)
+{
+	(void)m;
+	et_store16(ip + 20 + 4, (uint16_t)(et_load16(ip + 20 + 4) - 4)); /* below it */
+}
+static void sp_frag_udp_long(struct rte_mbuf *m, uint8_t *ip)
+{
+	sp_udp_long(m, ip);
+	et_ipv4_update_word(ip, 6, 0x2000); /* a first fragment: the datagram goes on */
+}
 static void sp_not_roce(struct rte_mbuf *m, uint8_t *ip) { (void)m; et_store16(ip + 20 + 2, 4792); }
 static void sp_padding(struct rte_mbuf *m, uint8_t *ip)
 {
@@ -888,12 +918,20 @@ static const struct hostile hostile[] = {
 	DROPS("VLAN tag", sp_vlan, ET_SW_DROP_NON_IP),
 	DROPS("path ID names a missing uplink", sp_uplink, ET_SW_DROP_BAD_UPLINK),
 	DROPS("oversize frame (chained)", sp_oversize, ET_SW_DROP_OVERSIZE),
+	/* every frame is forwarded as valid or dropped for one reason */
+	DROPS("UDP 4791 with 6 bytes: no room for a BTH", sp_roce_6, ET_SW_DROP_MALFORMED),
+	DROPS("UDP 4791 without payload", sp_roce_0, ET_SW_DROP_MALFORMED),
+	DROPS("UDP header cut", sp_udp_trunc, ET_SW_DROP_MALFORMED),
+	DROPS("UDP length beyond the IP payload", sp_udp_long, ET_SW_DROP_MALFORMED),
+	DROPS("UDP length below the IP payload", sp_udp_short, ET_SW_DROP_MALFORMED),
 	CARRIES("bad ICRC: carried, still bad", sp_icrc, PASSES_BAD_ICRC, 0),
 	CARRIES("corrupt payload: carried, still bad", sp_payload, PASSES_BAD_ICRC, 0),
 	CARRIES("unknown QPN: carried", sp_qpn, PASSES, 0),
 	CARRIES("PSN far away: carried", sp_psn, PASSES, 0),
 	CARRIES("RETH outside any region, wrong rkey: carried", sp_reth, PASSES, 0),
 	CARRIES("IP fragment: carried as plain IP", sp_fragment, PASSES_BAD_ICRC, KEEP_SPORT),
+	CARRIES("first fragment of a longer datagram: carried as plain IP", sp_frag_udp_long,
+		PASSES_BAD_ICRC, KEEP_SPORT),
 	CARRIES("UDP port 4792: carried as plain UDP", sp_not_roce, PASSES_BAD_ICRC, KEEP_SPORT),
 	CARRIES("Ethernet padding: carried", sp_padding, PASSES, 0),
 };
