@@ -86,6 +86,11 @@ send_pause(struct et_switch *sw, uint16_t pi, uint16_t quanta)
 	p->st.pause_tx++;
 }
 
+/* An ingress is paused (XOFF) when it holds more of the buffer than
+ * pfc_alpha x the free buffer, and let go (XON) once it holds PFC_HYST
+ * less than that. */
+#define PFC_HYST (2 * 4096)
+
 static uint64_t
 pfc_xoff(const struct et_switch *sw)
 {
@@ -93,20 +98,32 @@ pfc_xoff(const struct et_switch *sw)
 }
 
 /* A packet left an egress queue: give its buffer back to the ingress it
- * came in on, and let that ingress go (XON) once it is low enough. */
+ * came in on.  The threshold rose for every ingress, so every paused one
+ * is looked at, not only that one: an ingress paused while the buffer was
+ * full, whose own frames have all left since, has nothing more to dequeue
+ * and would stay paused for ever (PFC refreshes the XOFF), the switch
+ * upstream filling behind it; that is what held the fat-tree in a storm
+ * of timeouts (docs/reproduce.md, "Failure on the fat-tree"). */
 static void
 on_dequeue(void *ctx, const struct et_egress_slot *s, uint64_t now)
 {
 	struct et_switch *sw = ctx;
-	struct et_sw_port *in = &sw->ports[s->port];
 	uint32_t len = s->len;
+	uint64_t t;
 
 	sw->used -= len;
-	in->in_bytes -= len;
-	if (in->xoff && in->in_bytes + 2 * 4096 < pfc_xoff(sw)) {
-		in->xoff = false;
-		sw->xoff_ports &= ~(1ull << s->port);
-		send_pause(sw, s->port, 0);
+	sw->ports[s->port].in_bytes -= len;
+	if (sw->xoff_ports == 0)
+		return;
+	t = pfc_xoff(sw);
+	for (uint64_t x = sw->xoff_ports; x; x &= x - 1) {
+		uint16_t pi = (uint16_t)__builtin_ctzll(x);
+
+		if (sw->ports[pi].in_bytes + PFC_HYST < t) {
+			sw->ports[pi].xoff = false;
+			sw->xoff_ports &= ~(1ull << pi);
+			send_pause(sw, pi, 0);
+		}
 	}
 }
 
