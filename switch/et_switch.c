@@ -371,6 +371,23 @@ et_switch_restore(struct et_switch *sw, uint16_t port, uint64_t at_ns)
 	sw->fail_next = 0;
 }
 
+bool
+et_switch_set_link(struct et_switch *sw, uint16_t port, bool up, uint64_t now)
+{
+	struct et_sw_port *p = &sw->ports[port];
+	bool was_up = !p->link_down, seen = p->link_seen;
+
+	p->link_down = !up;
+	p->link_seen |= up;
+	if (up == was_up || !seen)
+		return false;
+	if (up)
+		et_switch_restore(sw, port, now);
+	else
+		et_switch_fail(sw, port, now, 0);
+	return true;
+}
+
 struct et_rx_hint
 et_switch_rx_hint(struct et_switch *sw, uint16_t port)
 {
@@ -727,6 +744,8 @@ forward(struct et_switch *sw, uint16_t in, struct rte_mbuf *m, uint64_t now)
 	}
 	if (out < 0)
 		return drop(ip_, ET_SW_DROP_NO_ROUTE, m);
+	if (unlikely(sw->ports[out].link_down))
+		return drop(&sw->ports[out], ET_SW_DROP_LINK_DOWN, m);
 	if (roce)
 		et_roce_set_sport(ip, et_path_swap(et_load16(l4)));
 	et_ipv4_dec_ttl(ip);

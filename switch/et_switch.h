@@ -53,6 +53,7 @@ enum et_sw_mode { ET_SW_SOURCE_ROUTE, ET_SW_ECMP };
 	X(BUFFER, buffer)           /* shared buffer or dynamic threshold */ \
 	X(QUEUE, queue_full)        /* egress queue array full */ \
 	X(FAILED, link_failed)      /* sent to or received from a failed link */ \
+	X(LINK_DOWN, link_down)     /* sent to a port whose link reads down */ \
 	X(OVERSIZE, oversize)       /* longer than the switch's largest frame */ \
 	X(LOCAL, local)             /* IPv4 to a port address: no IP stack here */
 
@@ -89,6 +90,9 @@ struct et_sw_port {
 	uint8_t uplink;            /* ET_SW_UP: its index */
 	struct rte_ether_addr mac;
 	struct rte_ether_addr peer_mac;
+	/* the link as its device reports it (et_switch_set_link) */
+	bool link_down;            /* frames for it are dropped: link_down */
+	bool link_seen;            /* it has been up: going down is a failure */
 	/* failure: scheduled and/or forced at run time */
 	bool failed;
 	uint64_t failed_since;
@@ -226,6 +230,15 @@ int et_switch_withdraw(struct et_switch *sw, uint32_t prefix, uint8_t depth, uin
 		       uint64_t at_ns);
 /* Bring a port's link back at at_ns (0: now). */
 void et_switch_restore(struct et_switch *sw, uint16_t port, uint64_t at_ns);
+
+/* The port's link as its device reports it (real ports: polled, or an LSC
+ * event).  Down, what the switch sends there is dropped as link_down; a
+ * link that was up and goes down fails at now, as et_switch_fail(), and
+ * is routed around after the detection delay; back up, it is restored at
+ * now (and used again after the delay).  A link that was never up (its
+ * peer not there yet) fails nothing.  Returns whether a failure or a
+ * restore was made.  Control path. */
+bool et_switch_set_link(struct et_switch *sw, uint16_t port, bool up, uint64_t now);
 
 /* Record a port's traffic, both ways (NULL: stop). */
 struct et_capture;

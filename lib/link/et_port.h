@@ -164,6 +164,17 @@ et_port_queue(const struct et_port *p, uint16_t q)
  * point at them. */
 void et_port_close(struct et_port *p);
 
+/* The link as the port's PMD reports it now, without waiting: 1 up, 0
+ * down, a negative errno when it cannot tell; a ring port is always up.
+ * A system call on some PMDs (af_packet): poll it every few ms, not every
+ * burst. */
+int et_port_link_up(const struct et_port *p);
+
+/* fn(port, RTE_ETH_EVENT_INTR_LSC, arg, NULL) from DPDK's interrupt thread
+ * when the link changes, where the PMD signals it (et_port_ethdev enables
+ * that when it can); -ENOTSUP where it does not: poll et_port_link_up. */
+int et_port_watch_link(const struct et_port *p, rte_eth_dev_cb_fn fn, void *arg);
+
 /* After the far end went away (its process died or closed): wait, at most
  * max_ms, until the link reads down, then a little more.  DPDK 22.11's
  * memif tears its side of the link down from the EAL's interrupt thread
