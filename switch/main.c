@@ -694,6 +694,6 @@ done:
 	for (i = 0; i < sw.n_ports; i++)
 		et_port_close(&sw.ports[i].port);
 	et_switch_free(&sw);
-	rte_eal_cleanup();
+	et_app_eal_cleanup();
 	return rc;
 }

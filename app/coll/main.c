@@ -158,7 +158,7 @@ main(int argc, char **argv)
 	if (coll_parse(argc - r, argv + r, &c.o) || coll_setup(&c) || c.o.switch_mode) {
 		coll_free_trace(&c);
 		cli_free(&c.o.f);
-		rte_eal_cleanup();
+		et_app_eal_cleanup();
 		return c.o.switch_mode ? ET_EXIT_OK : ET_EXIT_USAGE;
 	}
 	signal(SIGINT, on_signal);
@@ -178,6 +178,6 @@ main(int argc, char **argv)
 		fflush(stdout);
 	}
 	coll_close(&c);
-	rte_eal_cleanup();
+	et_app_eal_cleanup();
 	return bad ? ET_EXIT_FAIL : ET_EXIT_OK;
 }

@@ -488,7 +488,7 @@ main(int argc, char **argv)
 	et_dag_result_free(&r.dag);
 	if (p.plan_ctx && fclose(p.plan_ctx) && rc == 0)
 		rc = et_cli_error("--plan %s: %s", o.plan, strerror(errno)) ? ET_EXIT_FAIL : 0;
-	rte_eal_cleanup();
+	et_app_eal_cleanup();
 	cli_free(&o);
 	return rc;
 }
