@@ -28,15 +28,18 @@ def need(ok, what):
 
 
 def manifest(path):
-    keys = "index opcode dqpn psn sport ackreq pad syndrome msn va rkey dmalen imm".split()
+    keys = ("index opcode dqpn psn sport ackreq pad syndrome msn va rkey dmalen imm "
+            "swap cmp orig qkey srcqp").split()
     with open(path) as f:
         return [dict(zip(keys, map(int, line.split("\t")))) for line in f]
 
 
 def has(op, what):
-    reth = op in (0x06, 0x0A, 0x0B)
-    imm = op in (0x03, 0x05, 0x09, 0x0B)
-    return {"reth": reth, "imm": imm, "aeth": op == 0x11}[what]
+    reth = op in (0x06, 0x0A, 0x0B, 0x0C)
+    imm = op in (0x03, 0x05, 0x09, 0x0B, 0x65)
+    aeth = op in (0x0D, 0x0F, 0x10, 0x11, 0x12)
+    return {"reth": reth, "imm": imm, "aeth": aeth, "atomic": op in (0x13, 0x14),
+            "atomicack": op == 0x12, "deth": op in (0x64, 0x65)}[what]
 
 
 def check_scapy(pcap, rows):
@@ -66,7 +69,10 @@ def check_scapy(pcap, rows):
 TSHARK_FIELDS = ["infiniband.bth.opcode", "infiniband.bth.destqp", "infiniband.bth.psn",
                  "udp.srcport", "infiniband.bth.a", "infiniband.bth.padcnt",
                  "infiniband.reth.va", "infiniband.reth.r_key", "infiniband.reth.dmalen",
-                 "infiniband.aeth.syndrome", "infiniband.aeth.msn", "infiniband.immdt"]
+                 "infiniband.aeth.syndrome", "infiniband.aeth.msn", "infiniband.immdt",
+                 "infiniband.atomiceth.swapdt", "infiniband.atomiceth.cmpdt",
+                 "infiniband.atomicacketh.origremdt", "infiniband.deth.q_key",
+                 "infiniband.deth.srcqp"]
 
 
 def check_tshark(pcap, rows):
@@ -106,10 +112,21 @@ def check_tshark(pcap, rows):
         if has(op, "imm"):
             want += [row["imm"]]
             got += [int(v[11], 16) if v[11] else None]  # shown as bare hex
+        if has(op, "atomic"):
+            # AtomicETH's VA and R_Key: tshark 4.0 shows them in the
+            # AtomicETH's bytes only, so only the data fields are compared
+            want += [row["swap"], row["cmp"]]
+            got += [num(v[12]), num(v[13])]
+        if has(op, "atomicack"):
+            want += [row["orig"]]
+            got += [num(v[14])]
+        if has(op, "deth"):
+            want += [row["qkey"], row["srcqp"]]
+            got += [num(v[15]), num(v[16])]
         if got != want:
             print("frame", row["index"], "tshark", got, "want", want)
             bad += 1
-    print(f"tshark: checked {len(rows)} frames (opcode, QPN, PSN, RETH, AETH, ImmDt), {bad} bad")
+    print(f"tshark: checked {len(rows)} frames (opcode, QPN, PSN, RETH, AETH, ImmDt, AtomicETH, AtomicAckETH, DETH), {bad} bad")
     return bad == 0
 
 

@@ -35,7 +35,10 @@ main(int argc, char **argv)
 		ET_OP_SEND_LAST_IMM, ET_OP_SEND_ONLY, ET_OP_SEND_ONLY_IMM,
 		ET_OP_WRITE_FIRST, ET_OP_WRITE_MIDDLE, ET_OP_WRITE_LAST,
 		ET_OP_WRITE_LAST_IMM, ET_OP_WRITE_ONLY, ET_OP_WRITE_ONLY_IMM,
-		ET_OP_ACK, ET_OP_CNP,
+		ET_OP_ACK, ET_OP_CNP, ET_OP_READ_REQ, ET_OP_READ_RESP_FIRST,
+		ET_OP_READ_RESP_MIDDLE, ET_OP_READ_RESP_LAST, ET_OP_READ_RESP_ONLY,
+		ET_OP_ATOMIC_ACK, ET_OP_CMP_SWAP, ET_OP_FETCH_ADD, ET_OP_UD_SEND_ONLY,
+		ET_OP_UD_SEND_ONLY_IMM,
 	};
 	static const uint32_t sizes[] = {0, 3, 256, 1021, 4096};
 	static const uint8_t syndromes[] = {0x1f, 0x00, 0x2e, 0x60, 0x61, 0x62, 0x63};
@@ -110,6 +113,11 @@ main(int argc, char **argv)
 			h.aeth_syndrome = syndromes[n % sizeof(syndromes)];
 			h.aeth_msn = n * 11;
 			h.imm = 0xfeed0000 + n;
+			h.atomic_swap = 0x1111222233334444ull * (n % 5 + 1);
+			h.atomic_cmp = 0x0123456789abcdefull + n;
+			h.atomic_orig = 0xfedcba9876543210ull - n;
+			h.deth_qkey = 0x80010000u + n;
+			h.deth_src_qp = n % 2 ? 1 : 0x100 + n;
 			if (ops[o] == ET_OP_CNP)
 				et_roce_cnp_hdr(&h, h.dest_qp);
 			len = et_roce_build(frame, sizeof(frame), &h, payload, plen);
@@ -129,12 +137,16 @@ main(int argc, char **argv)
 				et_capture_frames(ng, &m, 1, n & 1, 1000000000ull * n + 7);
 				rte_pktmbuf_free(m);
 			}
-			/* index opcode dqpn psn sport ackreq pad syndrome msn va rkey dmalen imm */
-			fprintf(man, "%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%llu\t%u\t%u\t%u\n",
+			/* index opcode dqpn psn sport ackreq pad syndrome msn va rkey
+			 * dmalen imm swap cmp orig qkey srcqp */
+			fprintf(man, "%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%llu\t%u\t%u\t%u"
+				"\t%llu\t%llu\t%llu\t%u\t%u\n",
 				n, h.opcode, h.dest_qp, h.psn, h.udp_sport, h.ackreq,
 				(opf & ET_OPF_LAST) ? (-plen) & 3 : 0, h.aeth_syndrome,
 				h.aeth_msn, (unsigned long long)h.reth_va, h.reth_rkey,
-				h.reth_dma_len, h.imm);
+				h.reth_dma_len, h.imm, (unsigned long long)h.atomic_swap,
+				(unsigned long long)h.atomic_cmp,
+				(unsigned long long)h.atomic_orig, h.deth_qkey, h.deth_src_qp);
 			n++;
 		}
 	}

@@ -43,7 +43,10 @@ static const uint8_t all_opcodes[] = {
 	ET_OP_SEND_LAST_IMM, ET_OP_SEND_ONLY, ET_OP_SEND_ONLY_IMM,
 	ET_OP_WRITE_FIRST, ET_OP_WRITE_MIDDLE, ET_OP_WRITE_LAST,
 	ET_OP_WRITE_LAST_IMM, ET_OP_WRITE_ONLY, ET_OP_WRITE_ONLY_IMM,
-	ET_OP_ACK, ET_OP_CNP,
+	ET_OP_ACK, ET_OP_CNP, ET_OP_READ_REQ, ET_OP_READ_RESP_FIRST,
+	ET_OP_READ_RESP_MIDDLE, ET_OP_READ_RESP_LAST, ET_OP_READ_RESP_ONLY,
+	ET_OP_ATOMIC_ACK, ET_OP_CMP_SWAP, ET_OP_FETCH_ADD, ET_OP_UD_SEND_ONLY,
+	ET_OP_UD_SEND_ONLY_IMM,
 };
 
 static uint8_t payload_src[8192];
@@ -83,6 +86,18 @@ sample_hdr(struct et_roce_hdr *h, uint8_t opcode, uint64_t *seed)
 	}
 	if (et_opcode_flags[opcode] & ET_OPF_IMM)
 		h->imm = (uint32_t)et_test_rand(seed);
+	if (et_opcode_flags[opcode] & ET_OPF_ATOMIC) {
+		h->reth_va = et_test_rand(seed);
+		h->reth_rkey = (uint32_t)et_test_rand(seed);
+		h->atomic_swap = et_test_rand(seed);
+		h->atomic_cmp = et_test_rand(seed);
+	}
+	if (et_opcode_flags[opcode] & ET_OPF_ATOMIC_ACK)
+		h->atomic_orig = et_test_rand(seed);
+	if (et_opcode_flags[opcode] & ET_OPF_DETH) {
+		h->deth_qkey = (uint32_t)et_test_rand(seed);
+		h->deth_src_qp = et_test_rand(seed) & ET_QPN_MASK;
+	}
 }
 
 static void
@@ -120,6 +135,18 @@ assert_hdr_equal(const struct et_roce_hdr *a, const struct et_roce_hdr *b)
 	}
 	if (opf & ET_OPF_IMM)
 		assert_int_equal(a->imm, b->imm);
+	if (opf & ET_OPF_ATOMIC) {
+		assert_true(a->reth_va == b->reth_va);
+		assert_int_equal(a->reth_rkey, b->reth_rkey);
+		assert_true(a->atomic_swap == b->atomic_swap);
+		assert_true(a->atomic_cmp == b->atomic_cmp);
+	}
+	if (opf & ET_OPF_ATOMIC_ACK)
+		assert_true(a->atomic_orig == b->atomic_orig);
+	if (opf & ET_OPF_DETH) {
+		assert_int_equal(a->deth_qkey, b->deth_qkey);
+		assert_int_equal(a->deth_src_qp, b->deth_src_qp);
+	}
 }
 
 static void
@@ -427,8 +454,15 @@ static void m_tcp(uint8_t *f, size_t *l) { f[14 + 9] = 6; fix_ip(f); }
 static void m_udplen(uint8_t *f, size_t *l) { f[34 + 5]--; }
 static void m_dport(uint8_t *f, size_t *l) { et_store16(f + 36, 4792); }
 static void m_short_bth(uint8_t *f, size_t *l) { shrink_l4(f, l, 15); }
-static void m_opcode_read(uint8_t *f, size_t *l) { f[42] = 0x0c; }
+static void m_opcode_inv(uint8_t *f, size_t *l) { f[42] = 0x17; }
 static void m_opcode_uc(uint8_t *f, size_t *l) { f[42] = 0x24; }
+/* a WRITE ONLY with 8 bytes: RETH 16 + 8 = 24 bytes after the BTH, a READ
+ * request's RETH and 8 bytes it may not carry, and short of an AtomicETH */
+static void m_opcode_read(uint8_t *f, size_t *l) { f[42] = ET_OP_READ_REQ; }
+static void m_opcode_cmp_swap(uint8_t *f, size_t *l) { f[42] = ET_OP_CMP_SWAP; }
+/* an ACK's 4 bytes after the BTH: short of AETH + AtomicAckETH, and of a DETH */
+static void m_opcode_atomic_ack(uint8_t *f, size_t *l) { f[42] = ET_OP_ATOMIC_ACK; }
+static void m_opcode_ud_send(uint8_t *f, size_t *l) { f[42] = ET_OP_UD_SEND_ONLY; }
 static void m_tver(uint8_t *f, size_t *l) { f[43] |= 1; }
 static void m_short_aeth(uint8_t *f, size_t *l) { shrink_l4(f, l, 12 + 3 + 4); }
 static void m_short_reth(uint8_t *f, size_t *l) { shrink_l4(f, l, 12 + 15 + 4); }
@@ -464,7 +498,13 @@ test_malformed_table(void **state)
 		{"UDP length", ET_OP_SEND_ONLY, 8, m_udplen, ET_WIRE_E_UDP_LEN},
 		{"UDP port 4792", ET_OP_SEND_ONLY, 8, m_dport, ET_WIRE_E_NOT_ROCE},
 		{"BTH+ICRC cut", ET_OP_SEND_ONLY, 8, m_short_bth, ET_WIRE_E_TRUNC_BTH},
-		{"RDMA READ request", ET_OP_SEND_ONLY, 8, m_opcode_read, ET_WIRE_E_OPCODE},
+		{"SEND ONLY with invalidate", ET_OP_SEND_ONLY, 8, m_opcode_inv, ET_WIRE_E_OPCODE},
+		{"RDMA READ request cut", ET_OP_SEND_ONLY, 8, m_opcode_read, ET_WIRE_E_TRUNC_EXT},
+		{"RDMA READ request with payload", ET_OP_WRITE_ONLY, 8, m_opcode_read,
+		 ET_WIRE_E_LENGTH},
+		{"AtomicETH cut", ET_OP_WRITE_ONLY, 8, m_opcode_cmp_swap, ET_WIRE_E_TRUNC_EXT},
+		{"AtomicAckETH cut", ET_OP_ACK, 0, m_opcode_atomic_ack, ET_WIRE_E_TRUNC_EXT},
+		{"DETH cut", ET_OP_ACK, 0, m_opcode_ud_send, ET_WIRE_E_TRUNC_EXT},
 		{"UC opcode", ET_OP_SEND_ONLY, 8, m_opcode_uc, ET_WIRE_E_OPCODE},
 		{"TVer 1", ET_OP_SEND_ONLY, 8, m_tver, ET_WIRE_E_TVER},
 		{"AETH cut", ET_OP_ACK, 0, m_short_aeth, ET_WIRE_E_TRUNC_EXT},
@@ -614,7 +654,10 @@ test_builder_errors(void **state)
 	sample_hdr(&h, ET_OP_SEND_ONLY, &seed);
 	h.dscp = 64;
 	assert_int_equal(et_roce_build(buf, sizeof(buf), &h, NULL, 0), -ET_WIRE_E_INVAL);
-	sample_hdr(&h, 0x0c, &seed);
+	sample_hdr(&h, 0x17, &seed); /* SEND ONLY with invalidate: not ours */
+	assert_int_equal(et_roce_build(buf, sizeof(buf), &h, NULL, 0), -ET_WIRE_E_INVAL);
+	sample_hdr(&h, ET_OP_UD_SEND_ONLY, &seed);
+	h.deth_src_qp = 1u << 24;
 	assert_int_equal(et_roce_build(buf, sizeof(buf), &h, NULL, 0), -ET_WIRE_E_INVAL);
 	sample_hdr(&h, ET_OP_CNP, &seed);
 	assert_int_equal(et_roce_build(buf, sizeof(buf), &h, payload_src, 4),
@@ -627,7 +670,8 @@ test_builder_errors(void **state)
 	assert_string_equal(et_wire_strerror(-ET_WIRE_E_ICRC), "bad ICRC");
 	assert_string_equal(et_wire_strerror(-999), "unknown error");
 	assert_string_equal(et_opcode_name(ET_OP_CNP), "CNP");
-	assert_string_equal(et_opcode_name(0x0c), "UNKNOWN");
+	assert_string_equal(et_opcode_name(ET_OP_READ_REQ), "RDMA_READ_REQUEST");
+	assert_string_equal(et_opcode_name(0x17), "UNKNOWN");
 }
 
 static void

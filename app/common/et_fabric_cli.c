@@ -23,8 +23,12 @@ usage(FILE *o)
 		"  --config FILE        fabric conf: [topology] [link] [switch] [transport] [lb] [run]\n"
 		"  --lb POLICY          ethereal | ecmp | mprdma:X | spray | reps | reps:flow\n"
 		"  --collective KIND    allreduce | allgather | reducescatter | alltoall\n"
-		"  --algo ALGO          a2a | rd | ring | dbt\n"
-		"  --size N[K|M|G]      bytes per rank\n"
+		"  --algo ALGO          a2a | rd | ring | dbt | rd-far (README: which serves which)\n"
+		"  --size N[K|M|G]      bytes per rank: whole elements of --dtype (rounded down,\n"
+		"                       as nccl-tests counts them); 0 runs nothing\n"
+		"  --dtype TYPE         int8 | uint8 | int32 | uint32 | int64 | uint64 | half |\n"
+		"                       float | double | bfloat16 (nccl-tests' -d; default float)\n"
+		"  --op OP              sum | prod | max | min | avg (nccl-tests' -o; default sum)\n"
 		"  --workload FILE      a sequence of collectives instead of one (see conf/gpt2.workload)\n"
 		"  --trace FILE         one iteration as a DAG of compute and collectives on rank\n"
 		"                       groups, on one fabric (see conf/gpt2-16.trace); --algo\n"
@@ -200,7 +204,7 @@ load_conf(const char *file, struct et_fabric_params *p, struct cli *o)
 	static const char *const sw_keys[] = {ET_SW_CONF_KEYS, NULL};
 	static const char *const tr_keys[] = {"rto-us", "retry-cnt", "ack-every", "acks-first",
 					      "dctcp", "dctcp-g", "dctcp-ai", "dctcp-rate-ai-mbps",
-					      "init-cwnd", "max-cwnd", NULL};
+					      "init-cwnd", "max-cwnd", "data", NULL};
 	static const char *const lb_keys[] = {"policy", "batch-ns", "jitter-ns",
 					      "failed-path-timeout-ms", "reps-buffer",
 					      "reps-freeze-us", "reps-explore-pkts", NULL};
@@ -209,6 +213,8 @@ load_conf(const char *file, struct et_fabric_params *p, struct cli *o)
 	static const char *const sections[] = {"topology", "link", "switch", "transport", "lb",
 					       "run", NULL};
 	static const char *const onoff[] = {"off", "on", NULL};
+	/* how a subflow's bytes move: the sender WRITEs, or the receiver READs */
+	static const char *const data_ops[] = {"write", "read", NULL};
 	/* rate: the paper's simulator's DCTCP, a paced rate and no window */
 	static const char *const dctcp_modes[] = {"off", "on", "rate", NULL};
 	static const char *const mtus[] = {"256", "512", "1024", "2048", "4096", NULL};
@@ -216,7 +222,7 @@ load_conf(const char *file, struct et_fabric_params *p, struct cli *o)
 	double rate, uprate, g;
 	uint32_t lat, rto, retry, acks, bns, jns, fpt, seed, limit, freeze_us, rate_ai;
 	uint64_t icw, mcw, ai, chunk;
-	int mtu, dctcp, acks_first, rc = -1;
+	int mtu, dctcp, acks_first, by_read, rc = -1;
 	const char *s;
 
 	if (et_conf_open(&c, file))
@@ -236,6 +242,7 @@ load_conf(const char *file, struct et_fabric_params *p, struct cli *o)
 	    et_conf_u32(&c, "transport", "retry-cnt", 0, 7, false, 7, &retry) ||
 	    et_conf_u32(&c, "transport", "ack-every", 1, 1024, false, 1, &acks) ||
 	    et_conf_enum(&c, "transport", "acks-first", onoff, false, 0, &acks_first) ||
+	    et_conf_enum(&c, "transport", "data", data_ops, false, 0, &by_read) ||
 	    et_conf_enum(&c, "transport", "dctcp", dctcp_modes, false, p->qp.dctcp.enabled,
 			 &dctcp) ||
 	    et_conf_double(&c, "transport", "dctcp-g", 1.0 / 65536, 1, false, p->qp.dctcp.g, &g) ||
@@ -269,6 +276,7 @@ load_conf(const char *file, struct et_fabric_params *p, struct cli *o)
 	p->qp.retry_cnt = (uint8_t)retry;
 	p->qp.ack_every = acks;
 	p->acks_first = acks_first;
+	p->data_by_read = by_read;
 	p->qp.dctcp.enabled = dctcp != 0;
 	p->qp.dctcp.rate_mode = dctcp == 2;
 	p->qp.dctcp.line_bps = p->host_link.rate_bps;
@@ -317,6 +325,7 @@ parse_cli(int argc, char **argv, struct cli *o)
 		{"plan", required_argument, NULL, 'P'},
 		{"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'},
 		{"fault", required_argument, NULL, 'F'}, {"check", no_argument, NULL, 'K'},
+		{"dtype", required_argument, NULL, 'd'}, {"op", required_argument, NULL, 'o'},
 		{NULL, 0, NULL, 0}};
 	int c;
 
@@ -348,6 +357,8 @@ parse_cli(int argc, char **argv, struct cli *o)
 		case 'q': o->quiet = true; break;
 		case 'K': o->check = true; break;
 		case 'F': o->faults = optarg; break;
+		case 'd': o->dtype = optarg; break;
+		case 'o': o->op = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		case ':':
 			et_cli_error("%s: expected a value (see --help)",
@@ -381,6 +392,33 @@ uplink_faults(struct et_fabric_params *p)
 	p->host_link.rate_bps = host;
 }
 
+/* --dtype and --op, nccl-tests' -d and -o */
+static int
+parse_elements(const struct cli *o, struct et_fabric_params *p)
+{
+	if (o->dtype && et_coll_parse_dtype(o->dtype, &p->dtype))
+		return et_cli_bad("--dtype (-d)", "int8, uint8, int32, uint32, int64, uint64, half, "
+				  "float, double or bfloat16", o->dtype);
+	if (o->op && et_coll_parse_op(o->op, &p->op))
+		return et_cli_bad("--op (-o)", "sum, prod, max, min or avg", o->op);
+	return 0;
+}
+
+int
+check_collective(const char *where, const struct et_fabric_params *p, enum et_coll_kind kind,
+		 uint32_t ranks, uint64_t bytes)
+{
+	struct et_coll_spec c = et_coll_spec_of(kind, p->algo, ranks, bytes, p->dtype, p->op,
+						p->chunk);
+	const char *why = NULL;
+
+	if (et_coll_check(&c, &why) == 0)
+		return 0;
+	return et_cli_error("%s%s%s by %s of %" PRIu64 " bytes over %u ranks: %s", where ? where : "",
+			    where ? ": " : "", et_coll_kind_name(kind), et_coll_algo_name(p->algo),
+			    bytes, ranks, why);
+}
+
 int
 finish_params(struct cli *o, struct et_fabric_params *p)
 {
@@ -395,8 +433,12 @@ finish_params(struct cli *o, struct et_fabric_params *p)
 				  "allreduce, allgather, reducescatter or alltoall", o->collective);
 	if (o->algo && et_coll_parse_algo(o->algo, &p->algo))
 		return et_cli_bad(origin(o, "--algo"), "a2a, rd, ring, dbt or rd-far", o->algo);
-	if (o->size && et_cli_bytes(origin(o, "--size"), o->size, 1, UINT64_MAX, &p->size))
+	if (o->size && et_cli_bytes(origin(o, "--size"), o->size, 0, UINT64_MAX, &p->size))
 		return -1;
+	if (parse_elements(o, p))
+		return -1;
+	/* whole elements, as nccl-tests counts them: what runs is what is reported */
+	p->size -= p->size % et_coll_dtype_size(p->dtype);
 	if (o->clock && strcmp(o->clock, "virtual") && strcmp(o->clock, "real"))
 		return et_cli_bad(origin(o, "--clock"), "virtual or real", o->clock);
 	p->real_clock = o->clock && strcmp(o->clock, "real") == 0;
@@ -441,10 +483,11 @@ plan_write(void *fp, const struct et_rt_host *h, const struct et_rt_sub *s)
 }
 
 int
-load_workload(const char *file, struct workload *w)
+load_workload(const char *file, const struct et_fabric_params *p, struct workload *w)
 {
+	uint32_t hosts = et_topo_hosts(&p->t);
 	FILE *fp = fopen(file, "r");
-	char line[256];
+	char line[256], where[4200];
 	unsigned int ln = 0;
 
 	memset(w, 0, sizeof(*w));
@@ -466,13 +509,15 @@ load_workload(const char *file, struct workload *w)
 		n = sscanf(line, "%31s %31s %7s", kind, size, extra);
 		if (n <= 0)
 			continue;
-		if (n != 2 || et_coll_parse_kind(kind, &k) || et_parse_bytes(size, &bytes) ||
-		    bytes == 0) {
+		if (n != 2 || et_coll_parse_kind(kind, &k) || et_parse_bytes(size, &bytes)) {
 			et_cli_error("%s:%u: expected 'KIND SIZE' "
 				"(allreduce|allgather|reducescatter|alltoall, bytes like 16M), got '%s'",
 				file, ln, strtok(line, "\n"));
 			goto fail;
 		}
+		snprintf(where, sizeof(where), "%s:%u", file, ln);
+		if (check_collective(where, p, k, hosts, bytes))
+			goto fail;
 		grown = realloc(w->step, (w->n + 1) * sizeof(*w->step));
 		if (grown == NULL) {
 			et_cli_error("--workload %s: out of memory", file);
@@ -480,7 +525,7 @@ load_workload(const char *file, struct workload *w)
 		}
 		w->step = grown;
 		w->step[w->n].kind = k;
-		w->step[w->n++].size = bytes;
+		w->step[w->n++].size = bytes - bytes % et_coll_dtype_size(p->dtype);
 	}
 	fclose(fp);
 	if (w->n == 0) {
@@ -556,22 +601,18 @@ load_trace(const char *file, const struct et_fabric_params *p, struct et_trace *
 			     hosts);
 		goto fail;
 	}
-	/* every collective buildable with --algo before the fabric is */
+	/* every collective able to run with --algo before the fabric is built */
 	for (uint32_t k = 0; k < t->n_nodes; k++) {
 		const struct et_trace_node *x = &t->nodes[k];
 		const struct et_trace_group *g = &t->groups[x->group];
-		struct et_coll_sched s;
-		const char *why = NULL;
+		char where[600];
 
 		if (x->type != ET_TRACE_COMM)
 			continue;
-		if (et_coll_build(&s, x->kind, p->algo, g->size, x->size, p->chunk, &why)) {
-			et_cli_error("%s:%u: %s: %s by %s over the %u ranks of group %s: %s", file,
-				     x->line, x->name, et_coll_kind_name(x->kind),
-				     et_coll_algo_name(p->algo), g->size, g->name, why);
+		snprintf(where, sizeof(where), "%s:%u: %s (group %s)", file, x->line, x->name,
+			 g->name);
+		if (check_collective(where, p, x->kind, g->size, x->size))
 			goto fail;
-		}
-		et_coll_free(&s);
 	}
 	return 0;
 fail:

@@ -44,10 +44,13 @@ struct et_fabric_params {
 	struct et_lb_conf lb;
 	enum et_coll_kind kind;
 	enum et_coll_algo algo;
-	uint64_t size;
+	uint64_t size;                   /* bytes per rank: whole elements of dtype count */
+	enum et_coll_dtype dtype;
+	enum et_coll_op op;
 	uint64_t chunk;                  /* dbt pipelining unit, 0: default */
 	uint64_t seed;
 	bool verify;                     /* real data, reduced and checked */
+	bool data_by_read;               /* [transport] data = read: receivers READ */
 	bool real_clock;
 	uint64_t time_limit_ns;          /* give up after this much (virtual) time */
 	uint32_t lanes;                  /* virtual time on at most this many lcores (0: all) */

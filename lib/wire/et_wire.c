@@ -13,6 +13,9 @@
 
 #define SEND_DATA (ET_OPF_VALID | ET_OPF_SEND | ET_OPF_PAYLOAD)
 #define WRITE_DATA (ET_OPF_VALID | ET_OPF_WRITE | ET_OPF_PAYLOAD)
+#define READ_RESP (ET_OPF_VALID | ET_OPF_READ_RESP | ET_OPF_PAYLOAD)
+#define UD_SEND (ET_OPF_VALID | ET_OPF_PAYLOAD | ET_OPF_DETH | ET_OPF_FIRST | \
+		 ET_OPF_LAST)
 
 const uint16_t et_opcode_flags[256] = {
 	[ET_OP_SEND_FIRST] = SEND_DATA | ET_OPF_FIRST,
@@ -28,7 +31,17 @@ const uint16_t et_opcode_flags[256] = {
 	[ET_OP_WRITE_ONLY] = WRITE_DATA | ET_OPF_FIRST | ET_OPF_LAST | ET_OPF_RETH,
 	[ET_OP_WRITE_ONLY_IMM] =
 		WRITE_DATA | ET_OPF_FIRST | ET_OPF_LAST | ET_OPF_RETH | ET_OPF_IMM,
+	[ET_OP_READ_REQ] = ET_OPF_VALID | ET_OPF_READ_REQ | ET_OPF_RETH,
+	[ET_OP_READ_RESP_FIRST] = READ_RESP | ET_OPF_FIRST | ET_OPF_AETH,
+	[ET_OP_READ_RESP_MIDDLE] = READ_RESP,
+	[ET_OP_READ_RESP_LAST] = READ_RESP | ET_OPF_LAST | ET_OPF_AETH,
+	[ET_OP_READ_RESP_ONLY] = READ_RESP | ET_OPF_FIRST | ET_OPF_LAST | ET_OPF_AETH,
 	[ET_OP_ACK] = ET_OPF_VALID | ET_OPF_AETH,
+	[ET_OP_ATOMIC_ACK] = ET_OPF_VALID | ET_OPF_AETH | ET_OPF_ATOMIC_ACK,
+	[ET_OP_CMP_SWAP] = ET_OPF_VALID | ET_OPF_ATOMIC,
+	[ET_OP_FETCH_ADD] = ET_OPF_VALID | ET_OPF_ATOMIC,
+	[ET_OP_UD_SEND_ONLY] = UD_SEND,
+	[ET_OP_UD_SEND_ONLY_IMM] = UD_SEND | ET_OPF_IMM,
 	[ET_OP_CNP] = ET_OPF_VALID | ET_OPF_CNP,
 };
 
@@ -45,7 +58,17 @@ static const char *const opcode_names[256] = {
 	[ET_OP_WRITE_LAST_IMM] = "RDMA_WRITE_LAST_WITH_IMMEDIATE",
 	[ET_OP_WRITE_ONLY] = "RDMA_WRITE_ONLY",
 	[ET_OP_WRITE_ONLY_IMM] = "RDMA_WRITE_ONLY_WITH_IMMEDIATE",
+	[ET_OP_READ_REQ] = "RDMA_READ_REQUEST",
+	[ET_OP_READ_RESP_FIRST] = "RDMA_READ_RESPONSE_FIRST",
+	[ET_OP_READ_RESP_MIDDLE] = "RDMA_READ_RESPONSE_MIDDLE",
+	[ET_OP_READ_RESP_LAST] = "RDMA_READ_RESPONSE_LAST",
+	[ET_OP_READ_RESP_ONLY] = "RDMA_READ_RESPONSE_ONLY",
 	[ET_OP_ACK] = "ACKNOWLEDGE",
+	[ET_OP_ATOMIC_ACK] = "ATOMIC_ACKNOWLEDGE",
+	[ET_OP_CMP_SWAP] = "COMPARE_SWAP",
+	[ET_OP_FETCH_ADD] = "FETCH_ADD",
+	[ET_OP_UD_SEND_ONLY] = "UD_SEND_ONLY",
+	[ET_OP_UD_SEND_ONLY_IMM] = "UD_SEND_ONLY_WITH_IMMEDIATE",
 	[ET_OP_CNP] = "CNP",
 };
 
@@ -113,8 +136,11 @@ store64(uint8_t *p, uint64_t v)
 static inline size_t
 ext_len(uint16_t opf)
 {
-	return ((opf & ET_OPF_RETH) ? ET_RETH_LEN : 0) +
+	return ((opf & ET_OPF_DETH) ? ET_DETH_LEN : 0) +
+	       ((opf & ET_OPF_RETH) ? ET_RETH_LEN : 0) +
+	       ((opf & ET_OPF_ATOMIC) ? ET_ATOMIC_ETH_LEN : 0) +
 	       ((opf & ET_OPF_AETH) ? ET_AETH_LEN : 0) +
+	       ((opf & ET_OPF_ATOMIC_ACK) ? ET_ATOMIC_ACK_ETH_LEN : 0) +
 	       ((opf & ET_OPF_IMM) ? ET_IMMDT_LEN : 0) +
 	       ((opf & ET_OPF_CNP) ? ET_CNP_RSVD_LEN : 0);
 }
@@ -255,16 +281,32 @@ et_roce_parse(const uint8_t *buf, size_t len, struct et_roce_pkt *pkt,
 		return -ET_WIRE_E_TRUNC_EXT;
 	rem -= ext;
 	p = bth + ET_BTH_LEN;
+	if (opf & ET_OPF_DETH) {
+		h->deth_qkey = et_load32(p);
+		h->deth_src_qp = load24(p + 5);
+		p += ET_DETH_LEN;
+	}
 	if (opf & ET_OPF_RETH) {
 		h->reth_va = load64(p);
 		h->reth_rkey = et_load32(p + 8);
 		h->reth_dma_len = et_load32(p + 12);
 		p += ET_RETH_LEN;
 	}
+	if (opf & ET_OPF_ATOMIC) {
+		h->reth_va = load64(p);
+		h->reth_rkey = et_load32(p + 8);
+		h->atomic_swap = load64(p + 12);
+		h->atomic_cmp = load64(p + 20);
+		p += ET_ATOMIC_ETH_LEN;
+	}
 	if (opf & ET_OPF_AETH) {
 		h->aeth_syndrome = p[0];
 		h->aeth_msn = load24(p + 1);
 		p += ET_AETH_LEN;
+	}
+	if (opf & ET_OPF_ATOMIC_ACK) {
+		h->atomic_orig = load64(p);
+		p += ET_ATOMIC_ACK_ETH_LEN;
 	}
 	if (opf & ET_OPF_IMM) {
 		h->imm = et_load32(p);
@@ -305,6 +347,7 @@ et_roce_build(uint8_t *buf, size_t cap, const struct et_roce_hdr *h,
 	if (!(opf & ET_OPF_VALID) || h->dscp > 63 || h->ecn > 3 ||
 	    h->tver > 15 || h->resv8a > 0x3f || h->dest_qp > ET_QPN_MASK ||
 	    h->psn > ET_PSN_MASK ||
+	    ((opf & ET_OPF_DETH) && h->deth_src_qp > ET_QPN_MASK) ||
 	    h->aeth_msn > 0xffffff)
 		return -ET_WIRE_E_INVAL;
 	if (payload_len && !(opf & ET_OPF_PAYLOAD))
@@ -353,16 +396,33 @@ et_roce_build(uint8_t *buf, size_t cap, const struct et_roce_hdr *h,
 	store24(bth + 9, h->psn);
 
 	p = bth + ET_BTH_LEN;
+	if (opf & ET_OPF_DETH) {
+		et_store32(p, h->deth_qkey);
+		p[4] = 0;
+		store24(p + 5, h->deth_src_qp);
+		p += ET_DETH_LEN;
+	}
 	if (opf & ET_OPF_RETH) {
 		store64(p, h->reth_va);
 		et_store32(p + 8, h->reth_rkey);
 		et_store32(p + 12, h->reth_dma_len);
 		p += ET_RETH_LEN;
 	}
+	if (opf & ET_OPF_ATOMIC) {
+		store64(p, h->reth_va);
+		et_store32(p + 8, h->reth_rkey);
+		store64(p + 12, h->atomic_swap);
+		store64(p + 20, h->atomic_cmp);
+		p += ET_ATOMIC_ETH_LEN;
+	}
 	if (opf & ET_OPF_AETH) {
 		p[0] = h->aeth_syndrome;
 		store24(p + 1, h->aeth_msn);
 		p += ET_AETH_LEN;
+	}
+	if (opf & ET_OPF_ATOMIC_ACK) {
+		store64(p, h->atomic_orig);
+		p += ET_ATOMIC_ACK_ETH_LEN;
 	}
 	if (opf & ET_OPF_IMM) {
 		et_store32(p, h->imm);

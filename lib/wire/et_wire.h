@@ -28,23 +28,31 @@ struct rte_mempool;
 #define ET_AETH_LEN 4
 #define ET_IMMDT_LEN 4
 #define ET_CNP_RSVD_LEN 16
+#define ET_ATOMIC_ETH_LEN 28 /* VA 8, R_Key 4, swap or add 8, compare 8 */
+#define ET_ATOMIC_ACK_ETH_LEN 8 /* the original remote data */
+#define ET_DETH_LEN 8 /* Q_Key 4, reserved 1, source QP 3 */
 #define ET_ICRC_LEN 4
 /* what a frame costs the wire beyond its bytes: preamble and SFD 8, FCS 4,
  * interframe gap 12 */
 #define ET_ETH_WIRE_EXTRA 24
-/* Eth + IPv4 + UDP + BTH + RETH + ImmDt: the largest header we build. */
-#define ET_MAX_HDR_LEN                                                        \
-	(ET_ETH_HLEN + ET_IPV4_HLEN + ET_UDP_HLEN + ET_BTH_LEN + ET_RETH_LEN + \
-	 ET_IMMDT_LEN)
+/* Eth + IPv4 + UDP + BTH + AtomicETH: the largest header we build (RETH +
+ * ImmDt is 20 bytes, AtomicETH 28). */
+#define ET_MAX_HDR_LEN \
+	(ET_ETH_HLEN + ET_IPV4_HLEN + ET_UDP_HLEN + ET_BTH_LEN + ET_ATOMIC_ETH_LEN)
 
 #define ET_PSN_MASK 0xffffffu
 #define ET_QPN_MASK 0xffffffu
+/* QP 1 is the GSI: management datagrams (the connection manager's MADs)
+ * arrive there as UD SENDs (IBTA vol. 1 13.5; RoCEv2 keeps it). */
+#define ET_QPN_GSI 1u
+#define ET_GSI_QKEY 0x80010000u
 #define ET_PKEY_DEFAULT 0xffff
 
 /* IPv4 ECN codepoints (RFC 3168). */
 enum et_ecn { ET_ECN_NOT_ECT = 0, ET_ECN_ECT1 = 1, ET_ECN_ECT0 = 2, ET_ECN_CE = 3 };
 
-/* RC opcodes (IBTA vol. 1, table 38; transport 000) plus RoCEv2's CNP. */
+/* RC opcodes (IBTA vol. 1, table 38; transport 000), the UD SENDs the GSI
+ * takes (transport 011), plus RoCEv2's CNP. */
 enum et_opcode {
 	ET_OP_SEND_FIRST = 0x00,
 	ET_OP_SEND_MIDDLE = 0x01,
@@ -58,7 +66,17 @@ enum et_opcode {
 	ET_OP_WRITE_LAST_IMM = 0x09,
 	ET_OP_WRITE_ONLY = 0x0a,
 	ET_OP_WRITE_ONLY_IMM = 0x0b,
+	ET_OP_READ_REQ = 0x0c,
+	ET_OP_READ_RESP_FIRST = 0x0d,
+	ET_OP_READ_RESP_MIDDLE = 0x0e,
+	ET_OP_READ_RESP_LAST = 0x0f,
+	ET_OP_READ_RESP_ONLY = 0x10,
 	ET_OP_ACK = 0x11,
+	ET_OP_ATOMIC_ACK = 0x12,
+	ET_OP_CMP_SWAP = 0x13,
+	ET_OP_FETCH_ADD = 0x14,
+	ET_OP_UD_SEND_ONLY = 0x64,
+	ET_OP_UD_SEND_ONLY_IMM = 0x65,
 	ET_OP_CNP = 0x81,
 };
 
@@ -97,10 +115,24 @@ enum {
 	ET_OPF_SEND = 1u << 6,
 	ET_OPF_WRITE = 1u << 7,
 	ET_OPF_PAYLOAD = 1u << 8, /* may carry payload */
+	ET_OPF_READ_REQ = 1u << 9,    /* RDMA READ request (RETH) */
+	ET_OPF_READ_RESP = 1u << 10,  /* RDMA READ response: FIRST/LAST/ONLY
+				       * carry an AETH */
+	ET_OPF_ATOMIC = 1u << 11,     /* AtomicETH: COMPARE & SWAP, FETCH & ADD */
+	ET_OPF_ATOMIC_ACK = 1u << 12, /* AtomicAckETH after the AETH */
+	ET_OPF_DETH = 1u << 13,       /* UD: DETH (the GSI's MADs) */
 	ET_OPF_VALID = 1u << 15,
 };
 
 extern const uint16_t et_opcode_flags[256];
+
+/* The RC transport's opcodes (BTH opcode bits 7..5 = 000); a QP takes no
+ * other (the CNP is RoCEv2's, for any transport). */
+static inline bool
+et_opcode_is_rc(uint8_t op)
+{
+	return (op >> 5) == 0;
+}
 
 static inline bool
 et_opcode_valid(uint8_t op)
@@ -175,12 +207,17 @@ struct et_roce_hdr {
 	uint32_t dest_qp;
 	uint32_t psn;
 
-	uint64_t reth_va;
-	uint32_t reth_rkey;
-	uint32_t reth_dma_len;
+	uint64_t reth_va;      /* RETH, or AtomicETH: the remote address */
+	uint32_t reth_rkey;    /* RETH, or AtomicETH: the R_Key */
+	uint32_t reth_dma_len; /* RETH only */
+	uint64_t atomic_swap;  /* AtomicETH: swap (or add) data */
+	uint64_t atomic_cmp;   /* AtomicETH: compare data */
+	uint64_t atomic_orig;  /* AtomicAckETH: the original remote data */
 	uint8_t aeth_syndrome;
 	uint32_t aeth_msn;
 	uint32_t imm; /* immediate data as the 32-bit big-endian field reads */
+	uint32_t deth_qkey;
+	uint32_t deth_src_qp;
 };
 
 /* A parsed frame: header fields plus where things are in the buffer. */
