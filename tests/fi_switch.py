@@ -13,6 +13,9 @@ import time
 
 EAL = ["--no-huge", "--no-pci", "-m", "256", "--no-telemetry", "--log-level=*:error",
        "--log-level=ethereal.*:info"]
+# lcore 0 on any CPU: the switch and its hosts share this machine's cores
+# as the scheduler sees fit (the provider's processes are not pinned)
+FLOAT = "0@(0-%d)" % (os.cpu_count() - 1)
 
 
 def memif(work, name, role, k):
@@ -46,7 +49,7 @@ class Switch:
         self.log = open(os.path.join(work, "switch.log"), "w")
         self.p = subprocess.Popen(
             [os.path.join(build, "switch", "ethereal-switch"), *EAL,
-             f"--file-prefix={prefix}{os.getpid()}", "-l", "0", "--", "--config", conf,
+             f"--file-prefix={prefix}{os.getpid()}", "--lcores", FLOAT, "--", "--config", conf,
              "--yield"], stdout=self.log, stderr=subprocess.STDOUT)
         path = os.path.join(work, "switch.log")
         for _ in range(100):
