@@ -13,26 +13,6 @@
 
 #include "base/et_bytes.h"
 
-void
-et_gid_from_ipv4(uint32_t ip, uint8_t gid[16])
-{
-	memset(gid, 0, 16);
-	gid[10] = 0xff;
-	gid[11] = 0xff;
-	et_store32(gid + 12, ip);
-}
-
-int
-et_gid_to_ipv4(const uint8_t gid[16], uint32_t *ip)
-{
-	static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-
-	if (memcmp(gid, prefix, sizeof(prefix)) != 0)
-		return -1;
-	*ip = et_load32(gid + 12);
-	return 0;
-}
-
 static int
 fail(char *err, size_t errlen, const char *fmt, ...)
 {

@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "wire/et_gid.h"
+
 /* What a tool tells its peer about one QP. */
 struct et_oob_dest {
 	uint16_t lid;          /* 0 on RoCE */
@@ -38,10 +40,6 @@ struct et_oob_dest {
 
 /* perftest's message with a GID: 7 fixed fields, 16 GID bytes, NUL */
 #define ET_PERFTEST_MSG_LEN 108
-
-void et_gid_from_ipv4(uint32_t ip, uint8_t gid[16]);
-/* The IPv4 address of an IPv4-mapped GID (host order); -1 otherwise. */
-int et_gid_to_ipv4(const uint8_t gid[16], uint32_t *ip);
 
 /* out: ET_PINGPONG_MSG_LEN bytes, NUL-terminated. */
 void et_pingpong_format(const struct et_oob_dest *d, char out[ET_PINGPONG_MSG_LEN]);
