@@ -88,19 +88,6 @@ et_cm_msg_init(struct et_cm_msg *m, uint16_t attr, uint64_t tid)
 	m->hdr.attr_id = attr;
 }
 
-static uint64_t
-load64(const uint8_t *p)
-{
-	return (uint64_t)et_load32(p) << 32 | et_load32(p + 4);
-}
-
-static void
-store64(uint8_t *p, uint64_t v)
-{
-	et_store32(p, (uint32_t)(v >> 32));
-	et_store32(p + 4, (uint32_t)v);
-}
-
 /* A 24-bit field in the high bytes of a word, the low byte another's. */
 static uint32_t
 hi24(const uint8_t *p)
@@ -157,8 +144,8 @@ static void
 req_parse(const uint8_t *c, struct et_cm_req *r)
 {
 	r->local_comm_id = et_load32(c);
-	r->service_id = load64(c + 8);
-	r->local_ca_guid = load64(c + 16);
+	r->service_id = et_load64(c + 8);
+	r->local_ca_guid = et_load64(c + 16);
 	r->local_qkey = et_load32(c + 28);
 	r->local_qpn = hi24(c + 32);
 	r->responder_resources = c[35];
@@ -198,7 +185,7 @@ rep_parse(const uint8_t *c, struct et_cm_rep *r)
 	r->e2e_flow_control = c[26] & 1;
 	r->rnr_retry_count = c[27] >> 5;
 	r->srq = (c[27] >> 4) & 1;
-	r->local_ca_guid = load64(c + 28);
+	r->local_ca_guid = et_load64(c + 28);
 }
 
 /* Where the private data starts, in the CM's 232 bytes. */
@@ -225,7 +212,7 @@ et_cm_parse(const uint8_t *buf, size_t len, struct et_cm_msg *m)
 	h->method = buf[3];
 	h->status = et_load16(buf + 4);
 	h->class_specific = et_load16(buf + 6);
-	h->tid = load64(buf + 8);
+	h->tid = et_load64(buf + 8);
 	h->attr_id = et_load16(buf + 16);
 	h->attr_mod = et_load32(buf + 20);
 	if (h->base_version != ET_MAD_BASE_VERSION)
@@ -289,8 +276,8 @@ req_build(uint8_t *c, const struct et_cm_req *r)
 	    r->ext_transport >> 3)
 		return false;
 	et_store32(c, r->local_comm_id);
-	store64(c + 8, r->service_id);
-	store64(c + 16, r->local_ca_guid);
+	et_store64(c + 8, r->service_id);
+	et_store64(c + 16, r->local_ca_guid);
 	et_store32(c + 28, r->local_qkey);
 	put_hi24(c + 32, r->local_qpn, r->responder_resources);
 	put_hi24(c + 36, r->local_eecn, r->initiator_depth);
@@ -321,7 +308,7 @@ rep_build(uint8_t *c, const struct et_cm_rep *r)
 	c[25] = r->initiator_depth;
 	c[26] = (uint8_t)(r->target_ack_delay << 3 | r->failover << 1 | (uint8_t)r->e2e_flow_control);
 	c[27] = (uint8_t)(r->rnr_retry_count << 5 | (uint8_t)r->srq << 4);
-	store64(c + 28, r->local_ca_guid);
+	et_store64(c + 28, r->local_ca_guid);
 	return true;
 }
 
@@ -344,7 +331,7 @@ et_cm_build(uint8_t out[ET_MAD_LEN], const struct et_cm_msg *m)
 	out[3] = h->method;
 	et_store16(out + 4, h->status);
 	et_store16(out + 6, h->class_specific);
-	store64(out + 8, h->tid);
+	et_store64(out + 8, h->tid);
 	et_store16(out + 16, h->attr_id);
 	et_store32(out + 20, h->attr_mod);
 	switch (h->attr_id) {
