@@ -31,6 +31,7 @@ struct et_cm_conn {
 	uint64_t service_id;
 	uint64_t tid;           /* the REQ's: its REP, RTU, MRA, REJ carry it */
 	uint32_t local_qpn, remote_qpn;
+	uint32_t remote_psn;    /* the first PSN the peer sends */
 	uint64_t timeout_ns;    /* before msg is sent again */
 	uint8_t max_retries, retries_left;
 	uint64_t deadline;      /* NONE: no timer */
@@ -342,10 +343,12 @@ event_pdata(struct et_cm_event *e, const uint8_t *p, uint16_t len)
 bool
 et_cm_poll_event(struct et_cm *cm, struct et_cm_event *ev)
 {
-	if (cm->ev_head == cm->ev_tail)
-		return false;
-	*ev = cm->ev[cm->ev_head++ % cm->ev_cap];
-	return true;
+	while (cm->ev_head != cm->ev_tail) {
+		*ev = cm->ev[cm->ev_head++ % cm->ev_cap];
+		if (ev->conn) /* else its connection was let go */
+			return true;
+	}
+	return false;
 }
 
 /* m built into c->msg and sent: the MAD c answers again, or sends again on
@@ -646,6 +649,10 @@ et_cm_release(struct et_cm *cm, struct et_cm_conn *c, uint64_t now)
 		break;
 	}
 	c->released = true;
+	/* its events not yet polled are no longer the consumer's */
+	for (uint32_t i = cm->ev_head; i != cm->ev_tail; i++)
+		if (cm->ev[i % cm->ev_cap].conn == c)
+			cm->ev[i % cm->ev_cap].conn = NULL;
 	if (c->state == ET_CMS_CLOSED || c->state == ET_CMS_IDLE)
 		conn_free(cm, c);
 }
@@ -767,6 +774,7 @@ on_req(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m, uint64_t no
 	c->service_id = r->service_id;
 	c->tid = m->hdr.tid;
 	c->remote_qpn = r->local_qpn;
+	c->remote_psn = r->starting_psn;
 	/* our REP and DREQ wait as long as the peer says it may take */
 	c->timeout_ns = et_cm_timeout_ns(r->local_cm_response_timeout);
 	c->max_retries = r->max_cm_retries;
@@ -817,6 +825,7 @@ on_rep(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m, uint64_t no
 	c->remote_id = r->local_comm_id;
 	c->remote_guid = r->local_ca_guid;
 	c->remote_qpn = r->local_qpn;
+	c->remote_psn = r->starting_psn;
 	et_cm_msg_init(&a, ET_CM_RTU, c->tid);
 	a.u.ids.local_comm_id = c->local_id;
 	a.u.ids.remote_comm_id = c->remote_id;
@@ -1100,4 +1109,16 @@ uint32_t
 et_cm_conn_peer_ip(const struct et_cm_conn *c)
 {
 	return c->peer_ip;
+}
+
+uint32_t
+et_cm_conn_peer_qpn(const struct et_cm_conn *c)
+{
+	return c->remote_qpn;
+}
+
+uint32_t
+et_cm_conn_peer_psn(const struct et_cm_conn *c)
+{
+	return c->remote_psn;
 }

@@ -196,8 +196,9 @@ void et_cm_notify_established(struct et_cm *cm, struct et_cm_conn *c, uint64_t n
 
 /* The consumer is done with c: what is still open is closed as the spec
  * wants (a pending request rejected, an attempt ended with REJ timeout,
- * an established connection disconnected, with no event), and its slot
- * freed after time wait.  c is not to be used again. */
+ * an established connection disconnected, with no event; its events not
+ * yet polled are dropped), and its slot freed after time wait.  c is not
+ * to be used again. */
 void et_cm_release(struct et_cm *cm, struct et_cm_conn *c, uint64_t now);
 
 /* A MAD that came to QP 1 from src_ip: 0, or -enum et_mad_err (counted). */
@@ -218,6 +219,9 @@ void *et_cm_conn_ctx(const struct et_cm_conn *c);
 void et_cm_conn_set_ctx(struct et_cm_conn *c, void *ctx);
 uint32_t et_cm_conn_local_id(const struct et_cm_conn *c);
 uint32_t et_cm_conn_peer_ip(const struct et_cm_conn *c);
+/* The peer's QP and its first PSN, once its REQ or REP said them (0 before). */
+uint32_t et_cm_conn_peer_qpn(const struct et_cm_conn *c);
+uint32_t et_cm_conn_peer_psn(const struct et_cm_conn *c);
 const struct et_cm_stats *et_cm_stats(const struct et_cm *cm);
 
 #endif /* ET_CM_H */
