@@ -114,7 +114,10 @@ qp_for(struct host *h, uint32_t ip, uint32_t mtu)
 	et_qp_attr_default(&a);
 	a.dest_ip = ip;
 	a.mtu = mtu;
-	a.sq_psn = 0x1000 + (uint32_t)(h - H) * 0x1000;
+	/* what it expects (its REQ or REP says so); where it sends from
+	 * comes from the peer */
+	a.rq_psn = 0x1000 + (uint32_t)(h - H) * 0x1000;
+	a.sq_psn = 0x777;
 	a.rto_ns = 5000000;
 	qp = et_nic_qp_create(&h->nic, &a, &h->mrs, &h->scq, &h->rcq);
 	assert_non_null(qp);
@@ -291,10 +294,12 @@ test_connect(void **state)
 	/* A did not know B's MAC: its REQ waited for ARP */
 	assert_int_equal(et_rdmacm_stats(H[0].cm)->tx_parked, 1);
 	assert_int_equal(H[0].arp.st.tx_request, 1);
-	/* the QPs took each other's QPN, PSN and the MTU */
+	/* the QPs took each other's QPN, the PSN each expects, and the MTU */
 	assert_int_equal(H[0].qp->a.dest_qpn, et_qp_qpn(H[1].qp));
-	assert_int_equal(H[0].qp->epsn, 0x2000);
-	assert_int_equal(H[1].qp->epsn, 0x1000);
+	assert_int_equal(H[0].qp->epsn, 0x1000);
+	assert_int_equal(H[0].qp->snd_nxt, 0x2000);
+	assert_int_equal(H[1].qp->epsn, 0x2000);
+	assert_int_equal(H[1].qp->snd_nxt, 0x1000);
 	assert_int_equal(H[1].qp->a.mtu, 1024);
 	assert_memory_equal(&H[0].qp->a.dest_mac, &H[1].nic.mac, 6);
 	exchange(5000);

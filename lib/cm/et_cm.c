@@ -437,6 +437,17 @@ timewait(struct et_cm *cm, struct et_cm_conn *c, uint64_t now)
 	arm(cm, c, now + cm->conf.timewait_ns);
 }
 
+/* How long our REQ waits for its answer: the peer answers within our
+ * response timeout, the REQ and its answer each live a packet life on the
+ * way.  A DREQ waits as long: its DREP comes at once from any CM (a passive
+ * side's peer may have said it takes seconds to answer a REP: Linux's
+ * rdma_cm says 4.3 s, which a closing program would not wait out). */
+static uint64_t
+own_timeout(const struct et_cm *cm)
+{
+	return 2 * et_cm_timeout_ns(cm->conf.packet_life) + et_cm_timeout_ns(cm->conf.response_timeout);
+}
+
 static void
 dreq_send(struct et_cm *cm, struct et_cm_conn *c, uint64_t now)
 {
@@ -447,7 +458,7 @@ dreq_send(struct et_cm *cm, struct et_cm_conn *c, uint64_t now)
 	m.u.ids.remote_comm_id = c->remote_id;
 	m.u.ids.remote_qpn = c->remote_qpn;
 	c->max_retries = cm->conf.max_cm_retries;
-	send_keep(cm, c, &m, now, c->timeout_ns);
+	send_keep(cm, c, &m, now, own_timeout(cm));
 	c->state = ET_CMS_DREQ_SENT;
 }
 
@@ -551,11 +562,7 @@ et_cm_connect(struct et_cm *cm, const struct et_cm_connect_param *p, void *ctx, 
 	r->primary.local_ack_timeout = 14;
 	m.pdata = pdata;
 	m.pdata_len = (uint16_t)(off + p->pdata_len);
-	/* the peer answers within its response timeout, the REQ and the REP
-	 * each live a packet life on the way */
-	send_keep(cm, c, &m, now,
-		  2 * et_cm_timeout_ns(cm->conf.packet_life) +
-		  et_cm_timeout_ns(cm->conf.response_timeout));
+	send_keep(cm, c, &m, now, own_timeout(cm));
 	c->state = ET_CMS_REQ_SENT;
 	return c;
 }

@@ -89,7 +89,9 @@ struct et_cm_event {
 	uint64_t service_id;
 	uint32_t peer_ip;         /* a request: the rdma_cm header's source */
 	uint16_t peer_port;       /* a request: the rdma_cm header's source port */
-	/* the peer's side of the QP: a request and an active ESTABLISHED */
+	/* a request and an active ESTABLISHED: the peer's QP, and its
+	 * Starting PSN: what the peer's receive queue expects, so the first
+	 * PSN our QP sends (Linux's CM reads it so) */
 	uint32_t peer_qpn, peer_psn;
 	uint32_t mtu;             /* a request: the path MTU, bytes */
 	uint8_t responder_resources, initiator_depth; /* ours, from the peer's view */
@@ -104,7 +106,8 @@ struct et_cm_connect_param {
 	uint32_t dst_ip;
 	uint64_t service_id;      /* et_rdma_service_id(ET_RDMA_PS_TCP, port) */
 	uint16_t src_port;        /* the rdma_cm header's (an IP service ID) */
-	uint32_t qpn, psn;        /* our QP and the first PSN it sends */
+	uint32_t qpn;             /* our QP */
+	uint32_t psn;             /* the first PSN our QP expects: the peer sends from it */
 	uint32_t mtu;             /* path MTU, bytes */
 	uint8_t responder_resources, initiator_depth;
 	uint8_t retry_count, rnr_retry_count; /* 0 .. 7 */
@@ -116,7 +119,7 @@ struct et_cm_connect_param {
 
 /* A passive side's answer to a request. */
 struct et_cm_accept_param {
-	uint32_t qpn, psn;
+	uint32_t qpn, psn;        /* as et_cm_connect_param's */
 	uint8_t responder_resources, initiator_depth;
 	uint8_t rnr_retry_count;
 	uint8_t target_ack_delay;
@@ -219,7 +222,8 @@ void *et_cm_conn_ctx(const struct et_cm_conn *c);
 void et_cm_conn_set_ctx(struct et_cm_conn *c, void *ctx);
 uint32_t et_cm_conn_local_id(const struct et_cm_conn *c);
 uint32_t et_cm_conn_peer_ip(const struct et_cm_conn *c);
-/* The peer's QP and its first PSN, once its REQ or REP said them (0 before). */
+/* The peer's QP and its Starting PSN (the first our QP sends), once its
+ * REQ or REP said them (0 before). */
 uint32_t et_cm_conn_peer_qpn(const struct et_cm_conn *c);
 uint32_t et_cm_conn_peer_psn(const struct et_cm_conn *c);
 const struct et_cm_stats *et_cm_stats(const struct et_cm *cm);

@@ -231,8 +231,8 @@ id_free(struct et_rdmacm *cm, struct et_rdmacm_id *id)
 	free(id);
 }
 
-/* The peer's QPN, PSN and the path MTU into the QP, which is then ready
- * to send to the peer's MAC. */
+/* The peer's QPN, its Starting PSN (where our sends start) and the path
+ * MTU into the QP, which is then ready to send to the peer's MAC. */
 static int
 bind_qp(struct et_rdmacm *cm, struct et_rdmacm_id *id)
 {

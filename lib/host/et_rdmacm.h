@@ -25,15 +25,20 @@
  *		...                         // act on ev; call accept etc. here
  *	next = min(et_nic_next_event(nic, now), et_rdmacm_next_event(cm));
  *
+ * PSNs as Linux's CM reads IBTA's Starting PSN: each side says in its REQ
+ * or REP the first PSN its QP expects to receive (p.psn = the QP's
+ * attr.rq_psn), and its QP sends from the peer's (et_qp_set_peer_path).
+ *
  * Passive side: et_rdmacm_listen(cm, port, ctx); a CONNECT_REQUEST event
- * brings the peer's QPN, PSN, path MTU and private data and a new id;
- * create a QP (RESET; attr.dest_ip = ev.peer_ip, attr.mtu = ev.mtu) and
- * et_rdmacm_accept(cm, id, qp, ...), or et_rdmacm_reject().  ESTABLISHED
- * follows when the peer's RTU (or its first packet) comes.
- * Active side: create a QP (RESET; attr.dest_ip, attr.sq_psn = p.psn, the
- * MTU to ask = p.mtu) and et_rdmacm_connect(); ESTABLISHED (the QP is then
- * ready), REJECTED (ev.reason) or UNREACHABLE (no answer after the CM's
- * retries).
+ * brings the peer's QPN, Starting PSN, path MTU and private data and a new
+ * id; create a QP (RESET; attr.dest_ip = ev.peer_ip, attr.mtu = ev.mtu,
+ * attr.rq_psn = p.psn), post its receives, and et_rdmacm_accept(cm, id,
+ * qp, ...), or et_rdmacm_reject().  ESTABLISHED follows when the peer's
+ * RTU (or its first packet) comes.
+ * Active side: create a QP (RESET; attr.dest_ip, attr.rq_psn = p.psn),
+ * post its receives, et_rdmacm_connect() with the MTU to ask (p.mtu);
+ * ESTABLISHED (the QP is then ready), REJECTED (ev.reason) or UNREACHABLE
+ * (no answer after the CM's retries).
  * Both: et_rdmacm_disconnect() (DREQ), DISCONNECTED when either side
  * closed (the QP is flushed, as rdma_cm moves it to the error state);
  * et_rdmacm_release() when done with an id (after any event, or to abort:
@@ -75,7 +80,8 @@ struct et_rdmacm_event {
 	uint16_t port;                /* the port connected to */
 	uint32_t peer_ip;
 	uint16_t peer_port;           /* a request: the active side's */
-	uint32_t peer_qpn, peer_psn;  /* a request; ESTABLISHED (active side) */
+	uint32_t peer_qpn;            /* a request; ESTABLISHED (active side) */
+	uint32_t peer_psn;            /* the same: the first PSN our QP sends */
 	uint32_t mtu;                 /* a request: the path MTU asked, bytes */
 	uint8_t responder_resources, initiator_depth; /* ours, from the peer's view */
 	uint8_t retry_count, rnr_retry_count;
@@ -86,7 +92,7 @@ struct et_rdmacm_event {
 
 /* Our side of a connection. */
 struct et_rdmacm_conn_param {
-	uint32_t psn;        /* the QP's first PSN (its attr.sq_psn) */
+	uint32_t psn;        /* the first PSN the QP expects (its attr.rq_psn) */
 	uint32_t mtu;        /* active side: the path MTU to ask, bytes */
 	uint8_t responder_resources, initiator_depth;
 	uint8_t retry_count, rnr_retry_count;  /* active side: 0 .. 7 */

@@ -206,17 +206,17 @@ et_qp_connect(struct et_qp *qp, uint32_t dest_qpn)
 }
 
 int
-et_qp_set_peer_path(struct et_qp *qp, uint32_t rq_psn, uint32_t mtu)
+et_qp_set_peer_path(struct et_qp *qp, uint32_t sq_psn, uint32_t mtu)
 {
 	struct et_qp_attr a = qp->a;
 
-	a.rq_psn = rq_psn;
+	a.sq_psn = sq_psn;
 	a.mtu = mtu;
 	if (qp->state != ET_QPS_RESET || et_qp_attr_check(&a, NULL))
 		return -EINVAL;
 	qp->a = a;
-	qp->epsn = rq_psn;
-	et_dctcp_init(&qp->cc, &a.dctcp, mtu, a.sq_psn);
+	qp->sq_next_psn = qp->snd_una = qp->snd_nxt = qp->snd_max = sq_psn;
+	et_dctcp_init(&qp->cc, &a.dctcp, mtu, sq_psn);
 	return 0;
 }
 
