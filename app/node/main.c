@@ -56,8 +56,10 @@ main(int argc, char **argv)
 			n.lat = calloc(n.o.iters, sizeof(*n.lat));
 		n.bad = 0;
 		n.t0 = et_tsc_ns();
-		if (n.o.oob == OOB_PERFTEST)
+		if (is_perftest(&n.o))
 			run_perftest(&n);
+		else if (n.o.mode == MODE_UCMATOSE)
+			run_ucmatose(&n);
 		else if (n.o.mode == MODE_PINGPONG)
 			run_pingpong(&n);
 		else if (n.o.server)

@@ -11,6 +11,8 @@
  *   report.c     the table, the JSON, the saved buffer
  *   telemetry.c  counters for rte_telemetry
  *   oob.c        the TCP exchange's dialects
+ *   cm.c         --oob cm: connections by RDMA CM, perftest -R's exchange
+ *                on a QP, ucmatose's test
  */
 #ifndef ET_NODE_H
 #define ET_NODE_H
@@ -31,7 +33,8 @@
 #define MAX_WORKERS ET_NIC_TEAM_MAX
 #define DEPTH 16 /* requests in flight per QP */
 
-enum mode { MODE_WRITE_BW, MODE_SEND_BW, MODE_WRITE_LAT, MODE_PINGPONG, MODE_SEND_LAT };
+enum mode { MODE_WRITE_BW, MODE_SEND_BW, MODE_WRITE_LAT, MODE_PINGPONG, MODE_SEND_LAT,
+	    MODE_UCMATOSE };
 extern const char *const mode_names[]; /* by enum mode, NULL-terminated */
 
 struct opts {
@@ -106,6 +109,7 @@ struct node {
 	struct row_figures last_row;
 	struct json_t *rows; /* --json: every row printed, one per size with --all */
 	char phase[48];       /* where perftest's exchange is, for its errors */
+	struct cm_node *cm;   /* --oob cm (cm.c); NULL otherwise */
 	int bad;
 };
 
@@ -118,6 +122,13 @@ static inline bool
 is_lat(enum mode m)
 {
 	return m == MODE_WRITE_LAT || m == MODE_SEND_LAT;
+}
+
+/* perftest's exchange: over TCP, or over RDMA CM (its -R) */
+static inline bool
+is_perftest(const struct opts *o)
+{
+	return o->oob == OOB_PERFTEST || (o->oob == OOB_CM && o->mode != MODE_UCMATOSE);
 }
 
 /* SIGINT or SIGTERM: stop posting, finish what is out, report. */
@@ -161,7 +172,10 @@ int connect_peer(struct node *n);
 void post_recv(struct node *n, uint32_t i);
 void post_recvs(struct node *n, uint64_t per_qp);
 int perftest_keys(struct node *n, uint32_t count, int (*ready)(struct node *n));
+int perftest_rounds(struct node *n, int (*ready)(struct node *n));
 int exchange_failed(struct node *n, const char *step);
+void qp_attr(const struct node *n, uint32_t i, struct et_qp_attr *a);
+void print_local(const struct node *n);
 
 /* run.c */
 void run_server(struct node *n);
@@ -173,6 +187,17 @@ uint64_t placed_bytes(const struct node *n);
 
 /* finish.c */
 void last_words(struct node *n);
+
+/* cm.c */
+struct cm_node;
+int cm_connect_peer(struct node *n);
+/* The connection manager's timers and events: in every wait on the port. */
+void cm_poll(struct node *n);
+void run_ucmatose(struct node *n);
+/* Our connections closed (DREQ, or the peer's answered), at most 3 s;
+ * the agent on QP 1 gone. */
+void cm_close(struct node *n);
+void cm_report(const struct node *n, struct json_t *j);
 
 /* report.c */
 /* The command line's help (options.c). */

@@ -14,8 +14,9 @@
 #include "et_cli.h"
 #include "node.h"
 
-const char *const mode_names[] = {"write_bw", "send_bw", "write_lat", "pingpong", "send_lat", NULL};
-static const char *const oob_names[] = {"ethereal", "pingpong", "perftest", NULL};
+const char *const mode_names[] = {"write_bw", "send_bw", "write_lat", "pingpong", "send_lat",
+				  "ucmatose", NULL};
+static const char *const oob_names[] = {"ethereal", "pingpong", "perftest", "cm", NULL};
 
 void
 usage(FILE *f)
@@ -26,7 +27,7 @@ usage(FILE *f)
 		"         [--iters N | --duration S]\n"
 		"         [--qps N] [--mtu 256..4096] [--paths N] [--rate GBPS] [--oob-port N] [--verify]\n"
 		"         [--json FILE] [--yield] [--rto-ms N] [--peer SPEC] [--mac MAC] [--workers N]\n"
-		"         [--oob ethereal|pingpong|perftest] [--mode pingpong]\n"
+		"         [--oob ethereal|pingpong|perftest|cm] [--mode pingpong|ucmatose]\n"
 		"         [--fault KEY=VAL,...] [--rx-loss-ppm N] [--seed N] [--save FILE] [--pcap FILE]\n"
 		"  --port DEV     a DPDK device: net_memif0,role=server,socket=/run/x.sock, net_tap0,iface=t0, a PCI address\n"
 		"  --ip ADDR      this host's RoCE IPv4 address\n"
@@ -47,7 +48,13 @@ usage(FILE *f)
 		"                 mode pingpong, TCP 18515, size 4096, MTU 1024 as the tool), perftest\n"
 		"                 (ib_write_bw, ib_send_bw, ib_write_lat, ib_send_lat: the mode of\n"
 		"                 the same name, TCP 18515, the tool's -s, -n and -q defaults)\n"
-		"  --all          perftest's -a: every size 2 .. 8388608, a row each (--oob perftest)\n"
+		"  --oob cm       no TCP: connections by RDMA CM on the wire (MADs to QP 1), as\n"
+		"                 rdma_cm makes them; --client HOST is the peer's RoCE address.\n"
+		"                 The perftest modes speak perftest -R (ib_write_bw -R, ...: its\n"
+		"                 exchange in SENDs on a QP of its own, rdma_cm port 18515);\n"
+		"                 --mode ucmatose is rdmacm-utils' ucmatose (port 7471: --iters\n"
+		"                 SENDs of --size each way, the server's first; --qps connections)\n"
+		"  --all          perftest's -a: every size 2 .. 8388608, a row each (--oob perftest, cm)\n"
 		"  --mode send_lat  ib_send_lat's ping-pong of SENDs (--oob perftest); write_lat with\n"
 		"                 --oob perftest is ib_write_lat's ping-pong of WRITEs\n"
 		"  --mode pingpong  one SEND each way per iteration, the client first; the server\n"
@@ -142,35 +149,56 @@ tool_defaults(struct opts *o)
 		o->mode = MODE_PINGPONG;
 		o->size = o->size_set ? o->size : 4096;
 		o->mtu = o->mtu_set ? o->mtu : 1024;
-	} else if (o->oob == OOB_PERFTEST && o->mode == MODE_PINGPONG) {
+	} else if (o->oob == OOB_PERFTEST && (o->mode == MODE_PINGPONG || o->mode == MODE_UCMATOSE)) {
 		return et_cli_error("--oob perftest runs --mode write_bw, send_bw, write_lat or "
 				    "send_lat");
-	} else if (o->oob == OOB_PERFTEST) {
+	} else if (o->oob == OOB_CM && o->mode == MODE_PINGPONG) {
+		return et_cli_error("--oob cm runs --mode write_bw, send_bw, write_lat, send_lat "
+				    "(perftest -R) or ucmatose");
+	} else if (o->mode == MODE_UCMATOSE) {
+		if (o->oob != OOB_CM)
+			return et_cli_error("--mode ucmatose is rdmacm-utils' test: give --oob cm");
+		/* the tool's defaults: -C 10 messages of -S 100 bytes */
+		o->size = o->size_set ? o->size : 100;
+		o->iters = o->iters_set ? o->iters : 10;
+		if (o->iters == 0 || o->iters > (1u << 20))
+			return et_cli_error("--mode ucmatose: --iters 1..1048576 (its -C: every "
+					    "receive is posted at once)");
+	}
+	if (o->oob == OOB_CM)
+		o->mtu = o->mtu_set ? o->mtu : 1024; /* rxe's on a 1500-byte link: the REQ asks it */
+	if (is_perftest(o)) {
 		/* the tools' defaults: 2 bytes for latency, write_bw 5000 times */
 		if (!o->size_set)
 			o->size = is_lat(o->mode) ? 2 : 65536;
 		if (!o->iters_set)
 			o->iters = o->mode == MODE_WRITE_BW ? 5000 : 1000;
 	}
-	if (o->mode == MODE_SEND_LAT && o->oob != OOB_PERFTEST)
+	if (o->mode == MODE_SEND_LAT && !is_perftest(o))
 		return et_cli_error("--mode send_lat is ib_send_lat's test: give --oob perftest");
-	if (o->all && o->oob != OOB_PERFTEST)
+	if (o->all && !is_perftest(o))
 		return et_cli_error("--all is perftest's -a: give --oob perftest");
 	if (o->all && o->size_set)
 		return et_cli_error("--all runs every size: give it or --size, not both");
 	if (o->all && o->duration_ns)
 		return et_cli_error("--all counts messages per size: give --iters, not --duration");
 	if (o->oob != OOB_ETHEREAL && !o->port_set)
-		o->oob_port = 18515;
+		o->oob_port = o->mode == MODE_UCMATOSE ? 7471 : 18515;
 	if (o->oob != OOB_ETHEREAL && o->peer)
 		return et_cli_error("--peer replaces the exchange: give it or --oob, not both");
-	if (o->oob == OOB_PERFTEST && is_lat(o->mode) && o->qps != 1)
-		return et_cli_error("--oob perftest --mode %s runs one QP (the tool's -q is for "
-				    "bandwidth tests only)", mode_names[o->mode]);
-	if (o->oob == OOB_PERFTEST && o->mode != MODE_WRITE_BW && o->duration_ns)
+	if (is_perftest(o) && is_lat(o->mode) && o->qps != 1)
+		return et_cli_error("--oob %s --mode %s runs one QP (the tool's -q is for "
+				    "bandwidth tests only)", oob_names[o->oob], mode_names[o->mode]);
+	if (o->oob == OOB_CM && o->duration_ns)
+		return et_cli_error("--oob cm counts messages: give --iters, not --duration");
+	if (is_perftest(o) && o->mode != MODE_WRITE_BW && o->duration_ns)
 		return et_cli_error("--oob perftest --mode %s counts messages: "
 				    "give --iters, not --duration (the peer expects exactly that many)",
 				    mode_names[o->mode]);
+	if (o->oob == OOB_CM && o->client && inet_pton(AF_INET, o->client, &(struct in_addr){0}) != 1)
+		return et_cli_bad("--client", "the peer's RoCE IPv4 address (--oob cm)", o->client);
+	if (o->oob == OOB_CM && o->workers > 1)
+		return et_cli_error("--oob cm runs one worker (the connection manager is lane 0's)");
 	if (o->mode == MODE_PINGPONG && o->qps != 1)
 		return et_cli_error("--mode pingpong runs one QP (--qps 1)");
 	return 0;
