@@ -5,11 +5,112 @@
  */
 #include "et_test.h"
 
+#include <stdio.h>
+
 #include "cm/et_mad.h"
 #include "wire/et_gid.h"
 
 /* The CM's byte b (after the 24-byte common header). */
 #define CM(b) (ET_MAD_HDR_LEN + (b))
+
+/* What Linux 6.1's CM (rdma_rxe, Debian 12) sent us, from the tap of a
+ * tests/rxe run: ucmatose's REQ, and the REP of ib_write_bw -R's server
+ * to our REQ; the MADs as QP 1 carried them. */
+static const char RXE_REQ[] =
+	"01070203000000000000000216945bf10010000000000000f15b9416000000000000000001061d2f"
+	"505400fffe77000200000000000000000000120100000001000000a04b9992a5ffff30f0ffffffff"
+	"00000000000000000000ffff0a4d000200000000000000000000ffff0a4d00032a4ab00000400098"
+	"00000000000000000000000000000000000000000000000000000000000000000000000000000000"
+	"00000000004099040000000000000000000000000a4d00020000000000000000000000000a4d0003"
+	"00000000000000000000000000000000000000000000000000000000000000000000000000000000"
+	"00000000000000000000000000000000";
+static const char RXE_REP[] =
+	"010702030000000003cd9681fa0abefc0013000000000000f25b9416fa0abefc0000000000001100"
+	"000000008191ac00010178e0505400fffe7700020000000000000000000000000000000000000000"
+	"00000000000000000000000000000000000000000000000000000000000000000000000000000000"
+	"00000000000000000000000000000000000000000000000000000000000000000000000000000000"
+	"00000000000000000000000000000000000000000000000000000000000000000000000000000000"
+	"00000000000000000000000000000000000000000000000000000000000000000000000000000000"
+	"00000000000000000000000000000000";
+
+static void
+unhex(const char *h, uint8_t out[ET_MAD_LEN])
+{
+	assert_int_equal(strlen(h), 2 * ET_MAD_LEN);
+	for (int i = 0; i < ET_MAD_LEN; i++) {
+		unsigned int b;
+
+		assert_int_equal(sscanf(h + 2 * i, "%2x", &b), 1);
+		out[i] = (uint8_t)b;
+	}
+}
+
+/* Linux's REQ and REP, field by field as its cm.c set them; and built
+ * again from what we parsed, byte for byte. */
+static void
+test_from_linux(void **state)
+{
+	uint8_t mad[ET_MAD_LEN], again[ET_MAD_LEN], gid[16];
+	struct et_cm_msg m;
+	struct et_cma_hdr h;
+	const struct et_cm_req *r = &m.u.req;
+	const struct et_cm_rep *p = &m.u.rep;
+
+	(void)state;
+	unhex(RXE_REQ, mad);
+	assert_int_equal(et_cm_parse(mad, sizeof(mad), &m), 0);
+	assert_int_equal(m.hdr.attr_id, ET_CM_REQ);
+	assert_int_equal(m.hdr.tid, 0x0000000216945bf1ull);
+	assert_int_equal(r->local_comm_id, 0xf15b9416);
+	assert_int_equal(r->service_id, et_rdma_service_id(ET_RDMA_PS_TCP, 7471));
+	assert_int_equal(r->local_ca_guid, 0x505400fffe770002ull); /* the EUI-64 of its MAC */
+	assert_int_equal(r->local_qpn, 0x12);
+	assert_int_equal(r->responder_resources, 1);
+	assert_int_equal(r->initiator_depth, 1);
+	assert_int_equal(r->remote_cm_response_timeout, 20); /* rdma_cm's 4.3 s */
+	assert_int_equal(r->local_cm_response_timeout, 20);
+	assert_int_equal(r->transport_type, 0);
+	assert_int_equal(r->starting_psn, 0x4b9992);
+	assert_int_equal(r->retry_count, 5);                 /* ucmatose's */
+	assert_int_equal(r->rnr_retry_count, 0);
+	assert_int_equal(r->pkey, 0xffff);
+	assert_int_equal(r->path_mtu, 3);                    /* 1024: a 1500-byte link */
+	assert_int_equal(r->max_cm_retries, 15);
+	assert_int_equal(r->primary.local_lid, 0xffff);      /* permissive: routed */
+	assert_int_equal(r->primary.remote_lid, 0xffff);
+	et_gid_from_ipv4(0x0a4d0002, gid);
+	assert_memory_equal(r->primary.local_gid, gid, 16);
+	et_gid_from_ipv4(0x0a4d0003, gid);
+	assert_memory_equal(r->primary.remote_gid, gid, 16);
+	assert_int_equal(r->primary.flow_label, 0x2a4ab);
+	assert_int_equal(r->primary.hop_limit, 64);
+	assert_false(r->primary.subnet_local);
+	assert_int_equal(r->primary.local_ack_timeout, 19);
+	assert_int_equal(r->alternate.local_lid, 0);         /* no alternate path */
+	assert_int_equal(et_cma_hdr_parse(m.pdata, m.pdata_len, &h, NULL), 0);
+	assert_int_equal(h.src_port, 0x9904);
+	assert_int_equal(h.src_ip, 0x0a4d0002);
+	assert_int_equal(h.dst_ip, 0x0a4d0003);
+	assert_int_equal(et_cm_build(again, &m), ET_MAD_LEN);
+	assert_memory_equal(again, mad, ET_MAD_LEN);
+
+	unhex(RXE_REP, mad);
+	assert_int_equal(et_cm_parse(mad, sizeof(mad), &m), 0);
+	assert_int_equal(m.hdr.attr_id, ET_CM_REP);
+	assert_int_equal(m.hdr.tid, 0x03cd9681fa0abefcull); /* our REQ's */
+	assert_int_equal(p->local_comm_id, 0xf25b9416);
+	assert_int_equal(p->remote_comm_id, 0xfa0abefc);
+	assert_int_equal(p->local_qpn, 0x11);
+	assert_int_equal(p->starting_psn, 0x8191ac);
+	assert_int_equal(p->responder_resources, 1);
+	assert_int_equal(p->initiator_depth, 1);
+	assert_int_equal(p->target_ack_delay, 15);
+	assert_int_equal(p->failover, 0);
+	assert_int_equal(p->rnr_retry_count, 7);
+	assert_int_equal(p->local_ca_guid, 0x505400fffe770002ull);
+	assert_int_equal(et_cm_build(again, &m), ET_MAD_LEN);
+	assert_memory_equal(again, mad, ET_MAD_LEN);
+}
 
 static struct et_cm_msg
 full_req(void)
@@ -322,6 +423,7 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_from_linux),
 		cmocka_unit_test(test_req),
 		cmocka_unit_test(test_rep),
 		cmocka_unit_test(test_short_messages),
