@@ -9,7 +9,9 @@ One JSON object: per link the client's goodput, packets, retransmissions
 and timeouts, and the server's (the receiving core's) figures, with the
 most a packet can cost each core (its busy-polled second over the packets);
 then memif again with two workers a side (--workers 2, four lcores), each
-worker's busy time per packet beside the goodput;
+worker's busy time per packet beside the goodput; then memif read_bw (the
+client RDMA READs 1 MB messages: the server's core sends), with its ratio
+to write_bw on the same link in the same run;
 hugepages when the machine has free ones, as ethereal-bench does.
 
 ports.py ETHEREAL_NODE [SECONDS]
@@ -22,7 +24,7 @@ import sys
 import tempfile
 import time
 
-ARGS = ["--mode", "write_bw", "--size", "1M", "--qps", "4", "--mtu", "4096"]
+ARGS = ["--size", "1M", "--qps", "4", "--mtu", "4096"]
 
 
 def hugepages_free():
@@ -38,13 +40,13 @@ def eal(huge):
         ([] if huge else ["--no-huge", "-m", "1024"])
 
 
-def run_pair(exe, work, name, devs, huge, seconds, port, workers=1):
-    """One server (lcore 0, receives) and one client (lcore 1, sends); with
-    workers > 1, each has that many on lcores 0..workers-1, and yields
-    when idle (the cores are shared)."""
+def run_pair(exe, work, name, devs, huge, seconds, port, workers=1, mode="write_bw"):
+    """One server (lcore 0, receives; read_bw: sends) and one client (lcore
+    1, sends; read_bw: receives); with workers > 1, each has that many on
+    lcores 0..workers-1, and yields when idle (the cores are shared)."""
     res = {}
     srv_json, cli_json = (os.path.join(work, f"{name}-{r}.json") for r in ("server", "client"))
-    common = ARGS + ["--duration", f"{seconds}s", "--oob-port", str(port)]
+    common = ARGS + ["--mode", mode, "--duration", f"{seconds}s", "--oob-port", str(port)]
     lcores = ("0", "1")
     if workers > 1:
         common += ["--workers", str(workers), "--yield"]
@@ -122,6 +124,15 @@ def main():
             huge, seconds, base + 10, workers=2)
         got.pop("clash", None)
         out.update(got)
+        # the same link by READ: the server's core builds the data frames
+        got = run_pair(exe, work, "memif_read", (
+            (f"--vdev=net_memif0,role=server,bsize=8192,socket={sock}3", "net_memif0"),
+            (f"--vdev=net_memif0,role=client,bsize=8192,socket={sock}3", "net_memif0")),
+            huge, seconds, base + 20, mode="read_bw")
+        got.pop("clash", None)
+        out.update(got)
+        if out.get("memif_gbps") and out.get("memif_read_gbps"):
+            out["memif_read_vs_write"] = round(out["memif_read_gbps"] / out["memif_gbps"], 3)
         if os.geteuid() != 0 or not shutil.which("ip"):
             out["veth_skipped"] = "needs root and ip (iproute2)"
         else:

@@ -65,6 +65,20 @@ def fat_tree_8(work, lanes):
     return path
 
 
+def by_read(conf_dir, name, work):
+    """conf name with [transport] data = read (issue 38: each subflow's
+    receiver READs it), written to work; its path."""
+    text = open(os.path.join(conf_dir, name)).read()
+    if "\n[transport]" in "\n" + text:
+        text = text.replace("[transport]\n", "[transport]\ndata = read\n", 1)
+    else:
+        text += "\n[transport]\ndata = read\n"
+    path = os.path.join(work, name.replace(".ini", "-read.ini"))
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
 def timeless(res):
     """What a run says less its wall-clock figures (wall_s, speed)."""
     res.pop("wall_s", None)
@@ -93,6 +107,34 @@ def main():
             t.verified("leaf-spine-16.ini", ["--lb", lb, "--algo", "a2a", "--size", "256K",
                                              "--fail", "1.2@0"],
                        f"16 hosts {lb} a2a, ToR 1 uplink 2 failed")
+
+    # the data by RDMA READ (issue 38): every policy, every algorithm, the
+    # receivers read; a failed uplink is routed around by the READs' own
+    # timeouts; one lane and two give the same run
+    smoke_rd, ls16_rd = by_read(conf, "smoke.ini", work), by_read(conf, "leaf-spine-16.ini", work)
+    for lb in POLICIES:
+        for kind, algo in ALGOS:
+            t.verified(smoke_rd, ["--lb", lb, "--collective", kind, "--algo", algo,
+                                  "--size", "64K"], f"smoke by READ {lb} {kind}/{algo}")
+        r, res = t.run(smoke_rd, ["--lb", lb, "--algo", "a2a", "--size", "256K", "--fail", "0.1@0",
+                                  "--verify"])
+        t.check(r.returncode == 0 and res.get("verified") is True and res.get("timeouts", 0) > 0,
+                f"smoke by READ {lb} a2a, ToR 0 uplink 1 failed: cct {res.get('cct_ns')} ns, "
+                f"timeouts {res.get('timeouts')}, rerouted {res.get('rerouted')}",
+                f"exit {r.returncode}\n{r.stderr}")
+        if not quick:
+            t.verified(ls16_rd, ["--lb", lb, "--algo", "rd", "--size", "256K"],
+                       f"16 hosts by READ {lb} allreduce/rd")
+    outs = []
+    for lcores in ("0", "0-1"):
+        eal = [("-l" if x == "-l" else lcores if prev == "-l" else x) for prev, x in
+               zip([None] + EAL[:-1], EAL)]
+        r, res = t.run(ls16_rd, ["--lb", "ethereal", "--size", "1M", "--verify"], eal=eal)
+        timeless(res)
+        res.pop("lanes", None)
+        outs.append(res)
+    t.check(outs[0] and outs[0] == outs[1] and outs[0].get("verified") is True,
+            "by READ: one lane and two give the same JSON", f"{outs[0]}\n{outs[1]}")
 
     # a k = 4 fat-tree (8 hosts): Ethereal groups by pod, an aggregation-core
     # link fails and the other pods' aggregation switches must converge

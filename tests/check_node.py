@@ -76,7 +76,7 @@ def pair(exe, work, mode, extra, port, link="memif", quiet_fanout=False, both=()
         dev = [f"--vdev=net_af_packet0,iface={link}a"], [f"--vdev=net_af_packet1,iface={link}b"], \
               "net_af_packet0", "net_af_packet1"
         common_link = ["--mtu", "1024"]
-    common = RTO + ["--mode", mode] + ([] if "--all" in both else ["--size", "16384"]) + ["--qps",
+    common = RTO + ["--mode", mode] + ([] if "--all" in both or mode == "atomic_bw" else ["--size", "16384"]) + ["--qps",
                     "1" if mode == "pingpong" or "--oob" in both else "2",
                     "--verify", "--oob-port", str(port)] + list(both)
     env = dict(os.environ)
@@ -363,7 +363,7 @@ BAD = [
     (["--port", "net_memif0", "--ip", "10.0.0.1"], "exactly one of --server and --client"),
     (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--client", "1.2.3.4"],
      "exactly one of --server and --client"),
-    (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--mode", "read_bw"], "--mode: expected"),
+    (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--mode", "read_write"], "--mode: expected"),
     (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--mtu", "1000"], "--mtu: expected"),
     (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--size", "big"], "--size: expected a byte count"),
     (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--qps", "0"], "--qps: expected 1..64"),
@@ -375,7 +375,10 @@ BAD = [
     (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--oob", "pingpong", "--mode",
       "write_bw"], "--oob pingpong runs --mode pingpong only"),
     (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--oob", "perftest", "--mode",
-      "pingpong"], "--oob perftest runs --mode write_bw, send_bw, write_lat or send_lat"),
+      "pingpong"], "--oob perftest runs --mode write_bw, send_bw, write_lat, send_lat, read_bw, "
+                   "read_lat or atomic_bw"),
+    (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--mode", "atomic_bw", "--size",
+      "16"], "--mode atomic_bw works on 8 bytes: no --size"),
     (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--mode", "send_lat"],
      "--mode send_lat is ib_send_lat's test: give --oob perftest"),
     (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--all"],
@@ -391,7 +394,7 @@ BAD = [
     (["--port", "net_memif0", "--ip", "10.0.0.1", "--client", "1.2.3.4", "--oob", "perftest",
       "--mode", "send_bw", "--duration", "5"], "give --iters, not --duration"),
     (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--oob", "cm", "--mode",
-      "pingpong"], "--oob cm runs --mode write_bw, send_bw, write_lat, send_lat (perftest -R) or ucmatose"),
+      "pingpong"], "--oob cm runs --mode write_bw, send_bw, write_lat, send_lat, read_bw"),
     (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--mode", "ucmatose"],
      "--mode ucmatose is rdmacm-utils' test: give --oob cm"),
     (["--port", "net_memif0", "--ip", "10.0.0.1", "--client", "peer.example", "--oob", "cm"],
@@ -429,16 +432,23 @@ def main():
     os.makedirs(work, exist_ok=True)
     fails = 0
     base = 20000 + os.getpid() % 20000
+    # READ and atomics (issue 38): the client checks what it read; atomic_bw
+    # that each FETCH & ADD returned the count before it (none ran twice),
+    # the server that its counters hold what ran
     for i, (mode, extra) in enumerate([("write_bw", ["--iters", "2000"]),
                                        ("send_bw", ["--iters", "2000"]),
-                                       ("write_lat", ["--iters", "2000"])]):
+                                       ("write_lat", ["--iters", "2000"]),
+                                       ("read_bw", ["--iters", "2000"]),
+                                       ("read_lat", ["--iters", "1000"]),
+                                       ("atomic_bw", ["--iters", "2000"])]):
         fails += not pair(exe, work, mode, extra, base + i)
     # the RDMA tools' exchanges, both ends ours (tests/rxe: against Linux);
     # over veth: a tool's peer says no last word, so the ends cannot agree
     # when to stop polling, which 22.11's memif needs
     for i, (mode, dialect) in enumerate([("pingpong", "pingpong"), ("write_bw", "perftest"),
                                          ("send_bw", "perftest"), ("write_lat", "perftest"),
-                                         ("send_lat", "perftest")]):
+                                         ("send_lat", "perftest"), ("read_bw", "perftest"),
+                                         ("read_lat", "perftest"), ("atomic_bw", "perftest")]):
         fails += not veth(exe, work, base + 100 + 3 * i, mode, ["--oob", dialect, "--iters", "500"])
     # RDMA CM on the wire, no TCP (tests/rxe: against Linux's CM): perftest
     # -R's exchange on a QP of its own, and ucmatose's test, both ends ours
@@ -479,7 +489,7 @@ def main():
         good = h.returncode == 0 and h.stdout.startswith("usage: ethereal-node") and "Mmsg/s" in h.stdout
         print(("ok  " if good else "FAIL") + f" --help {where}")
         fails += not good
-    total = 23 + len(BAD)
+    total = 29 + len(BAD)
     print(f"{total - fails} passed, {fails} failed")
     sys.exit(1 if fails else 0)
 

@@ -716,6 +716,16 @@ static const struct hostile {
 	 ET_WIRE_E_ICRC},
 	{"bad IP checksum", 0, 0, 0, 0, 64, 64, 0, 0, 1, 0, ET_OP_WRITE_ONLY, W_RX_BAD,
 	 ET_WIRE_E_IP_CSUM},
+	/* READ and atomics (issue 38) */
+	{"READ past the region", 0, 0, 4096 - 32, 0, 64, 0, 0, 0, 0, 0, ET_OP_READ_REQ,
+	 W_ACCESS_NAK, 0},
+	{"READ with a wrong rkey", 0, 0, 0, 0x100, 64, 0, 0, 0, 0, 0, ET_OP_READ_REQ,
+	 W_ACCESS_NAK, 0},
+	{"READ longer than the responder allows", 0, 0, 0, 0, 0x80000001u, 0, 0, 0, 0, 0,
+	 ET_OP_READ_REQ, W_INVALID_NAK, 0},
+	{"misaligned COMPARE SWAP", 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, ET_OP_CMP_SWAP, W_INVALID_NAK, 0},
+	{"FETCH ADD past the region", 0, 0, 4096, 0, 0, 0, 0, 0, 0, 0, ET_OP_FETCH_ADD,
+	 W_ACCESS_NAK, 0},
 };
 
 static void
@@ -731,8 +741,10 @@ test_hostile_frames(void **state)
 	host_init(&H[0], &a, RTE_IPV4(10, 0, 0, 1), 1, &lm);
 	host_init(&H[1], &b, RTE_IPV4(10, 0, 0, 2), 2, &lm);
 	connect_qps(1, &H[1].nic.mac, &H[0].nic.mac);
-	/* the only memory a peer may write: 4 KB in the middle of host 1's */
-	win = et_mr_reg(&H[1].mrs, H[1].mem + MEM / 2, 4096, ET_ACCESS_REMOTE_WRITE);
+	/* the only memory a peer may write, read or work on: 4 KB in the
+	 * middle of host 1's */
+	win = et_mr_reg(&H[1].mrs, H[1].mem + MEM / 2, 4096,
+			ET_ACCESS_REMOTE_WRITE | ET_ACCESS_REMOTE_READ | ET_ACCESS_REMOTE_ATOMIC);
 	assert_non_null(win);
 	for (size_t i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
 		const struct hostile *x = &hostile[i];

@@ -201,6 +201,9 @@ coll_setup(struct coll *c)
 	if (c->p.n_fails)
 		return et_cli_error("--fail / [run] fail: a link is failed at its switch "
 				    "(ethereal-switch --fail), not by a host");
+	if (c->p.data_by_read)
+		return et_cli_error("%s: [transport] data = read runs in ethereal-fabric; a rank "
+				    "per process moves its data by WRITE", o->f.config);
 	if (o->switch_mode) {
 		printf("%s\n", et_lb_uses_ecmp(&c->p.lb) ? "ecmp" : "source-route");
 		return 0;

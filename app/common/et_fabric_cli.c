@@ -169,7 +169,7 @@ load_conf(const char *file, struct et_fabric_params *p, struct cli *o)
 	static const char *const sw_keys[] = {ET_SW_CONF_KEYS, NULL};
 	static const char *const tr_keys[] = {"rto-us", "retry-cnt", "ack-every", "acks-first",
 					      "dctcp", "dctcp-g", "dctcp-ai", "dctcp-rate-ai-mbps",
-					      "init-cwnd", "max-cwnd", NULL};
+					      "init-cwnd", "max-cwnd", "data", NULL};
 	static const char *const lb_keys[] = {"policy", "batch-ns", "jitter-ns",
 					      "failed-path-timeout-ms", "reps-buffer",
 					      "reps-freeze-us", "reps-explore-pkts", NULL};
@@ -178,6 +178,8 @@ load_conf(const char *file, struct et_fabric_params *p, struct cli *o)
 	static const char *const sections[] = {"topology", "link", "switch", "transport", "lb",
 					       "run", NULL};
 	static const char *const onoff[] = {"off", "on", NULL};
+	/* how a subflow's bytes move: the sender WRITEs, or the receiver READs */
+	static const char *const data_ops[] = {"write", "read", NULL};
 	/* rate: the paper's simulator's DCTCP, a paced rate and no window */
 	static const char *const dctcp_modes[] = {"off", "on", "rate", NULL};
 	static const char *const mtus[] = {"256", "512", "1024", "2048", "4096", NULL};
@@ -185,7 +187,7 @@ load_conf(const char *file, struct et_fabric_params *p, struct cli *o)
 	double rate, uprate, g;
 	uint32_t lat, rto, retry, acks, bns, jns, fpt, seed, limit, freeze_us, rate_ai;
 	uint64_t icw, mcw, ai, chunk;
-	int mtu, dctcp, acks_first, rc = -1;
+	int mtu, dctcp, acks_first, by_read, rc = -1;
 	const char *s;
 
 	if (et_conf_open(&c, file))
@@ -205,6 +207,7 @@ load_conf(const char *file, struct et_fabric_params *p, struct cli *o)
 	    et_conf_u32(&c, "transport", "retry-cnt", 0, 7, false, 7, &retry) ||
 	    et_conf_u32(&c, "transport", "ack-every", 1, 1024, false, 1, &acks) ||
 	    et_conf_enum(&c, "transport", "acks-first", onoff, false, 0, &acks_first) ||
+	    et_conf_enum(&c, "transport", "data", data_ops, false, 0, &by_read) ||
 	    et_conf_enum(&c, "transport", "dctcp", dctcp_modes, false, p->qp.dctcp.enabled,
 			 &dctcp) ||
 	    et_conf_double(&c, "transport", "dctcp-g", 1.0 / 65536, 1, false, p->qp.dctcp.g, &g) ||
@@ -238,6 +241,7 @@ load_conf(const char *file, struct et_fabric_params *p, struct cli *o)
 	p->qp.retry_cnt = (uint8_t)retry;
 	p->qp.ack_every = acks;
 	p->acks_first = acks_first;
+	p->data_by_read = by_read;
 	p->qp.dctcp.enabled = dctcp != 0;
 	p->qp.dctcp.rate_mode = dctcp == 2;
 	p->qp.dctcp.line_bps = p->host_link.rate_bps;

@@ -109,6 +109,7 @@ qp_attr(const struct node *n, uint32_t i, struct et_qp_attr *a)
 	/* ucmatose's peer sends --iters at once, every receive posted before */
 	while (o->mode == MODE_UCMATOSE && a->max_recv_wr < o->iters)
 		a->max_recv_wr *= 2;
+	a->max_dest_rd_atomic = NODE_RD_ATOMIC;
 	a->retry_cnt = 6; /* a test tool must end: 7 would retry forever */
 	a->path_id = et_path_make((uint8_t)(i % o->paths), 0);
 	a->rto_ns = (uint64_t)o->rto_ms * 1000000;
@@ -130,6 +131,9 @@ create_qps(struct node *n)
 		qp_attr(n, i, &a);
 		a.dest_qpn = tool ? n->them_qp[i].qpn : n->them.qpn_base + i;
 		a.rq_psn = tool ? n->them_qp[i].psn : n->them.psn;
+		/* the peer's responder resources bound our READs (as perftest) */
+		a.max_rd_atomic = (uint8_t)RTE_MIN(255u, tool ? n->them_qp[i].rd_atomic
+							      : n->them.rd_atomic);
 		n->qp[i] = et_host_qp_create(&lane_of(n, i)->host, &a);
 		if (!n->qp[i] || et_qp_ready(n->qp[i]))
 			return et_cli_error("cannot create QP %u", i);
@@ -188,7 +192,10 @@ tool_name(enum mode m)
 					    [MODE_SEND_BW] = "ib_send_bw",
 					    [MODE_WRITE_LAT] = "ib_write_lat",
 					    [MODE_SEND_LAT] = "ib_send_lat",
-					    [MODE_PINGPONG] = "ibv_rc_pingpong"};
+					    [MODE_PINGPONG] = "ibv_rc_pingpong",
+					    [MODE_READ_BW] = "ib_read_bw",
+					    [MODE_READ_LAT] = "ib_read_lat",
+					    [MODE_ATOMIC_BW] = "ib_atomic_bw"};
 	return names[m];
 }
 
@@ -236,7 +243,7 @@ perftest_learn(struct node *n, uint32_t i, const struct peer *p)
 						    "than our --qps %u (its -q)", p->qpn_base, i,
 						    n->o.qps);
 		*q = (struct peer_qp){.qpn = p->qpn_base, .psn = p->psn, .rkey = p->rkey,
-				      .addr = p->addr};
+				      .addr = p->addr, .rd_atomic = p->rd_atomic};
 		return 0;
 	}
 	if (q->qpn != p->qpn_base)
@@ -374,10 +381,13 @@ perftest_rounds(struct node *n, int (*ready)(struct node *n))
 	snprintf(n->phase, sizeof(n->phase), "before the test");
 	switch (o->mode) {
 	case MODE_WRITE_BW:
+	case MODE_READ_BW:
+	case MODE_ATOMIC_BW:
 		r = perftest_keys(n, o->qps, ready) || perftest_keys(n, o->qps, NULL) ||
 		    perftest_keys(n, 1, NULL);
 		break;
 	case MODE_WRITE_LAT:
+	case MODE_READ_LAT:
 		r = perftest_keys(n, 1, NULL) || perftest_keys(n, o->qps, ready) ||
 		    perftest_keys(n, o->qps, NULL) || perftest_keys(n, 1, NULL);
 		break;

@@ -35,6 +35,30 @@ check_write_server(struct node *n, const struct et_perftest_report *theirs)
 	return 0;
 }
 
+/* read_bw and atomic_bw's server: the peer's READs asked for what its report
+ * says it read, its atomics ran once each. */
+static int
+check_rd_server(struct node *n, const struct et_perftest_report *theirs)
+{
+	const struct opts *o = &n->o;
+	uint64_t want_size = o->all ? ALL_MAX_SIZE : o->size;
+	uint64_t want = o->all ? (2ull * ALL_MAX_SIZE - ALL_MIN_SIZE) * theirs->iters
+			       : theirs->size * theirs->iters;
+
+	if (theirs->size != want_size)
+		return et_cli_error("the peer ran %" PRIu64 "-byte requests, we %" PRIu64
+				    " (give the tool's -s as --size)", theirs->size, want_size);
+	if (o->mode == MODE_ATOMIC_BW ? atomics_served(n) != theirs->iters
+				      : read_bytes_served(n) != want)
+		return et_cli_error("the peer reports %" PRIu64 " x %" PRIu64 " bytes; its %s "
+				    "asked for %" PRIu64, theirs->iters, theirs->size,
+				    o->mode == MODE_ATOMIC_BW ? "atomics (x 8 bytes)" : "READs",
+				    o->mode == MODE_ATOMIC_BW ? atomics_served(n) * ET_ATOMIC_LEN
+							      : read_bytes_served(n));
+	n->done = o->all ? theirs->iters * 23 : theirs->iters;
+	return 0;
+}
+
 static int
 perftest_close(struct node *n)
 {
@@ -47,10 +71,10 @@ perftest_close(struct node *n)
 	return 0;
 }
 
-/* perftest's last words: write_bw trades an address message and the
- * client's figures (its server prints them and our row), both a last
- * address message and "done"; send_bw and send_lat only the latter;
- * write_lat none. */
+/* perftest's last words: write_bw, read_bw and atomic_bw trade an address
+ * message and the client's figures (its server prints them and our row),
+ * both a last address message and "done"; send_bw, send_lat and read_lat
+ * only the latter; write_lat none. */
 static void
 perftest_finish(struct node *n)
 {
@@ -58,13 +82,22 @@ perftest_finish(struct node *n)
 	double s = (double)(n->t1 - n->t0) / 1e9;
 	struct et_perftest_report mine = {.size = n->size, .iters = n->done}, theirs;
 
+	bool rd = o->mode == MODE_READ_BW || o->mode == MODE_ATOMIC_BW;
+
 	if (o->mode == MODE_WRITE_LAT)
 		return;
-	if (o->mode != MODE_WRITE_BW) {
+	if (o->mode != MODE_WRITE_BW && !rd) {
 		n->bad += perftest_close(n) != 0;
 		return;
 	}
-	if (o->server && placed_bytes(n) == 0) {
+	if (o->server && rd && read_bytes_served(n) + atomics_served(n) == 0) {
+		et_cli_error("the peer went on with the exchange and asked nothing of our memory: "
+			     "it does not run %s's test", o->mode == MODE_READ_BW ? "ib_read_bw"
+										 : "ib_atomic_bw");
+		n->bad++;
+		return;
+	}
+	if (o->server && !rd && placed_bytes(n) == 0) {
 		et_cli_error("the peer went on with the exchange and sent no data: it does not "
 			     "run ib_write_bw's test (ib_write_lat's sends a 4th address "
 			     "message here); we run write_bw");
@@ -94,7 +127,7 @@ perftest_finish(struct node *n)
 		printf("perftest peer reports: %" PRIu64 " bytes x %" PRIu64 ", peak %.2f MiB/s, "
 		       "average %.2f MiB/s, %.6f Mpps\n", theirs.size, theirs.iters,
 		       theirs.bw_peak, theirs.bw_avg, theirs.msg_rate);
-		if (check_write_server(n, &theirs)) {
+		if (rd ? check_rd_server(n, &theirs) : check_write_server(n, &theirs)) {
 			n->bad++;
 			return;
 		}
@@ -105,7 +138,7 @@ perftest_finish(struct node *n)
 		return;
 	}
 	/* the pattern is ours: only an ethereal-node client writes it */
-	if (o->server && o->verify)
+	if (o->server && o->verify && !rd)
 		check_written(n);
 }
 
@@ -120,7 +153,7 @@ last_words(struct node *n)
 	static volatile sig_atomic_t never;
 	char line[16];
 
-	if (!oob_is_open(&n->oob) || n->o.oob == OOB_PINGPONG || n->o.mode == MODE_UCMATOSE)
+	if (!oob_is_open(&n->oob) || n->o.oob == OOB_PINGPONG || is_rdmacm_tool(n->o.mode))
 		return;
 	n->oob.stop = &never; /* said even after SIGINT: the peer waits for it */
 	n->oob.timeout_ms = 30000;
@@ -145,8 +178,8 @@ last_words(struct node *n)
 			n->bad++;
 			return;
 		}
-		if (n->o.verify && n->o.mode != MODE_PINGPONG)
-			check_written(n);
+		if (n->o.verify)
+			check_server_memory(n);
 	}
 	if (oob_write(&n->oob, "BYE\n", 4)) {
 		exchange_failed(n, "our BYE");

@@ -52,7 +52,7 @@ main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	telemetry_register();
 	if (node_open(&n) == 0 && connect_peer(&n) == 0) {
-		if (is_lat(n.o.mode) || n.o.mode == MODE_PINGPONG)
+		if (times_rounds(n.o.mode) || n.o.mode == MODE_PINGPONG)
 			n.lat = calloc(n.o.iters, sizeof(*n.lat));
 		n.bad = 0;
 		n.t0 = et_tsc_ns();

@@ -32,9 +32,14 @@
 #define MAX_QPS 64
 #define MAX_WORKERS ET_NIC_TEAM_MAX
 #define DEPTH 16 /* requests in flight per QP */
+/* READs and atomics we answer at once per QP (perftest's out_reads, what
+ * rxe allows: the peer may have that many out) */
+#define NODE_RD_ATOMIC 128
 
-enum mode { MODE_WRITE_BW, MODE_SEND_BW, MODE_WRITE_LAT, MODE_PINGPONG, MODE_SEND_LAT,
-	    MODE_UCMATOSE };
+enum mode {
+	MODE_WRITE_BW, MODE_SEND_BW, MODE_WRITE_LAT, MODE_PINGPONG, MODE_SEND_LAT,
+	MODE_READ_BW, MODE_READ_LAT, MODE_ATOMIC_BW, MODE_UCMATOSE,
+};
 extern const char *const mode_names[]; /* by enum mode, NULL-terminated */
 
 struct opts {
@@ -117,19 +122,56 @@ struct node {
 #define ALL_MIN_SIZE 2u
 #define ALL_MAX_SIZE (1u << 23)
 
-/* perftest's bandwidth and latency tests (--oob perftest). */
+/* perftest's ping-pong latency tests: each side sends in turn, each into
+ * the other's receive area (--oob perftest). */
 static inline bool
 is_lat(enum mode m)
 {
 	return m == MODE_WRITE_LAT || m == MODE_SEND_LAT;
 }
 
+/* rdmacm-utils' tests (--oob cm): their own exchanges on their
+ * connections, no perftest in them */
+static inline bool
+is_rdmacm_tool(enum mode m)
+{
+	return m == MODE_UCMATOSE;
+}
+
 /* perftest's exchange: over TCP, or over RDMA CM (its -R) */
 static inline bool
 is_perftest(const struct opts *o)
 {
-	return o->oob == OOB_PERFTEST || (o->oob == OOB_CM && o->mode != MODE_UCMATOSE);
+	return o->oob == OOB_PERFTEST || (o->oob == OOB_CM && !is_rdmacm_tool(o->mode));
 }
+
+
+/* The client reads the server's memory or works on it (READ, atomics); the
+ * server's NIC answers, the server itself does nothing. */
+static inline bool
+is_rd(enum mode m)
+{
+	return m == MODE_READ_BW || m == MODE_READ_LAT || m == MODE_ATOMIC_BW;
+}
+
+/* One request at a time, each timed: a latency table. */
+static inline bool
+times_rounds(enum mode m)
+{
+	return is_lat(m) || m == MODE_READ_LAT;
+}
+
+/* The server only answers until the client's last word (the READ and
+ * atomic tests, write_bw). */
+static inline bool
+passive_server(enum mode m)
+{
+	return m == MODE_WRITE_BW || is_rd(m);
+}
+
+/* Atomics: 8 bytes, one slot per request in flight on the client (the old
+ * value each FETCH_ADD returns lands in a slot of its own). */
+#define ATOMIC_STRIDE (DEPTH * ET_ATOMIC_LEN)
 
 /* SIGINT or SIGTERM: stop posting, finish what is out, report. */
 extern volatile sig_atomic_t node_stop;
@@ -157,6 +199,11 @@ ipv4_str(uint32_t ip, char out[INET_ADDRSTRLEN])
 	return inet_ntop(AF_INET, &a, out, INET_ADDRSTRLEN);
 }
 
+/* run.c: what the peer's READs and atomics asked of our memory, all QPs:
+ * bytes of READ requests (duplicates not counted) and atomics executed. */
+uint64_t read_bytes_served(const struct node *n);
+uint64_t atomics_served(const struct node *n);
+
 /* options.c */
 int parse_options(int argc, char **argv, struct opts *o);
 int parse_peer(const char *spec, const struct peer *me, struct peer *p);
@@ -183,6 +230,9 @@ void run_client(struct node *n);
 void run_pingpong(struct node *n);
 void run_perftest(struct node *n);
 void check_written(struct node *n);
+/* A server's memory after the test (--verify): what the client wrote is
+ * there, or atomic_bw's counters hold what ran. */
+void check_server_memory(struct node *n);
 uint64_t placed_bytes(const struct node *n);
 
 /* finish.c */

@@ -201,10 +201,12 @@ oob_ethereal_send(struct oob *o, const struct peer *me)
 {
 	char line[256];
 	int n = snprintf(line, sizeof(line),
-			 "ETHEREAL1 %02x:%02x:%02x:%02x:%02x:%02x %u %u %u %u %u %u %u %" PRIu64 "\n",
+			 "ETHEREAL1 %02x:%02x:%02x:%02x:%02x:%02x %u %u %u %u %u %u %u %" PRIu64
+			 " %u\n",
 			 me->mac.addr_bytes[0], me->mac.addr_bytes[1], me->mac.addr_bytes[2],
 			 me->mac.addr_bytes[3], me->mac.addr_bytes[4], me->mac.addr_bytes[5],
-			 me->ip, me->qpn_base, me->nqp, me->psn, me->rkey, me->size, me->mtu, me->addr);
+			 me->ip, me->qpn_base, me->nqp, me->psn, me->rkey, me->size, me->mtu, me->addr,
+			 me->rd_atomic);
 
 	return oob_write(o, line, (size_t)n);
 }
@@ -217,9 +219,10 @@ oob_ethereal_recv(struct oob *o, struct peer *them)
 
 	if (oob_read_line(o, line, sizeof(line)))
 		return -1;
-	if (sscanf(line, "ETHEREAL1 %x:%x:%x:%x:%x:%x %u %u %u %u %u %u %u %" SCNu64, &m[0], &m[1],
-		   &m[2], &m[3], &m[4], &m[5], &them->ip, &them->qpn_base, &them->nqp, &them->psn,
-		   &them->rkey, &them->size, &them->mtu, &them->addr) != 14) {
+	if (sscanf(line, "ETHEREAL1 %x:%x:%x:%x:%x:%x %u %u %u %u %u %u %u %" SCNu64 " %u", &m[0],
+		   &m[1], &m[2], &m[3], &m[4], &m[5], &them->ip, &them->qpn_base, &them->nqp,
+		   &them->psn, &them->rkey, &them->size, &them->mtu, &them->addr,
+		   &them->rd_atomic) != 15) {
 		et_cli_error("the peer does not speak our exchange: '%.60s' "
 			     "(an RDMA tool? give --oob pingpong or --oob perftest)", line);
 		return -1;
@@ -233,7 +236,7 @@ void
 oob_tool_format(enum oob_dialect d, const struct peer *me, char *out)
 {
 	struct et_oob_dest x = {.qpn = me->qpn_base, .psn = me->psn, .rkey = me->rkey,
-				.vaddr = me->addr};
+				.vaddr = me->addr, .out_reads = (uint16_t)me->rd_atomic};
 
 	et_gid_from_ipv4(me->ip, x.gid);
 	if (d == OOB_PINGPONG)
@@ -269,6 +272,7 @@ oob_tool_parse(enum oob_dialect d, const char *msg, size_t len, const struct pee
 	them->psn = x.psn;
 	them->rkey = x.rkey;
 	them->addr = x.vaddr;
+	them->rd_atomic = x.out_reads;
 	return 0;
 }
 

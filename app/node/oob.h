@@ -51,12 +51,14 @@ struct oob {
 struct peer {
 	struct rte_ether_addr mac;  /* all-ones when unknown: ask ARP */
 	uint32_t ip, qpn_base, nqp, psn, rkey, size, mtu;
+	uint32_t rd_atomic;         /* READs and atomics it answers at once
+				     * (perftest's out_reads) */
 	uint64_t addr;
 };
 
 /* One QP of the peer, as a perftest address message gives it. */
 struct peer_qp {
-	uint32_t qpn, psn, rkey;
+	uint32_t qpn, psn, rkey, rd_atomic;
 	uint64_t addr;
 };
 

@@ -15,7 +15,7 @@
 #include "node.h"
 
 const char *const mode_names[] = {"write_bw", "send_bw", "write_lat", "pingpong", "send_lat",
-				  "ucmatose", NULL};
+				  "read_bw", "read_lat", "atomic_bw", "ucmatose", NULL};
 static const char *const oob_names[] = {"ethereal", "pingpong", "perftest", "cm", NULL};
 
 void
@@ -23,7 +23,8 @@ usage(FILE *f)
 {
 	fprintf(f,
 		"usage: ethereal-node [EAL args --] --port DEV --ip ADDR (--server | --client HOST)\n"
-		"         [--mode write_bw|send_bw|write_lat|send_lat] [--size BYTES | --all]\n"
+		"         [--mode write_bw|send_bw|write_lat|send_lat|read_bw|read_lat|atomic_bw]\n"
+		"         [--size BYTES | --all]\n"
 		"         [--iters N | --duration S]\n"
 		"         [--qps N] [--mtu 256..4096] [--paths N] [--rate GBPS] [--oob-port N] [--verify]\n"
 		"         [--json FILE] [--yield] [--rto-ms N] [--peer SPEC] [--mac MAC] [--workers N]\n"
@@ -57,6 +58,12 @@ usage(FILE *f)
 		"  --all          perftest's -a: every size 2 .. 8388608, a row each (--oob perftest, cm)\n"
 		"  --mode send_lat  ib_send_lat's ping-pong of SENDs (--oob perftest); write_lat with\n"
 		"                 --oob perftest is ib_write_lat's ping-pong of WRITEs\n"
+		"  --mode read_bw, read_lat  the client RDMA READs the server's memory (ib_read_bw,\n"
+		"                 ib_read_lat: one READ at a time, each timed); the server only\n"
+		"                 answers; --verify: the client checks what it read\n"
+		"  --mode atomic_bw  the client's FETCH & ADDs of 1 on the server's memory, 8 bytes\n"
+		"                 (ib_atomic_bw); --verify: each returns the count before it, so\n"
+		"                 none ran twice\n"
 		"  --mode pingpong  one SEND each way per iteration, the client first; the server\n"
 		"                 echoes, the client times round trips and checks the echo (--verify)\n"
 		"  --fault SPEC   lose, corrupt or duplicate what we send, to test a peer's recovery:\n"
@@ -70,8 +77,9 @@ usage(FILE *f)
 		"  --size, --rate, --duration take 65536 or 64K, 100 (Gbit/s), 10 or 500ms\n"
 		"  --help         this (before or after --)\n"
 		"The table: Gbit/s of payload; Mmsg/s, messages (perftest's MsgRate); Mpps,\n"
-		"packets; latency (write_lat, send_lat, pingpong) is a round trip (ib_write_lat\n"
-		"and ib_send_lat print half of it).  A row per size (--all: 23).\n"
+		"packets; latency (write_lat, send_lat, pingpong, read_lat) is a round trip\n"
+		"(ib_write_lat and ib_send_lat print half of it, ib_read_lat all).  A row per\n"
+		"size (--all: 23).\n"
 		"Messages go to stderr (DPDK's log, type ethereal.node), the table to stdout.\n"
 		"Exit: 0 done; 1 the run failed (or DPDK did), said in one line: no messages,\n"
 		"wrong sizes, the peer gone or in another mode, the exchange failed; 2 a bad\n"
@@ -149,15 +157,16 @@ tool_defaults(struct opts *o)
 		o->mode = MODE_PINGPONG;
 		o->size = o->size_set ? o->size : 4096;
 		o->mtu = o->mtu_set ? o->mtu : 1024;
-	} else if (o->oob == OOB_PERFTEST && (o->mode == MODE_PINGPONG || o->mode == MODE_UCMATOSE)) {
-		return et_cli_error("--oob perftest runs --mode write_bw, send_bw, write_lat or "
-				    "send_lat");
+	} else if (o->oob == OOB_PERFTEST && (o->mode == MODE_PINGPONG || is_rdmacm_tool(o->mode))) {
+		return et_cli_error("--oob perftest runs --mode write_bw, send_bw, write_lat, "
+				    "send_lat, read_bw, read_lat or atomic_bw");
 	} else if (o->oob == OOB_CM && o->mode == MODE_PINGPONG) {
-		return et_cli_error("--oob cm runs --mode write_bw, send_bw, write_lat, send_lat "
-				    "(perftest -R) or ucmatose");
-	} else if (o->mode == MODE_UCMATOSE) {
+		return et_cli_error("--oob cm runs --mode write_bw, send_bw, write_lat, send_lat, "
+				    "read_bw, read_lat, atomic_bw (perftest -R) or ucmatose");
+	} else if (is_rdmacm_tool(o->mode)) {
 		if (o->oob != OOB_CM)
-			return et_cli_error("--mode ucmatose is rdmacm-utils' test: give --oob cm");
+			return et_cli_error("--mode %s is rdmacm-utils' test: give --oob cm",
+					    mode_names[o->mode]);
 		/* the tool's defaults: -C 10 messages of -S 100 bytes */
 		o->size = o->size_set ? o->size : 100;
 		o->iters = o->iters_set ? o->iters : 10;
@@ -170,9 +179,16 @@ tool_defaults(struct opts *o)
 	if (is_perftest(o)) {
 		/* the tools' defaults: 2 bytes for latency, write_bw 5000 times */
 		if (!o->size_set)
-			o->size = is_lat(o->mode) ? 2 : 65536;
+			o->size = times_rounds(o->mode) ? 2 : 65536;
 		if (!o->iters_set)
 			o->iters = o->mode == MODE_WRITE_BW ? 5000 : 1000;
+	}
+	if (o->mode == MODE_ATOMIC_BW) {
+		if (o->size_set && o->size != ET_ATOMIC_LEN)
+			return et_cli_error("--mode atomic_bw works on %u bytes: no --size", ET_ATOMIC_LEN);
+		if (o->all)
+			return et_cli_error("--mode atomic_bw works on %u bytes: no --all", ET_ATOMIC_LEN);
+		o->size = ET_ATOMIC_LEN;
 	}
 	if (o->mode == MODE_SEND_LAT && !is_perftest(o))
 		return et_cli_error("--mode send_lat is ib_send_lat's test: give --oob perftest");
@@ -186,12 +202,13 @@ tool_defaults(struct opts *o)
 		o->oob_port = o->mode == MODE_UCMATOSE ? 7471 : 18515;
 	if (o->oob != OOB_ETHEREAL && o->peer)
 		return et_cli_error("--peer replaces the exchange: give it or --oob, not both");
-	if (is_perftest(o) && is_lat(o->mode) && o->qps != 1)
+	if (is_perftest(o) && times_rounds(o->mode) && o->qps != 1)
 		return et_cli_error("--oob %s --mode %s runs one QP (the tool's -q is for "
 				    "bandwidth tests only)", oob_names[o->oob], mode_names[o->mode]);
 	if (o->oob == OOB_CM && o->duration_ns)
 		return et_cli_error("--oob cm counts messages: give --iters, not --duration");
-	if (is_perftest(o) && o->mode != MODE_WRITE_BW && o->duration_ns)
+	if (o->oob == OOB_PERFTEST && !(passive_server(o->mode) && !times_rounds(o->mode)) &&
+	    o->duration_ns)
 		return et_cli_error("--oob perftest --mode %s counts messages: "
 				    "give --iters, not --duration (the peer expects exactly that many)",
 				    mode_names[o->mode]);
@@ -211,7 +228,8 @@ workers_check(const struct opts *o)
 {
 	if (o->workers == 1)
 		return 0;
-	if (o->mode != MODE_WRITE_BW && o->mode != MODE_SEND_BW)
+	if (o->mode != MODE_WRITE_BW && o->mode != MODE_SEND_BW && o->mode != MODE_READ_BW &&
+	    o->mode != MODE_ATOMIC_BW)
 		return et_cli_error("--workers: --mode %s times one QP's round trips, on one worker",
 				    mode_names[o->mode]);
 	if (o->qps < o->workers)

@@ -67,7 +67,8 @@ node_open(struct node *n)
 	/* QP i's part starts at i * stride; perftest's small writes walk its
 	 * cycle buffer (a page, 64 KiB at most), --all's sizes go to 8 MiB */
 	n->size = o->all ? ALL_MIN_SIZE : o->size;
-	n->stride = !is_perftest(o) ? o->size
+	n->stride = o->mode == MODE_ATOMIC_BW && !is_perftest(o) ? ATOMIC_STRIDE
+		  : !is_perftest(o) ? o->size
 		  : o->all || o->size > 65536 ? (o->all ? ALL_MAX_SIZE : o->size) : 65536;
 	/* ping-pong and the latency tests: what we send, then what we receive;
 	 * ucmatose: each QP's receive area, then each one's send area */
@@ -102,15 +103,18 @@ node_open(struct node *n)
 	 * at most 100 frames/s out, bursts of 8 */
 	et_arp_init(&n->arp, mac.addr_bytes, o->ip, 10000000, 8);
 	n->lane[0].nic.arp = &n->arp;
-	/* what a client sends; the latency tests' receive area stays zero (the
-	 * peer's counter lands in its last byte) */
-	if (!o->server && o->mode != MODE_PINGPONG)
+	/* what a client sends, or a server's that the client reads; the
+	 * latency tests' receive area stays zero (the peer's counter lands in
+	 * its last byte), and so do the atomics' counters */
+	if ((is_rd(o->mode) ? o->server && o->mode != MODE_ATOMIC_BW : !o->server) &&
+	    o->mode != MODE_PINGPONG)
 		for (uint64_t k = 0; k < (two_areas ? n->stride : n->buf_len); k++)
 			n->buf[k] = test_pattern(k);
 	/* each lane's table holds the one region, under the same key */
 	for (uint32_t k = 0; k < o->workers; k++) {
 		uint32_t key = et_host_reg(&n->lane[k].host, n->buf, n->buf_len,
-					   ET_ACCESS_LOCAL_WRITE | ET_ACCESS_REMOTE_WRITE);
+					   ET_ACCESS_LOCAL_WRITE | ET_ACCESS_REMOTE_WRITE |
+					   ET_ACCESS_REMOTE_READ | ET_ACCESS_REMOTE_ATOMIC);
 
 		if (key == 0 || (k && key != n->key))
 			return et_cli_error("cannot register %" PRIu64 " bytes", n->buf_len);
@@ -118,7 +122,7 @@ node_open(struct node *n)
 	}
 	n->me = (struct peer){.mac = mac, .ip = o->ip, .qpn_base = 0x100, .nqp = o->qps,
 			      .psn = 0x1000, .rkey = n->key, .size = o->size, .mtu = o->mtu,
-			      .addr = (uintptr_t)n->buf};
+			      .addr = (uintptr_t)n->buf, .rd_atomic = NODE_RD_ATOMIC};
 	telemetry_show_nic(&n->lane[0].nic);
 	return 0;
 }

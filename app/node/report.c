@@ -89,11 +89,13 @@ row(struct node *n, struct row_figures *f)
 	char l50[24], l99[24], l999[24], size[16];
 
 	f->s = (double)(n->t1 - n->t0) / 1e9;
-	f->bytes = o->server && o->mode == MODE_WRITE_BW ? placed_bytes(n) : n->done * n->size;
+	f->bytes = !o->server || !passive_server(o->mode) ? n->done * n->size
+		   : o->mode == MODE_ATOMIC_BW ? atomics_served(n) * ET_ATOMIC_LEN
+		   : is_rd(o->mode) ? read_bytes_served(n) : placed_bytes(n);
 	f->pkts = nic_packets(n) - n->pkts0;
 	f->gbps = f->s > 0 ? f->bytes * 8 / f->s / 1e9 : 0;
 	f->p50 = f->p99 = f->p999 = 0;
-	if (n->lat && n->done && (n->nlat || !is_lat(o->mode) || !is_perftest(o))) {
+	if (n->lat && n->done && (n->nlat || !times_rounds(o->mode) || !is_perftest(o))) {
 		uint64_t nl = n->nlat ? n->nlat : n->done < o->iters ? n->done : o->iters;
 
 		qsort(n->lat, nl, sizeof(*n->lat), cmp_u64);
@@ -158,7 +160,8 @@ nic_packets(const struct node *n)
 	struct et_egress_stats eg;
 
 	nic_totals(n, &st, &eg);
-	return n->o.server ? st.rx_pkts : st.tx_pkts;
+	/* the data's packets: by READ they go from the server to the client */
+	return n->o.server != is_rd(n->o.mode) ? st.rx_pkts : st.tx_pkts;
 }
 
 void

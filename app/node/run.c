@@ -24,7 +24,7 @@ run_deadline(const struct node *n)
 	return n->o.duration_ns ? n->t0 + n->o.duration_ns : UINT64_MAX;
 }
 
-/* What the client wrote (or sent) is all here. */
+/* What the client wrote (or sent, or read from the server) is all here. */
 void
 check_written(struct node *n)
 {
@@ -34,9 +34,35 @@ check_written(struct node *n)
 		for (uint64_t k = i * n->stride; k < i * n->stride + n->size; k++)
 			wrong += n->buf[k] != test_pattern(k);
 	if (wrong)
-		et_cli_error("--verify: %" PRIu64 " bytes of our memory differ from what the "
-			     "client wrote", wrong);
+		et_cli_error("--verify: %" PRIu64 " bytes of our memory differ from %s", wrong,
+			     is_rd(n->o.mode) ? "what the server holds" : "what the client wrote");
 	n->bad += wrong != 0;
+}
+
+/* atomic_bw's server: each QP's counter, which started at 0, holds one for
+ * every FETCH & ADD of 1 executed on it, no more. */
+static void
+check_counters(struct node *n)
+{
+	for (uint32_t i = 0; i < n->o.qps; i++) {
+		uint64_t v, ran = et_qp_stats(n->qp[i])->atomics_rx;
+
+		memcpy(&v, n->buf + (uint64_t)i * n->o.size, sizeof(v));
+		if (v != ran) {
+			et_cli_error("--verify: QP %u's counter is %" PRIu64 " after %" PRIu64
+				     " FETCH & ADDs of 1", i, v, ran);
+			n->bad++;
+		}
+	}
+}
+
+void
+check_server_memory(struct node *n)
+{
+	if (n->o.mode == MODE_ATOMIC_BW)
+		check_counters(n);
+	else if (!is_rd(n->o.mode) && n->o.mode != MODE_PINGPONG)
+		check_written(n);
 }
 
 /* The payload the peer placed through a lane's QPs. */
@@ -59,6 +85,41 @@ placed_bytes(const struct node *n)
 
 	for (uint32_t k = 0; k < n->nics_open; k++)
 		bytes += lane_placed_bytes(&n->lane[k]);
+	return bytes;
+}
+
+uint64_t
+read_bytes_served(const struct node *n)
+{
+	uint64_t bytes = 0;
+
+	for (uint32_t i = 0; n->qp[0] && i < n->o.qps; i++)
+		bytes += et_qp_stats(n->qp[i])->read_req_bytes;
+	return bytes;
+}
+
+uint64_t
+atomics_served(const struct node *n)
+{
+	uint64_t count = 0;
+
+	for (uint32_t i = 0; n->qp[0] && i < n->o.qps; i++)
+		count += et_qp_stats(n->qp[i])->atomics_rx;
+	return count;
+}
+
+/* What the peer did with our memory so far: placed, read or worked on. */
+static uint64_t
+lane_work_bytes(const struct lane *l)
+{
+	const struct node *n = l->n;
+	uint64_t bytes = lane_placed_bytes(l);
+
+	for (uint32_t i = l->k; i < n->o.qps; i += n->o.workers) {
+		const struct et_qp_stats *st = et_qp_stats(n->qp[i]);
+
+		bytes += st->read_req_bytes + st->atomics_rx * ET_ATOMIC_LEN;
+	}
 	return bytes;
 }
 
@@ -176,7 +237,7 @@ serve_lane(void *arg)
 				break;
 			continue;
 		}
-		uint64_t t = et_tsc_ns(), now_placed = lane_placed_bytes(l);
+		uint64_t t = et_tsc_ns(), now_placed = lane_work_bytes(l);
 
 		if (now_placed != placed) {
 			placed = now_placed;
@@ -212,12 +273,64 @@ run_server(struct node *n)
 	const struct opts *o = &n->o;
 
 	run_lanes(n, serve_lane, true);
-	if (o->mode != MODE_SEND_BW) /* WRITEs complete nothing here: count bytes */
+	/* WRITEs, READs and atomics complete nothing here: count what they did */
+	if (o->mode == MODE_ATOMIC_BW)
+		n->done = atomics_served(n);
+	else if (is_rd(o->mode))
+		n->done = read_bytes_served(n) / o->size;
+	else if (o->mode != MODE_SEND_BW)
 		n->done = placed_bytes(n) / o->size;
 	if (oob_is_open(&n->oob))
 		last_words(n);
 	else if (o->verify)
-		check_written(n);
+		check_server_memory(n);
+}
+
+/* The request a client posts for QP i: a WRITE, SEND, READ of its part of
+ * our buffer, or a FETCH & ADD of 1 whose old value lands in slot k of its
+ * part. */
+static struct et_send_wr
+client_wr(const struct node *n, uint32_t i, uint64_t k)
+{
+	const struct opts *o = &n->o;
+	bool tool = is_perftest(o);
+	uint8_t *mine = n->buf + (uint64_t)i * n->stride;
+	struct et_send_wr wr = {.wr_id = i, .local_addr = mine, .length = n->size, .lkey = n->key,
+				.remote_addr = tool ? n->them_qp[i].addr
+						    : n->them.addr + (uint64_t)i * o->size,
+				.rkey = tool ? n->them_qp[i].rkey : n->them.rkey};
+
+	switch (o->mode) {
+	case MODE_SEND_BW: wr.opcode = ET_WR_SEND; break;
+	case MODE_READ_BW:
+	case MODE_READ_LAT: wr.opcode = ET_WR_RDMA_READ; break;
+	case MODE_ATOMIC_BW:
+		wr.opcode = ET_WR_ATOMIC_FETCH_ADD;
+		wr.compare_add = 1;
+		wr.local_addr = mine + (k % DEPTH) * ET_ATOMIC_LEN;
+		break;
+	default: wr.opcode = ET_WR_RDMA_WRITE; break;
+	}
+	return wr;
+}
+
+/* --verify, atomic_bw in our dialect: the k-th FETCH & ADD of 1 on QP i's
+ * counter (which starts at 0, and only this client adds to) returns k; a
+ * request executed twice would make a later one return more. */
+static void
+check_atomic_old(struct lane *l, uint32_t i, uint64_t k)
+{
+	const struct node *n = l->n;
+	uint64_t v;
+
+	if (!n->o.verify || n->o.oob != OOB_ETHEREAL)
+		return;
+	memcpy(&v, n->buf + (uint64_t)i * n->stride + (k % DEPTH) * ET_ATOMIC_LEN, sizeof(v));
+	if (v != k) {
+		et_cli_error("--verify: FETCH & ADD %" PRIu64 " on QP %u returned %" PRIu64 ", "
+			     "expected %" PRIu64 " (the count of those before it)", k, i, v, k);
+		l->bad++;
+	}
 }
 
 static void
@@ -247,6 +360,7 @@ client_lane(void *arg)
 	uint64_t want = o->duration_ns ? UINT64_MAX : o->iters * mine;
 	uint64_t *posted_at = calloc(o->qps, sizeof(*posted_at));
 	uint64_t per_qp[MAX_QPS] = {0}; /* each QP its --iters: a peer's QP takes that many */
+	uint64_t qp_done[MAX_QPS] = {0};
 	uint64_t qp_want = o->duration_ns ? UINT64_MAX : o->iters;
 	uint64_t drain_until = 0, posted = 0;
 	uint32_t i;
@@ -266,19 +380,11 @@ client_lane(void *arg)
 		}
 		for (i = l->k; !node_stop && i < o->qps && posted < want && et_tsc_ns() < deadline;
 		     i += step) {
-			uint32_t depth = o->mode == MODE_WRITE_LAT ? 1 : DEPTH;
+			uint32_t depth = times_rounds(o->mode) ? 1 : DEPTH;
 
 			while (et_qp_sq_outstanding(n->qp[i]) < depth && posted < want &&
 			       per_qp[i] < qp_want) {
-				bool tool = is_perftest(o);
-				struct et_send_wr wr = {
-					.wr_id = i,
-					.opcode = o->mode == MODE_SEND_BW ? ET_WR_SEND : ET_WR_RDMA_WRITE,
-					.local_addr = n->buf + (uint64_t)i * n->stride, .length = n->size,
-					.lkey = n->key,
-					.remote_addr = tool ? n->them_qp[i].addr
-							    : n->them.addr + (uint64_t)i * o->size,
-					.rkey = tool ? n->them_qp[i].rkey : n->them.rkey};
+				struct et_send_wr wr = client_wr(n, i, per_qp[i]);
 
 				if (et_nic_post_send(&l->nic, n->qp[i], &wr))
 					break;
@@ -290,9 +396,14 @@ client_lane(void *arg)
 		lane_poll(l);
 		k = et_cq_poll(&l->host.scq, wc, 32);
 		for (uint32_t j = 0; j < k; j++) {
+			uint32_t q = (uint32_t)wc[j].wr_id;
+
 			count_send_wc(n, &wc[j], &l->flushed, &l->bad);
 			if (n->lat && l->done < o->iters)
-				n->lat[l->done] = et_tsc_ns() - posted_at[wc[j].wr_id];
+				n->lat[l->done] = et_tsc_ns() - posted_at[q];
+			if (wc[j].status == ET_WC_SUCCESS && o->mode == MODE_ATOMIC_BW)
+				check_atomic_old(l, q, qp_done[q]);
+			qp_done[q]++;
 			l->done++;
 		}
 	}
@@ -308,6 +419,8 @@ void
 run_client(struct node *n)
 {
 	run_lanes(n, client_lane, false);
+	if (n->o.verify && is_rd(n->o.mode) && n->o.mode != MODE_ATOMIC_BW && !n->bad)
+		check_written(n);
 	/* tell the server, which then checks its memory; wait until it has
 	 * stopped polling before closing the port: DPDK 22.11's memif unmaps
 	 * the shared rings from its control thread when the peer leaves,
@@ -611,6 +724,8 @@ perftest_size(struct node *n)
 	case MODE_SEND_LAT: lat_send(n); break;
 	default:
 		run_lanes(n, o->server ? serve_lane : client_lane, o->server);
+		if (o->mode == MODE_READ_LAT)
+			n->nlat = n->done < o->iters ? n->done : o->iters;
 	}
 	if (n->bad || node_stop)
 		return;
@@ -626,13 +741,14 @@ perftest_size(struct node *n)
 }
 
 /* perftest's test, each size (--all: 2 .. 2^23) a row; then its last
- * words.  write_bw's server cannot tell sizes apart: it answers until the
- * client's word and counts the bytes (finish.c checks them). */
+ * words.  write_bw's server cannot tell sizes apart, nor can a READ or
+ * atomic test's: it answers until the client's word and counts the bytes
+ * (finish.c checks them). */
 void
 run_perftest(struct node *n)
 {
 	const struct opts *o = &n->o;
-	bool write_server = o->server && o->mode == MODE_WRITE_BW;
+	bool write_server = o->server && passive_server(o->mode);
 	uint32_t first = o->all ? ALL_MIN_SIZE : o->size, last = o->all ? ALL_MAX_SIZE : o->size;
 
 	report_header();
@@ -640,6 +756,11 @@ run_perftest(struct node *n)
 		n->size = o->size;
 		n->t0 = et_tsc_ns();
 		run_lanes(n, serve_lane, true);
+		/* read_lat's client sends no figures: the row is ours */
+		if (o->mode == MODE_READ_LAT) {
+			n->done = read_bytes_served(n) / o->size;
+			report_row(n);
+		}
 	} else {
 		for (uint32_t size = first; size <= last && size >= first; size *= 2) {
 			n->size = size;

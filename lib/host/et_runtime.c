@@ -10,6 +10,15 @@
 
 #define NO_SUB UINT32_MAX
 
+/* Work request IDs beyond a subflow's number (data = read): a sender's
+ * receive of the far end's "done", and the far end's own READ (the receive
+ * it fills in the low bits) and "done". */
+#define WR_DONE_RECV (1ull << 63)
+#define WR_FAR_READ (1ull << 62)
+#define WR_FAR_DONE (1ull << 61)
+/* the far end's word: it timed out reading */
+#define FAR_TIMED_OUT 1u
+
 /* The fabric host of a schedule rank: the same number, unless the schedule
  * runs over a group of hosts. */
 static inline uint32_t
@@ -67,7 +76,9 @@ sub_release(struct et_rt_host *h, uint32_t i)
 
 	/* rate mode, as in the paper's simulator: every QP starts afresh */
 	if (h->peer_cc && h->c->qp.dctcp.enabled && !h->c->qp.dctcp.rate_mode) {
-		const struct et_dctcp *cc = et_qp_dctcp(s->qp);
+		/* by READ, the sender's data are its QP's answers */
+		const struct et_dctcp *cc = h->c->data_by_read ? et_qp_answer_dctcp(s->qp)
+							       : et_qp_dctcp(s->qp);
 
 		h->peer_cc[s->dst] = (struct et_rt_peer_cc){cc->alpha, et_dctcp_cwnd(cc)};
 	}
@@ -83,7 +94,8 @@ sub_release(struct et_rt_host *h, uint32_t i)
 }
 
 /* The far end is there: connect the subflow's QP to it and post its one
- * WRITE with immediate (the immediate names the receive it fills). */
+ * WRITE with immediate (the immediate names the receive it fills); by
+ * READ, the receive for the far end's word that it has read it all. */
 static int
 sub_start(struct et_rt_host *h, uint32_t i, const struct et_rt_remote *far)
 {
@@ -101,7 +113,14 @@ sub_start(struct et_rt_host *h, uint32_t i, const struct et_rt_remote *far)
 	h->qps++;
 	if (et_lb_attach(h->lbh, s->qp, s->dst, &s->lb_state))
 		return failed(h, ET_RT_NO_MEMORY, s->dst, et_qp_qpn(s->qp)), -ENOMEM;
-	if ((rc = et_qp_post_send(s->qp, &wr)) != 0) {
+	if (h->c->data_by_read) {
+		struct et_recv_wr rw = {.wr_id = WR_DONE_RECV | i, .lkey = h->data_key};
+
+		rc = et_qp_post_recv(s->qp, &rw);
+	} else {
+		rc = et_qp_post_send(s->qp, &wr);
+	}
+	if (rc != 0) {
 		h->fail.len = s->len;
 		return failed(h, ET_RT_POST, s->dst, et_qp_qpn(s->qp)), rc;
 	}
@@ -209,6 +228,84 @@ et_rt_accept(struct et_rt_host *hd, uint32_t src_ip, uint32_t recv, uint64_t off
 	}
 	out->qpn = et_qp_qpn(*rq);
 	return 0;
+}
+
+void
+et_rt_sub_source(const struct et_rt_host *h, const struct et_rt_sub *s, struct et_rt_remote *out)
+{
+	const struct et_coll_send *snd = &h->sched->rank[h->rank].sends[s->send];
+
+	*out = (struct et_rt_remote){0, (uint64_t)(uintptr_t)(h->data + snd->src_off + s->off),
+				     h->data_key};
+}
+
+int
+et_rt_accept_read(struct et_rt_host *hd, uint32_t src_ip, uint32_t src_host, uint32_t recv,
+		  uint64_t off, uint64_t len, uint32_t qpn, const struct et_qp_attr *a,
+		  uint32_t my_qpn, const struct et_rt_remote *src, struct et_qp **rq,
+		  struct et_rt_remote *out)
+{
+	struct et_qp_attr b = hd->c->qp;
+	struct et_send_wr wr;
+	struct et_rt_far_lb *f;
+	void *state = NULL;
+	int rc = et_rt_far_place(hd, recv, off, len, out);
+
+	*rq = NULL;
+	if (rc)
+		return rc;
+	if (hd->n_far_lb == hd->far_lb_cap) {
+		uint32_t cap = hd->far_lb_cap ? 2 * hd->far_lb_cap : 16;
+
+		if (!(f = realloc(hd->far_lb, cap * sizeof(*f))))
+			return -ENOMEM;
+		hd->far_lb = f;
+		hd->far_lb_cap = cap;
+	}
+	b.max_send_wr = b.max_recv_wr = 2;
+	b.multipath = a->multipath;
+	b.dest_ip = src_ip;
+	b.sq_psn = a->rq_psn;
+	b.rq_psn = a->sq_psn;
+	b.qpn = my_qpn;
+	/* the sender's path back: its answers echo it, and the switches'
+	 * swaps on the way there and back cancel out */
+	b.path_id = a->path_id;
+	*rq = et_host_qp_create(&hd->host, &b);
+	if (*rq == NULL)
+		return -ENOSPC;
+	wr = (struct et_send_wr){.wr_id = WR_FAR_READ | recv, .opcode = ET_WR_RDMA_READ,
+				 .local_addr = (uint8_t *)(uintptr_t)out->addr,
+				 .length = (uint32_t)len, .lkey = hd->staging_key,
+				 .remote_addr = src->addr, .rkey = src->rkey};
+	if (et_qp_connect(*rq, qpn) || et_qp_ready(*rq) ||
+	    et_lb_attach(hd->lbh, *rq, src_host, &state) ||
+	    et_nic_post_send(hd->host.nic, *rq, &wr)) {
+		et_lb_detach(hd->lbh, state);
+		et_nic_qp_destroy(hd->host.nic, *rq);
+		*rq = NULL;
+		return -ENOSPC;
+	}
+	out->qpn = et_qp_qpn(*rq);
+	hd->far_lb[hd->n_far_lb++] = (struct et_rt_far_lb){out->qpn, state};
+	return 0;
+}
+
+void
+et_rt_far_close(struct et_rt_host *hd, struct et_rt_stats *st, uint32_t qpn)
+{
+	struct et_qp *rq = et_nic_qp_find(hd->host.nic, qpn);
+
+	for (uint32_t i = 0; i < hd->n_far_lb; i++)
+		if (hd->far_lb[i].qpn == qpn) {
+			et_lb_detach(hd->lbh, hd->far_lb[i].state);
+			hd->far_lb[i] = hd->far_lb[--hd->n_far_lb];
+			break;
+		}
+	if (rq == NULL)
+		return;
+	et_rt_stats_add_qp(st, rq);
+	et_nic_qp_destroy(hd->host.nic, rq);
 }
 
 /* ---- the steps ---- */
@@ -342,6 +439,57 @@ advance(struct et_rt_host *h, uint64_t now)
 	return 0;
 }
 
+/* A subflow of ours is over: its WRITE acknowledged, or (by READ) the far
+ * end's word that it has read it, saying too whether it timed out on the
+ * way (the policy here plans the next steps' paths).  -1 when it failed
+ * instead (h->fail). */
+static int
+sub_done(struct et_rt_host *h, const struct et_wc *wc, uint64_t now)
+{
+	uint32_t i = (uint32_t)(wc->wr_id & ~WR_DONE_RECV);
+
+	if (wc->status != ET_WC_SUCCESS) {
+		h->fail.status = wc->status;
+		failed(h, ET_RT_SEND_FAILED, h->subs[i].dst, wc->qpn);
+		return -1;
+	}
+	if ((wc->wr_id & WR_DONE_RECV) && (wc->imm & FAR_TIMED_OUT))
+		et_lb_far_timeout(h->lbh, h->subs[i].dst, h->subs[i].path, now);
+	sub_release(h, i);
+	h->sends_left--;
+	return 0;
+}
+
+/* A far end of ours read its subflow: the receive has those bytes, and the
+ * sender hears so by a WRITE with immediate of nothing, which every mode
+ * carries (after the READ: the answers are all in before the sender may
+ * close).  -1 when it failed (h->fail). */
+static int
+far_read_done(struct et_rt_host *h, const struct et_wc *wc)
+{
+	uint32_t recv = (uint32_t)wc->wr_id;
+	struct et_send_wr done = {.wr_id = WR_FAR_DONE, .opcode = ET_WR_RDMA_WRITE_IMM};
+	struct et_qp *rq;
+
+	if (wc->wr_id & WR_FAR_DONE)
+		return 0; /* the word was taken; the sender closes us */
+	rq = et_nic_qp_find(h->host.nic, wc->qpn);
+	if (wc->status != ET_WC_SUCCESS || recv >= h->sched->rank[h->rank].nrecvs ||
+	    h->recv_left[recv] < wc->byte_len) {
+		h->fail.status = wc->status;
+		failed(h, ET_RT_BAD_RECV, 0, wc->qpn);
+		return -1;
+	}
+	h->recv_left[recv] -= wc->byte_len;
+	if (rq)
+		done.imm = et_qp_stats(rq)->timeouts ? FAR_TIMED_OUT : 0;
+	if (rq == NULL || et_nic_post_send(h->host.nic, rq, &done)) {
+		failed(h, ET_RT_POST, 0, wc->qpn);
+		return -1;
+	}
+	return 0;
+}
+
 static uint32_t
 progress(struct et_rt_host *h, uint64_t now)
 {
@@ -352,6 +500,11 @@ progress(struct et_rt_host *h, uint64_t now)
 		for (i = 0; i < k; i++) {
 			uint64_t *left = &h->recv_left[wc[i].imm];
 
+			if (wc[i].wr_id & WR_DONE_RECV) {
+				if (sub_done(h, &wc[i], now))
+					return 0;
+				continue;
+			}
 			if (wc[i].status != ET_WC_SUCCESS ||
 			    wc[i].imm >= h->sched->rank[h->rank].nrecvs || *left < wc[i].byte_len) {
 				h->fail.status = wc[i].status;
@@ -364,13 +517,13 @@ progress(struct et_rt_host *h, uint64_t now)
 	}
 	while ((k = et_cq_poll(&h->host.scq, wc, 32)) > 0) {
 		for (i = 0; i < k; i++) {
-			if (wc[i].status != ET_WC_SUCCESS) {
-				h->fail.status = wc[i].status;
-				return failed(h, ET_RT_SEND_FAILED, h->subs[wc[i].wr_id].dst,
-					      wc[i].qpn);
+			if (wc[i].wr_id & (WR_FAR_READ | WR_FAR_DONE)) {
+				if (far_read_done(h, &wc[i]))
+					return 0;
+				continue;
 			}
-			sub_release(h, (uint32_t)wc[i].wr_id);
-			h->sends_left--;
+			if (sub_done(h, &wc[i], now))
+				return 0;
 		}
 		work += k;
 	}
@@ -473,7 +626,10 @@ et_rt_host_init_in(struct et_rt_host *h, const struct et_rt_conf *c,
 			return -ENOMEM;
 		et_coll_fill(sched, rank, c->seed, ET_DT_INT32, h->data);
 	}
-	h->data_key = et_host_reg(&h->host, h->data, size, ET_ACCESS_LOCAL_WRITE);
+	/* by READ, the receivers read the senders' data */
+	h->data_key = et_host_reg(&h->host, h->data, size,
+				  ET_ACCESS_LOCAL_WRITE |
+				  (c->data_by_read ? ET_ACCESS_REMOTE_READ : 0));
 	h->staging_key = et_host_reg(&h->host, h->staging, slen,
 				     ET_ACCESS_LOCAL_WRITE | ET_ACCESS_REMOTE_WRITE);
 	h->recv_left = calloc(r->nrecvs + 1, sizeof(*h->recv_left));
@@ -496,6 +652,9 @@ et_rt_host_free(struct et_rt_host *h)
 			et_lb_detach(h->lbh, h->subs[i].lb_state);
 			h->subs[i].lb_state = NULL;
 		}
+	for (uint32_t i = 0; i < h->n_far_lb; i++)
+		et_lb_detach(h->lbh, h->far_lb[i].state);
+	free(h->far_lb);
 	et_host_free(&h->host);
 	if (h->own_buffers) {
 		free(h->data);

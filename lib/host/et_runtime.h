@@ -58,6 +58,12 @@ struct et_rt_remote {
 
 struct et_rt_host;
 
+/* A far end that READs (data = read): its QP and its policy state. */
+struct et_rt_far_lb {
+	uint32_t qpn;
+	void *state;
+};
+
 /* What a host keeps of its last QP to a peer, so that the next one starts
  * where it ended (DCTCP's window and alpha), as a connection that lives
  * from one collective to the next would.  cwnd 0: no QP to it yet. */
@@ -87,6 +93,9 @@ struct et_rt_conf {
 	uint64_t seed;
 	bool verify;              /* real data, reduced at every step */
 	uint64_t size;            /* bytes per rank */
+	bool data_by_read;        /* the receiving end RDMA READs each subflow
+				   * ([transport] data = read); else the
+				   * sender WRITEs it */
 };
 
 struct et_rt_stats {
@@ -147,6 +156,9 @@ struct et_rt_host {
 	struct et_rt_failure fail;
 	et_rt_plan_fn on_plan;    /* NULL: nobody asks */
 	void *plan_ctx;
+	/* data by READ: the far ends it reads with, and their policy state */
+	struct et_rt_far_lb *far_lb;
+	uint32_t n_far_lb, far_lb_cap;
 };
 
 /* Rank `rank` of sched on nic.  shared: one region every host of the run
@@ -189,6 +201,20 @@ void et_rt_connect_failed(struct et_rt_host *h, uint32_t sub);
 int et_rt_accept(struct et_rt_host *hd, uint32_t src_ip, uint32_t recv, uint64_t off,
 		 uint64_t len, uint32_t qpn, const struct et_qp_attr *a, uint32_t my_qpn,
 		 struct et_qp **rq, struct et_rt_remote *out);
+/* The same when data goes by READ: the receiving end's QP reads the
+ * subflow from src (the sender's address and key of its first byte) on the
+ * sender's path, rerouted by hd's own policy towards src_host, and says so
+ * with a WRITE with immediate of nothing once it is in. */
+int et_rt_accept_read(struct et_rt_host *hd, uint32_t src_ip, uint32_t src_host, uint32_t recv,
+		      uint64_t off, uint64_t len, uint32_t qpn, const struct et_qp_attr *a,
+		      uint32_t my_qpn, const struct et_rt_remote *src, struct et_qp **rq,
+		      struct et_rt_remote *out);
+/* Where subflow s of sender h starts in h's memory, for a reading far end. */
+void et_rt_sub_source(const struct et_rt_host *h, const struct et_rt_sub *s,
+		      struct et_rt_remote *out);
+/* A receiving end made by et_rt_accept(_read) on hd goes: its counters to
+ * st, its policy state (a reading one's) back. */
+void et_rt_far_close(struct et_rt_host *hd, struct et_rt_stats *st, uint32_t qpn);
 /* Where that receiving end puts its bytes: out's address and key (its
  * QPN 0), known before the QP is made.  -EINVAL as et_rt_accept. */
 int et_rt_far_place(const struct et_rt_host *hd, uint32_t recv, uint64_t off, uint64_t len,

@@ -106,6 +106,12 @@ uint32_t et_lb_plan(struct et_lb_host *h, const struct et_lb_flow *f, uint32_t n
 int et_lb_attach(struct et_lb_host *h, struct et_qp *qp, uint32_t dst, void **state);
 void et_lb_detach(struct et_lb_host *h, void *state);
 
+/* A subflow of ours to host dst on path id timed out at its far end (data
+ * by READ: the receiver asks, its timeouts are its own): the path's links
+ * are suspect here too, as if our own QP had timed out on it, so that the
+ * next assignments avoid them. */
+void et_lb_far_timeout(struct et_lb_host *h, uint32_t dst, uint16_t id, uint64_t now);
+
 /* Flows to the same ToR as this host: they need no path (Ethereal sends
  * them at once, outside any batch). */
 static inline bool

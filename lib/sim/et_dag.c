@@ -113,8 +113,9 @@ static void
 coll_close(void *ctx, struct et_rt_host *src, struct et_rt_sub *s)
 {
 	struct dag_coll *c = ctx;
+	uint32_t pos = et_trace_group_pos(&c->d->t->groups[c->group], s->dst);
 
-	et_far_close(c->d->f, src, c->members[src->rank], s, true);
+	et_far_close(c->d->f, src, c->members[src->rank], s, &c->rt[pos], true);
 }
 
 static const struct et_rt_peer_ops coll_ops = {coll_ip, coll_open, coll_close};

@@ -123,7 +123,9 @@ peer_open(void *ctx, struct et_rt_host *src, struct et_rt_sub *s, uint32_t qpn,
 static void
 peer_close(void *ctx, struct et_rt_host *src, struct et_rt_sub *s)
 {
-	et_far_close(ctx, src, src->rank, s, false);
+	struct et_fabric *f = ctx;
+
+	et_far_close(f, src, src->rank, s, &f->h[s->dst].rt, false);
 }
 
 static const struct et_rt_peer_ops peer_ops = {et_fabric_peer_ip, peer_open, peer_close};
@@ -188,7 +190,10 @@ void
 et_fabric_rt_conf(const struct et_fabric_params *p, struct et_rt_conf *rc)
 {
 	*rc = (struct et_rt_conf){.qp = p->qp, .lb = p->lb, .t = p->t, .seed = p->seed,
-				  .verify = p->verify, .size = p->size};
+				  .verify = p->verify, .size = p->size,
+				  .data_by_read = p->data_by_read};
+	/* the base round trip: window-mode DCTCP paces READ answers by it */
+	rc->qp.dctcp.bdp = et_fabric_bdp_bytes(p);
 	/* a window of one round trip unless the conf says otherwise */
 	if (rc->qp.dctcp.init_cwnd == 0)
 		rc->qp.dctcp.init_cwnd = et_fabric_bdp_bytes(p);

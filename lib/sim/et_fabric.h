@@ -48,6 +48,7 @@ struct et_fabric_params {
 	uint64_t chunk;                  /* dbt pipelining unit, 0: default */
 	uint64_t seed;
 	bool verify;                     /* real data, reduced and checked */
+	bool data_by_read;               /* [transport] data = read: receivers READ */
 	bool real_clock;
 	uint64_t time_limit_ns;          /* give up after this much (virtual) time */
 	uint32_t lanes;                  /* virtual time on at most this many lcores (0: all) */

@@ -34,11 +34,12 @@ struct et_far_msg {
 	int rc;                /* answer: et_rt_accept's */
 	uint32_t sub;          /* the subflow, in rt */
 	struct et_rt_host *rt; /* the sending rank */
-	struct et_rt_host *hd; /* open: the receiving rank */
+	struct et_rt_host *hd; /* open, close: the receiving rank */
 	uint32_t recv, qpn;    /* open: the receive and the sending QP; close: the far QP */
 	uint32_t far_qpn;      /* open: the QPN A picked; 0: B picks and answers */
 	uint64_t off, len;
 	struct et_qp_attr a;
+	struct et_rt_remote from; /* open, data by READ: where it reads from */
 	struct et_rt_remote far; /* answer */
 };
 
@@ -197,6 +198,20 @@ give_back_qpn(struct et_far *x, uint32_t a, uint32_t b, uint32_t qpn)
 
 /* ---- the sender's side, in its turn ---- */
 
+/* The far end made on hd's host: it receives, or by READ it reads. */
+static int
+far_accept(struct et_fabric *f, struct et_rt_host *hd, uint32_t src_host, uint32_t recv,
+	   uint64_t off, uint64_t len, uint32_t qpn, const struct et_qp_attr *a, uint32_t far_qpn,
+	   const struct et_rt_remote *src, struct et_qp **rq, struct et_rt_remote *out)
+{
+	uint32_t ip = et_net_host_ip(&f->p.t, src_host);
+
+	if (hd->c->data_by_read)
+		return et_rt_accept_read(hd, ip, src_host, recv, off, len, qpn, a, far_qpn, src, rq,
+					 out);
+	return et_rt_accept(hd, ip, recv, off, len, qpn, a, far_qpn, rq, out);
+}
+
 static struct et_far_msg *
 ask(struct et_far *x, uint32_t src, uint32_t dst, enum far_kind kind)
 {
@@ -216,15 +231,16 @@ et_far_open(struct et_fabric *f, struct et_rt_host *src, uint32_t src_host, stru
 	struct et_far *x = f->far;
 	uint32_t far_qpn;
 	struct et_far_msg *m;
+	struct et_rt_remote from;
 	struct et_qp *rq;
 	int rc = et_rt_far_place(hd, recv, s->off, s->len, out);
 
 	if (rc)
 		return rc;
+	et_rt_sub_source(src, s, &from);
 	far_qpn = take_qpn(x, src_host, s->dst);
 	if (x->n_lanes == 0) {
-		rc = et_rt_accept(hd, et_net_host_ip(&f->p.t, src_host), recv, s->off, s->len, qpn, a,
-				  far_qpn, &rq, out);
+		rc = far_accept(f, hd, src_host, recv, s->off, s->len, qpn, a, far_qpn, &from, &rq, out);
 		if (rc && far_qpn)
 			give_back_qpn(x, src_host, s->dst, far_qpn);
 		return rc;
@@ -243,32 +259,21 @@ et_far_open(struct et_fabric *f, struct et_rt_host *src, uint32_t src_host, stru
 	m->off = s->off;
 	m->len = s->len;
 	m->a = *a;
+	m->from = from;
 	out->qpn = far_qpn;
 	return far_qpn ? 0 : -EINPROGRESS;
 }
 
-/* The far end's QP goes, its counters to st. */
-static void
-close_now(struct et_fabric *f, struct et_rt_stats *st, uint32_t host, uint32_t qpn)
-{
-	struct et_qp *rq = et_nic_qp_find(&f->h[host].nic, qpn);
-
-	if (rq == NULL)
-		return;
-	et_rt_stats_add_qp(st, rq);
-	et_nic_qp_destroy(&f->h[host].nic, rq);
-}
-
 void
 et_far_close(struct et_fabric *f, struct et_rt_host *src, uint32_t src_host, struct et_rt_sub *s,
-	     bool now)
+	     struct et_rt_host *hd, bool now)
 {
 	struct et_far *x = f->far;
 	struct et_far_msg *m;
 
 	give_back_qpn(x, src_host, s->dst, s->far_qpn);
 	if (x->n_lanes == 0 || now) {
-		close_now(f, &src->st, s->dst, s->far_qpn);
+		et_rt_far_close(hd, &src->st, s->far_qpn);
 		return;
 	}
 	if ((m = ask(x, src_host, s->dst, FAR_CLOSE)) == NULL) {
@@ -277,6 +282,7 @@ et_far_close(struct et_fabric *f, struct et_rt_host *src, uint32_t src_host, str
 		return;
 	}
 	m->qpn = s->far_qpn;
+	m->hd = hd;
 }
 
 /* ---- the far end's lane, between the barriers ---- */
@@ -294,7 +300,8 @@ by_time_host_count(const void *pa, const void *pb)
 }
 
 static int
-serve_one(struct et_far *x, uint32_t lane, const struct et_far_msg *m, uint64_t *next)
+serve_one(struct et_far *x, uint32_t lane, const struct et_far_msg *m, struct et_agenda *a,
+	  uint64_t *next)
 {
 	struct et_fabric *f = x->f;
 	struct et_far_msg *r;
@@ -303,11 +310,18 @@ serve_one(struct et_far *x, uint32_t lane, const struct et_far_msg *m, uint64_t 
 	int rc;
 
 	if (m->kind == FAR_CLOSE) {
-		close_now(f, &f->h[m->dst].rt.st, m->dst, m->qpn);
+		et_rt_far_close(m->hd, &f->h[m->dst].rt.st, m->qpn);
 		return 0;
 	}
-	rc = et_rt_accept(m->hd, et_net_host_ip(&f->p.t, m->src), m->recv, m->off, m->len, m->qpn,
-			  &m->a, m->far_qpn, &rq, &far);
+	rc = far_accept(f, m->hd, m->src, m->recv, m->off, m->len, m->qpn, &m->a, m->far_qpn, &m->from,
+		    &rq, &far);
+	/* a reading far end sends first: its host wakes, as an answer lands,
+	 * one window after the asking */
+	if (rc == 0 && m->hd->c->data_by_read) {
+		et_agenda_wake_by(a, m->dst, m->at + x->delay);
+		if (m->at + x->delay < *next)
+			*next = m->at + x->delay;
+	}
 	if (m->far_qpn) {
 		if (rc == 0)
 			return 0;
@@ -332,7 +346,7 @@ serve_one(struct et_far *x, uint32_t lane, const struct et_far_msg *m, uint64_t 
 }
 
 int
-et_far_serve(struct et_fabric *f, uint32_t lane, uint64_t *next)
+et_far_serve(struct et_fabric *f, uint32_t lane, struct et_agenda *a, uint64_t *next)
 {
 	struct et_far *x = f->far;
 	struct et_far_box *all = &x->sorted[lane];
@@ -354,7 +368,7 @@ et_far_serve(struct et_fabric *f, uint32_t lane, uint64_t *next)
 	if (all->n > 1)
 		qsort(all->v, all->n, sizeof(*all->v), by_time_host_count);
 	for (uint32_t k = 0; k < all->n && rc == 0; k++)
-		rc = serve_one(x, lane, &all->v[k], next);
+		rc = serve_one(x, lane, &all->v[k], a, next);
 	return rc;
 }
 

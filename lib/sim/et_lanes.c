@@ -350,7 +350,7 @@ lane_main(void *arg)
 		l->wait += rte_rdtsc() - t1;
 		read_letters(l);
 		l->next = et_agenda_next(&l->a, end);
-		if (et_far_serve(w->f, l->id, &l->next))
+		if (et_far_serve(w->f, l->id, &l->a, &l->next))
 			broken(l, "out of memory for the far ends of subflows");
 		if (l->id == 0)
 			w->stop = verdict(w, end);

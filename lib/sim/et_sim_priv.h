@@ -37,10 +37,10 @@ int et_far_open(struct et_fabric *f, struct et_rt_host *src, uint32_t src_host,
 		struct et_rt_sub *s, struct et_rt_host *hd, uint32_t recv, uint32_t qpn,
 		const struct et_qp_attr *a, struct et_rt_remote *out);
 void et_far_close(struct et_fabric *f, struct et_rt_host *src, uint32_t src_host,
-		  struct et_rt_sub *s, bool now);
+		  struct et_rt_sub *s, struct et_rt_host *hd, bool now);
 /* Lane `lane` between the barriers: the requests to its hosts, in one
  * order; *next lowered to the earliest answer.  0 or a negative errno. */
-int et_far_serve(struct et_fabric *f, uint32_t lane, uint64_t *next);
+int et_far_serve(struct et_fabric *f, uint32_t lane, struct et_agenda *a, uint64_t *next);
 /* Lane `lane` after the barriers: the answers to its hosts, each host woken
  * on a when its answer lands.  0 or -ENOMEM. */
 int et_far_collect(struct et_fabric *f, uint32_t lane, struct et_agenda *a);

@@ -33,6 +33,8 @@ struct et_dctcp_params {
 	bool rate_mode;      /* paced at a rate, no window */
 	uint64_t line_bps;   /* rate mode: the first rate and the most */
 	uint64_t rate_ai_bps; /* rate mode: added per unmarked window */
+	uint32_t bdp;        /* bytes: line rate x the path's base RTT; window
+			      * mode paces answers at line x cwnd / bdp */
 };
 
 struct et_dctcp {
@@ -44,6 +46,7 @@ struct et_dctcp {
 	uint32_t win_end;    /* PSN that ends the current observation window */
 	uint32_t acked;      /* packets acknowledged in this window */
 	uint32_t marked;     /* CNPs received in this window */
+	uint64_t answered;   /* answer stream: bytes sent in this window */
 	bool cut;            /* already cut in this window */
 	uint64_t windows;
 	uint64_t cuts;
@@ -58,6 +61,12 @@ void et_dctcp_init(struct et_dctcp *d, const struct et_dctcp_params *p,
 void et_dctcp_on_ack(struct et_dctcp *d, uint32_t acked, uint32_t una,
 		     uint32_t snd_nxt);
 void et_dctcp_on_cnp(struct et_dctcp *d);
+
+/* An answer stream (a responder's READ responses and atomic ACKs): data
+ * that no ACK acknowledges.  Each packet sent counts at once; a window ends
+ * once a window's bytes have left (cwnd, or in rate mode the rate times the
+ * base RTT), CNPs mark it as they do any window. */
+void et_dctcp_on_answer(struct et_dctcp *d, uint32_t bytes);
 
 static inline uint32_t
 et_dctcp_cwnd(const struct et_dctcp *d)
@@ -74,5 +83,10 @@ et_dctcp_pace_ps(const struct et_dctcp *d, uint32_t len)
 		return 0;
 	return (uint64_t)((len + ET_ETH_WIRE_EXTRA) * 8e12 / d->rate_bps);
 }
+
+/* Picoseconds a frame of answers occupies: at the rate in rate mode, at
+ * line x cwnd / bdp in window mode (no ACK will open a window for them);
+ * 0 when that is line rate or more, or DCTCP is off. */
+uint64_t et_dctcp_answer_pace_ps(const struct et_dctcp *d, uint32_t len);
 
 #endif /* ET_DCTCP_H */

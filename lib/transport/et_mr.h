@@ -12,6 +12,7 @@ enum et_access {
 	ET_ACCESS_LOCAL_WRITE = 1u << 0,
 	ET_ACCESS_REMOTE_WRITE = 1u << 1,
 	ET_ACCESS_REMOTE_READ = 1u << 2,
+	ET_ACCESS_REMOTE_ATOMIC = 1u << 3,
 };
 
 struct et_mr {

@@ -100,6 +100,9 @@ et_qp_attr_default(struct et_qp_attr *a)
 	a->ack_every = 1;
 	a->max_send_wr = 256;
 	a->max_recv_wr = 256;
+	a->max_rd_atomic = 16;
+	a->max_dest_rd_atomic = 16;
+	a->max_msg_size = 1u << 31;
 	et_dctcp_params_default(&a->dctcp);
 }
 
@@ -173,6 +176,7 @@ et_qp_create(const struct et_qp_attr *a, struct et_mr_table *mrs,
 	qp->retries_left = a->retry_cnt;
 	qp->rnr_retries_left = a->rnr_retry;
 	et_dctcp_init(&qp->cc, &a->dctcp, a->mtu, a->sq_psn);
+	et_dctcp_init(&qp->acc, &a->dctcp, a->mtu, a->rq_psn);
 	return qp;
 }
 
@@ -183,6 +187,7 @@ et_qp_destroy(struct et_qp *qp)
 		return;
 	free(qp->sq);
 	free(qp->rq);
+	free(qp->rd_res);
 	if (qp->ops && qp->ops->fini)
 		qp->ops->fini(qp); /* the mode's state, if any */
 	free(qp);
@@ -269,6 +274,12 @@ et_qp_dctcp(const struct et_qp *qp)
 	return &qp->cc;
 }
 
+const struct et_dctcp *
+et_qp_answer_dctcp(const struct et_qp *qp)
+{
+	return &qp->acc;
+}
+
 uint32_t
 et_qp_sq_outstanding(const struct et_qp *qp)
 {
@@ -280,10 +291,19 @@ et_qp_sq_outstanding(const struct et_qp *qp)
 void
 et_qp_complete_send(struct et_qp *qp, const struct et_send_wr *wr, uint8_t status)
 {
+	static const uint8_t wc_opcode[] = {
+		[ET_WR_RDMA_WRITE] = ET_WC_RDMA_WRITE,
+		[ET_WR_RDMA_WRITE_IMM] = ET_WC_RDMA_WRITE,
+		[ET_WR_SEND] = ET_WC_SEND,
+		[ET_WR_SEND_IMM] = ET_WC_SEND,
+		[ET_WR_RDMA_READ] = ET_WC_RDMA_READ,
+		[ET_WR_ATOMIC_CMP_SWP] = ET_WC_COMP_SWAP,
+		[ET_WR_ATOMIC_FETCH_ADD] = ET_WC_FETCH_ADD,
+	};
 	struct et_wc wc = {
 		.wr_id = wr->wr_id,
 		.qpn = qp->a.qpn,
-		.opcode = wr->opcode <= ET_WR_RDMA_WRITE_IMM ? ET_WC_RDMA_WRITE : ET_WC_SEND,
+		.opcode = wr->opcode < RTE_DIM(wc_opcode) ? wc_opcode[wr->opcode] : ET_WC_SEND,
 		.status = status,
 		.byte_len = wr->length,
 	};
@@ -321,10 +341,15 @@ et_qp_fail(struct et_qp *qp, int status)
 	while (qp->rq_head != qp->rq_tail)
 		et_qp_complete_recv(qp, ET_WC_RECV, ET_WC_WR_FLUSH_ERR, 0, false, 0);
 	qp->sq_cur = qp->sq_head;
+	qp->rd_inflight = 0;
 	qp->state = ET_QPS_ERR;
 	qp->rto_deadline = 0;
 	qp->rnr_until = 0;
 	qp->inflight = 0;
+	/* no answer is owed by a QP in error */
+	for (uint32_t i = 0; qp->rd_res && i < qp->a.max_dest_rd_atomic; i++)
+		qp->rd_res[i].next_psn = et_psn_add(qp->rd_res[i].first_psn, qp->rd_res[i].npkts);
+	qp->rd_res_pending = 0;
 	if (qp->ops->fail)
 		qp->ops->fail(qp);
 }
@@ -372,17 +397,25 @@ et_qp_post_send(struct et_qp *qp, const struct et_send_wr *wr)
 	uint32_t npkts;
 	struct et_swqe *w;
 
-	if (qp->state == ET_QPS_RESET || wr->opcode > qp->ops->max_opcode)
+	if (qp->state == ET_QPS_RESET || wr->opcode >= 32 ||
+	    !(qp->ops->opcodes & (1u << wr->opcode)))
+		return -EINVAL;
+	/* a READ's or an atomic's answer is written into the local buffer */
+	if (et_wr_is_rd_atomic(wr->opcode) &&
+	    (qp->a.max_rd_atomic == 0 ||
+	     (et_wr_is_atomic(wr->opcode) && wr->length != ET_ATOMIC_LEN)))
 		return -EINVAL;
 	if (wr->length &&
-	    !et_mr_lookup(qp->mrs, wr->lkey, (uint64_t)(uintptr_t)wr->local_addr,
-			  wr->length, 0))
+	    !et_mr_lookup(qp->mrs, wr->lkey, (uint64_t)(uintptr_t)wr->local_addr, wr->length,
+			  et_wr_is_rd_atomic(wr->opcode) ? ET_ACCESS_LOCAL_WRITE : 0))
 		return -EINVAL;
 	if (qp->state == ET_QPS_ERR) {
 		et_qp_complete_send(qp, wr, ET_WC_WR_FLUSH_ERR);
 		return 0;
 	}
-	npkts = wr->length ? (wr->length + qp->a.mtu - 1) / qp->a.mtu : 1;
+	/* a READ of n packets takes n PSNs, an atomic one */
+	npkts = wr->length && !et_wr_is_atomic(wr->opcode)
+			? (wr->length + qp->a.mtu - 1) / qp->a.mtu : 1;
 	if (qp->sq_tail - qp->sq_head == qp->a.max_send_wr ||
 	    (uint32_t)((qp->sq_next_psn - qp->snd_una) & ET_PSN_MASK) + npkts > MAX_PSN_SPAN)
 		return -ENOSPC;
@@ -392,7 +425,7 @@ et_qp_post_send(struct et_qp *qp, const struct et_send_wr *wr)
 	w->npkts = npkts;
 	w->stream_off = qp->sq_stream;
 	qp->sq_next_psn = et_psn_add(qp->sq_next_psn, npkts);
-	qp->sq_stream += wr->length;
+	qp->sq_stream += et_wr_tx_len(wr);
 	return 0;
 }
 
@@ -486,23 +519,29 @@ et_qp_responder_fail(struct et_qp *qp, enum et_nak_code code, uint8_t recv_statu
 	et_qp_fail(qp, -1);
 }
 
-/* A data packet: the CNP owed for a CE mark, whatever the mode does. */
+void
+et_qp_ce_seen(struct et_qp *qp, const struct et_roce_hdr *h, uint64_t now)
+{
+	if (h->ecn != ET_ECN_CE)
+		return;
+	qp->st.rx_ce++;
+	if (!qp->cnp_ever || qp->a.cnp_interval_ns == 0 ||
+	    now - qp->last_cnp_ns >= qp->a.cnp_interval_ns) {
+		qp->cnp_pending++;
+		qp->cnp_sport = et_path_echo(h->udp_sport);
+		qp->last_cnp_ns = now;
+		qp->cnp_ever = true;
+	}
+}
+
+/* A request (data, a READ, an atomic): the CNP owed for a CE mark, whatever
+ * the mode does. */
 static void
 responder_rx(struct et_qp *qp, const struct et_roce_pkt *pkt, uint64_t now)
 {
-	const struct et_roce_hdr *h = &pkt->h;
-	uint16_t echo = et_path_echo(h->udp_sport);
+	uint16_t echo = et_path_echo(pkt->h.udp_sport);
 
-	if (h->ecn == ET_ECN_CE) {
-		qp->st.rx_ce++;
-		if (!qp->cnp_ever || qp->a.cnp_interval_ns == 0 ||
-		    now - qp->last_cnp_ns >= qp->a.cnp_interval_ns) {
-			qp->cnp_pending++;
-			qp->cnp_sport = echo;
-			qp->last_cnp_ns = now;
-			qp->cnp_ever = true;
-		}
-	}
+	et_qp_ce_seen(qp, &pkt->h, now);
 	qp->resp_sport = echo;
 	qp->ops->responder_rx(qp, pkt, echo);
 }
@@ -513,18 +552,106 @@ et_qp_rx(struct et_qp *qp, const struct et_roce_pkt *pkt, uint64_t now)
 	uint8_t op = pkt->h.opcode;
 
 	if (op == ET_OP_CNP) {
+		/* one CNP per QP: it slows whatever the QP sends that way,
+		 * its requests' data and its answers alike */
 		qp->st.cnps_rx++;
 		et_dctcp_on_cnp(&qp->cc);
+		et_dctcp_on_cnp(&qp->acc);
 		return;
 	}
 	if (qp->state != ET_QPS_RTS || !et_opcode_valid(op) || !et_opcode_is_rc(op)) {
 		qp->st.rx_dropped++;
 		return;
 	}
-	if (op != ET_OP_ACK)
-		responder_rx(qp, pkt, now);
-	else
+	/* acknowledgements and answers go to the requester */
+	if (op == ET_OP_ACK || (et_opcode_flags[op] & (ET_OPF_READ_RESP | ET_OPF_ATOMIC_ACK)))
 		qp->ops->requester_rx(qp, pkt, now);
+	else
+		responder_rx(qp, pkt, now);
+}
+
+/* ---- READ and atomics, what both modes share ---- */
+
+int
+et_qp_rd_res_alloc(struct et_qp *qp)
+{
+	if (qp->rd_res == NULL)
+		qp->rd_res = calloc(qp->a.max_dest_rd_atomic, sizeof(*qp->rd_res));
+	return qp->rd_res ? 0 : -ENOMEM;
+}
+
+struct et_rd_res *
+et_qp_rd_res_at(struct et_qp *qp, uint32_t n)
+{
+	return &qp->rd_res[n % qp->a.max_dest_rd_atomic];
+}
+
+struct et_rd_res *
+et_qp_rd_res_find(struct et_qp *qp, uint32_t psn)
+{
+	uint32_t n = qp->rd_res ? qp->a.max_dest_rd_atomic : 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct et_rd_res *r = &qp->rd_res[i];
+		int32_t k = et_psn_diff(psn, r->first_psn);
+
+		if (r->kind && k >= 0 && (uint32_t)k < r->npkts)
+			return r;
+	}
+	return NULL;
+}
+
+uint8_t *
+et_qp_rd_target(const struct et_qp *qp, const struct et_roce_hdr *h, uint8_t *nak)
+{
+	bool atomic = et_opcode_flags[h->opcode] & ET_OPF_ATOMIC;
+	uint32_t len = atomic ? ET_ATOMIC_LEN : h->reth_dma_len;
+	uint8_t *p;
+
+	*nak = ET_NAK_INVALID_REQ;
+	if (atomic ? (h->reth_va & (ET_ATOMIC_LEN - 1)) != 0 : len > qp->a.max_msg_size)
+		return NULL;
+	if (len == 0)
+		return (uint8_t *)qp; /* a READ of nothing reads nothing: any non-NULL */
+	p = et_mr_lookup(qp->mrs, h->reth_rkey, h->reth_va, len,
+			 atomic ? ET_ACCESS_REMOTE_ATOMIC : ET_ACCESS_REMOTE_READ);
+	if (p == NULL)
+		*nak = ET_NAK_REMOTE_ACCESS;
+	return p;
+}
+
+uint64_t
+et_qp_atomic_exec(uint8_t *p, const struct et_roce_hdr *h)
+{
+	uint64_t v, nv;
+
+	/* memcpy: the region's bytes need not be 8-byte aligned in our memory */
+	memcpy(&v, p, sizeof(v));
+	if (h->opcode == ET_OP_FETCH_ADD)
+		nv = v + h->atomic_swap;
+	else
+		nv = v == h->atomic_cmp ? h->atomic_swap : v;
+	memcpy(p, &nv, sizeof(nv));
+	return v;
+}
+
+void
+et_qp_rd_request_hdr(const struct et_qp *qp, const struct et_send_wr *wr, uint32_t k,
+		     struct et_roce_hdr *h)
+{
+	uint64_t off = (uint64_t)k * qp->a.mtu;
+
+	h->reth_rkey = wr->rkey;
+	if (wr->opcode == ET_WR_RDMA_READ) {
+		h->opcode = ET_OP_READ_REQ;
+		h->reth_va = wr->remote_addr + off;
+		h->reth_dma_len = off < wr->length ? (uint32_t)(wr->length - off) : 0;
+		return;
+	}
+	h->opcode = wr->opcode == ET_WR_ATOMIC_CMP_SWP ? ET_OP_CMP_SWAP : ET_OP_FETCH_ADD;
+	h->reth_va = wr->remote_addr;
+	h->atomic_swap = wr->opcode == ET_WR_ATOMIC_CMP_SWP ? wr->swap : wr->compare_add;
+	h->atomic_cmp = wr->compare_add;
 }
 
 /* An RNR wait or a pace is over once now reaches its end: sending may
@@ -538,6 +665,8 @@ hold_over(struct et_qp *qp, uint64_t now)
 		qp->rnr_until = 0;
 	if (qp->pace_ps && now >= qp->pace_ps / 1000)
 		qp->pace_ps = 0;
+	if (qp->ans_pace_ps && now >= qp->ans_pace_ps / 1000)
+		qp->ans_pace_ps = 0;
 }
 
 void
@@ -547,6 +676,16 @@ et_qp_paced(struct et_qp *qp, uint64_t now, const struct rte_mbuf *m)
 
 	if (ps)
 		qp->pace_ps = RTE_MAX(qp->pace_ps, now * 1000) + ps;
+}
+
+void
+et_qp_answered(struct et_qp *qp, uint64_t now, const struct rte_mbuf *m, uint32_t payload)
+{
+	uint64_t ps = et_dctcp_answer_pace_ps(&qp->acc, rte_pktmbuf_pkt_len(m));
+
+	et_dctcp_on_answer(&qp->acc, payload);
+	if (ps)
+		qp->ans_pace_ps = RTE_MAX(qp->ans_pace_ps, now * 1000) + ps;
 }
 
 void
@@ -607,7 +746,8 @@ et_qp_tx_ready(const struct et_qp *qp, uint64_t now)
 {
 	if (qp->state == ET_QPS_RESET || now < qp->pool_retry_at)
 		return false;
-	return qp->resp_pending || qp->cnp_pending || qp->ops->tx_ready(qp, now);
+	return (qp->resp_pending && !(qp->ops->answers_owed && qp->ops->answers_owed(qp))) ||
+	       qp->cnp_pending || qp->ops->tx_ready(qp, now);
 }
 
 /* The acknowledgements every mode owes alike: CNPs before the ACK that
@@ -619,7 +759,9 @@ tx_cnp_and_response(struct et_qp *qp, struct rte_mbuf **pkts, uint16_t n)
 
 	while (k < n && qp->cnp_pending && (pkts[k] = build_cnp(qp)))
 		k++;
-	if (k < n && qp->resp_pending && (pkts[k] = build_response(qp)))
+	if (k < n && qp->resp_pending &&
+	    !(qp->ops->answers_owed && qp->ops->answers_owed(qp)) &&
+	    (pkts[k] = build_response(qp)))
 		k++;
 	return k;
 }

@@ -52,6 +52,9 @@ enum et_wc_opcode {
 	ET_WC_RDMA_WRITE,
 	ET_WC_RECV,                /* a SEND arrived into a posted receive */
 	ET_WC_RECV_RDMA_WITH_IMM,  /* a WRITE with immediate consumed a receive */
+	ET_WC_RDMA_READ,
+	ET_WC_COMP_SWAP,
+	ET_WC_FETCH_ADD,
 };
 
 struct et_wc {
@@ -92,17 +95,43 @@ enum et_wr_opcode {
 	ET_WR_RDMA_WRITE_IMM,
 	ET_WR_SEND,
 	ET_WR_SEND_IMM,
+	/* the requests the responder answers with data (READ and atomics:
+	 * "RDMA READ / atomic" below; max_rd_atomic of them at once) */
+	ET_WR_RDMA_READ,           /* the responder's bytes into local_addr */
+	ET_WR_ATOMIC_CMP_SWP,      /* 8 bytes at remote_addr: if == compare_add,
+				    * := swap; the old value into local_addr */
+	ET_WR_ATOMIC_FETCH_ADD,    /* 8 bytes at remote_addr += compare_add;
+				    * the old value into local_addr */
 };
+
+/* A READ or an atomic: answered with data, not merely acknowledged. */
+static inline bool
+et_wr_is_rd_atomic(uint8_t opcode)
+{
+	return opcode >= ET_WR_RDMA_READ;
+}
+
+static inline bool
+et_wr_is_atomic(uint8_t opcode)
+{
+	return opcode >= ET_WR_ATOMIC_CMP_SWP;
+}
+
+/* Atomics work on 8 bytes at an 8-byte aligned remote address, in the
+ * responder's byte order (as verbs'); the local buffer gets the old value. */
+#define ET_ATOMIC_LEN 8u
 
 struct et_send_wr {
 	uint64_t wr_id;
 	uint8_t opcode;            /* enum et_wr_opcode */
-	const void *local_addr;    /* one local buffer */
-	uint32_t length;
+	void *local_addr;          /* one local buffer (READ, atomics: written) */
+	uint32_t length;           /* atomics: ET_ATOMIC_LEN */
 	uint32_t lkey;
-	uint64_t remote_addr;      /* WRITE: the responder's address */
+	uint64_t remote_addr;      /* WRITE, READ, atomics: the responder's address */
 	uint32_t rkey;
 	uint32_t imm;              /* *_IMM */
+	uint64_t compare_add;      /* CMP_SWP: compare; FETCH_ADD: add */
+	uint64_t swap;             /* CMP_SWP: swap */
 };
 
 struct et_recv_wr {
@@ -167,6 +196,13 @@ struct et_qp_attr {
 	uint32_t max_recv_wr;          /* power of 2 */
 	bool multipath;                /* per-packet paths, selective repeat;
 					* both ends must agree (docs/transport.md) */
+	uint8_t max_rd_atomic;         /* RDMA READ / atomic requests of ours
+					* outstanding at once (initiator depth);
+					* 0: none may be posted */
+	uint8_t max_dest_rd_atomic;    /* the peer's we keep answers for
+					* (responder resources); 0: refused */
+	uint32_t max_msg_size;         /* the longest READ we answer; longer is
+					* an invalid request (IBTA: 2^31) */
 	struct et_dctcp_params dctcp;
 };
 
@@ -201,7 +237,23 @@ void et_qp_attr_default(struct et_qp_attr *a);
 	X(path_changes, INFO, "times the path hook moved the QP") \
 	X(alloc_fail, INFO, "frames not built: the pool was empty") \
 	X(rx_beyond_window, INFO, "multipath: dropped, PSN >= expected + window") \
-	X(acks_unsent, INFO, "multipath: ACK queue full, a selective ACK lost")
+	X(acks_unsent, INFO, "multipath: ACK queue full, a selective ACK lost") \
+	X(reads_tx, INFO, "RDMA READ requests sent (again after a loss too)") \
+	X(atomics_tx, INFO, "atomic requests sent (again after a loss too)") \
+	X(read_resp_rx, INFO, "READ response packets placed") \
+	X(atomic_acks_rx, INFO, "ATOMIC ACKNOWLEDGEs taken") \
+	X(resp_dup_rx, INFO, "READ responses or atomic ACKs for PSNs already answered") \
+	X(resp_gap_rx, INFO, "READ responses ahead of the next expected: one retry each gap") \
+	X(rx_bad_resp, INFO, "responses that fit no request (opcode, length): dropped") \
+	X(reads_rx, INFO, "RDMA READ requests taken (duplicates not counted)") \
+	X(read_req_bytes, INFO, "bytes those READ requests asked for") \
+	X(reads_again, INFO, "duplicate READ requests read again") \
+	X(atomics_rx, INFO, "atomic requests executed") \
+	X(atomics_replayed, INFO, "duplicate atomics answered from the replay cache") \
+	X(rd_dup_unknown, INFO, "duplicate READ or atomic older than every kept answer: dropped") \
+	X(read_resp_tx, INFO, "READ response packets sent") \
+	X(read_resp_bytes, INFO, "READ response payload bytes sent") \
+	X(atomic_acks_tx, INFO, "ATOMIC ACKNOWLEDGEs sent")
 
 struct et_qp_stats {
 	ET_QP_COUNTERS(ET_CTR_FIELD, ET_CTR_ARRAY_FIELD)
@@ -249,7 +301,9 @@ void et_qp_set_ack_fn(struct et_qp *qp, et_ack_fn fn, void *ctx);
 /* 0, -ENOSPC (queue full, or more than 2^22 PSNs outstanding) or -EINVAL
  * (RESET state, unknown opcode, a SEND in multipath mode, a local buffer
  * outside the region its key names, or without local write access for a
- * receive).  In ERR the request completes at once with ET_WC_WR_FLUSH_ERR. */
+ * receive, a READ or an atomic; an atomic whose length is not
+ * ET_ATOMIC_LEN; a READ or atomic with max_rd_atomic 0).  In ERR the
+ * request completes at once with ET_WC_WR_FLUSH_ERR. */
 int et_qp_post_send(struct et_qp *qp, const struct et_send_wr *wr);
 int et_qp_post_recv(struct et_qp *qp, const struct et_recv_wr *wr);
 
@@ -298,6 +352,8 @@ uint16_t et_qp_path_id(const struct et_qp *qp);
 
 const struct et_qp_stats *et_qp_stats(const struct et_qp *qp);
 const struct et_dctcp *et_qp_dctcp(const struct et_qp *qp);
+/* The DCTCP of its answers (READ responses, atomic ACKs). */
+const struct et_dctcp *et_qp_answer_dctcp(const struct et_qp *qp);
 
 /* Requests posted and not yet completed. */
 uint32_t et_qp_sq_outstanding(const struct et_qp *qp);

@@ -7,7 +7,17 @@
  * duplicate is re-acknowledged with PSN = expected - 1 and not placed again.
  * The requester keeps one timer per QP and, on a NAK or a timeout, sends
  * everything again from the PSN named, on a path the load balancer picks.
+ *
+ * RDMA READ and atomics (IBTA 9.4.3-9.4.5, 9.7.5): a READ of n packets takes
+ * n PSNs, one request, and n responses that acknowledge it, and everything
+ * before it, as they come; a response ahead of the next one expected, or an
+ * ACK past a READ not fully answered, means an answer was lost: the READ is
+ * asked for again from the first missing PSN.  The responder keeps its last
+ * max_dest_rd_atomic requests, answers them in order ahead of any later
+ * ACK, and answers a duplicate again from what it kept: never executing an
+ * atomic twice.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_mbuf.h>
@@ -28,14 +38,23 @@ locate(const struct et_qp *qp, uint32_t psn, uint64_t *pos)
 		int32_t k = et_psn_diff(psn, w->first_psn);
 
 		if (k >= 0 && (uint32_t)k < w->npkts) {
-			uint64_t off = (uint64_t)k * qp->a.mtu;
+			uint64_t off = (uint64_t)k * qp->a.mtu, len = et_wr_tx_len(&w->wr);
 
-			*pos = w->stream_off + (off < w->wr.length ? off : w->wr.length);
+			*pos = w->stream_off + (off < len ? off : len);
 			return i;
 		}
 	}
 	*pos = qp->sq_stream;
 	return qp->sq_tail;
+}
+
+/* READ / atomic requests of [sq_head, sq_cur): after sq_cur moved back. */
+static void
+rd_recount(struct et_qp *qp)
+{
+	qp->rd_inflight = 0;
+	for (uint32_t i = qp->sq_head; i != qp->sq_cur; i++)
+		qp->rd_inflight += et_wr_is_rd_atomic(qp->sq[i & qp->sq_mask].wr.opcode);
 }
 
 /* Go back N: the next packet sent is psn. */
@@ -45,8 +64,10 @@ rewind_to(struct et_qp *qp, uint32_t psn)
 	qp->sq_cur = locate(qp, psn, &qp->nxt_pos);
 	qp->snd_nxt = psn;
 	qp->inflight = qp->nxt_pos - qp->una_pos;
-	if (qp->inflight == 0)
+	/* a READ waits for its answers, not for bytes in flight: its timer runs on */
+	if (qp->snd_una == qp->snd_nxt)
 		qp->rto_deadline = 0;
+	rd_recount(qp);
 }
 
 static void
@@ -77,36 +98,141 @@ retry(struct et_qp *qp, enum et_path_event ev, uint64_t now)
 	return true;
 }
 
-/* Cumulative acknowledgement of every PSN up to and including psn. */
+/* Everything before una is acknowledged (una after snd_una): requests
+ * complete in order, and the sender's state follows. */
 static void
-ack_through(struct et_qp *qp, uint32_t psn, uint64_t now)
+advance_una(struct et_qp *qp, uint32_t una, uint64_t now)
 {
-	uint32_t una = et_psn_add(psn, 1);
 	uint32_t acked = (uint32_t)et_psn_diff(una, qp->snd_una);
+	bool recount = false;
 
 	while (qp->sq_head != qp->sq_tail) {
 		struct et_swqe *w = &qp->sq[qp->sq_head & qp->sq_mask];
 		uint32_t last = et_psn_add(w->first_psn, w->npkts - 1);
 
-		if (et_psn_diff(last, psn) > 0)
+		if (et_psn_diff(last, una) >= 0)
 			break;
+		if (et_wr_is_rd_atomic(w->wr.opcode) && (int32_t)(qp->sq_cur - qp->sq_head) > 0)
+			qp->rd_inflight--;
 		et_qp_complete_send(qp, &w->wr, ET_WC_SUCCESS);
 		qp->sq_head++;
 	}
 	qp->snd_una = una;
+	qp->rd_retry_armed = false;
 	locate(qp, una, &qp->una_pos);
 	if (et_psn_diff(una, qp->snd_nxt) >= 0) {
 		/* a late ACK for packets we were about to send again */
 		qp->sq_cur = locate(qp, una, &qp->nxt_pos);
 		qp->snd_nxt = una;
+		recount = true;
 	} else if (qp->sq_cur - qp->sq_head > qp->sq_tail - qp->sq_head) {
 		qp->sq_cur = qp->sq_head;
+		recount = true;
 	}
+	if (recount)
+		rd_recount(qp);
 	qp->inflight = qp->nxt_pos - qp->una_pos;
 	qp->retries_left = qp->a.retry_cnt;
 	qp->rnr_retries_left = qp->a.rnr_retry;
 	et_dctcp_on_ack(&qp->cc, acked, una, qp->snd_nxt);
 	qp->rto_deadline = qp->snd_una == qp->snd_nxt ? 0 : now + qp->a.rto_ns;
+}
+
+/* The first PSN up to which an acknowledgement of psn may go: a READ or an
+ * atomic is answered by its own responses only, so the PSN of the first
+ * answer missing, if it is not after psn; else psn + 1. */
+static uint32_t
+ack_limit(const struct et_qp *qp, uint32_t psn)
+{
+	for (uint32_t i = qp->sq_head; i != qp->sq_tail; i++) {
+		const struct et_swqe *w = &qp->sq[i & qp->sq_mask];
+		uint32_t missing;
+
+		if (et_psn_diff(w->first_psn, psn) > 0)
+			break;
+		if (!et_wr_is_rd_atomic(w->wr.opcode))
+			continue;
+		/* answers come in order: only the oldest can be partly in */
+		missing = et_psn_diff(qp->snd_una, w->first_psn) > 0 ? qp->snd_una : w->first_psn;
+		return missing;
+	}
+	return et_psn_add(psn, 1);
+}
+
+/* Cumulative acknowledgement of every PSN up to and including psn, as far
+ * as an acknowledgement goes (ack_limit).  false when it had to stop short:
+ * the responder is past a READ or atomic whose answer never came. */
+static bool
+ack_through(struct et_qp *qp, uint32_t psn, uint64_t now)
+{
+	uint32_t una = ack_limit(qp, psn);
+
+	if (et_psn_diff(una, qp->snd_una) > 0)
+		advance_una(qp, una, now);
+	return una == et_psn_add(psn, 1);
+}
+
+/* An answer went missing (a later response or acknowledgement came in
+ * its place): ask again from the first PSN not answered, once for that PSN
+ * (the later responses of the same READ are on their way behind it). */
+static void
+answer_lost(struct et_qp *qp, uint64_t now)
+{
+	qp->st.resp_gap_rx++;
+	if (qp->rd_retry_armed && qp->rd_retry_una == qp->snd_una)
+		return;
+	if (!retry(qp, ET_PATH_NAK, now))
+		return;
+	qp->rd_retry_armed = true;
+	qp->rd_retry_una = qp->snd_una;
+	rewind_to(qp, qp->snd_una);
+	qp->rto_deadline = now + qp->a.rto_ns;
+}
+
+/* A READ response or an ATOMIC ACKNOWLEDGE for psn. */
+static void
+gbn_answer_rx(struct et_qp *qp, const struct et_roce_pkt *pkt, uint64_t now)
+{
+	const struct et_roce_hdr *h = &pkt->h;
+	bool read = et_opcode_flags[h->opcode] & ET_OPF_READ_RESP;
+	const struct et_swqe *w;
+	uint32_t k, len;
+
+	if (!(et_opcode_flags[h->opcode] & ET_OPF_AETH) ? false
+	    : (h->aeth_syndrome & ET_AETH_KIND_MASK) != ET_AETH_ACK) {
+		qp->st.rx_bad_resp++;
+		return;
+	}
+	if (et_psn_diff(h->psn, qp->snd_una) < 0) {
+		qp->st.resp_dup_rx++;
+		return;
+	}
+	/* it acknowledges every SEND and WRITE before it */
+	if (!ack_through(qp, et_psn_add(h->psn, ET_PSN_MASK), now) || h->psn != qp->snd_una) {
+		answer_lost(qp, now);
+		return;
+	}
+	w = &qp->sq[qp->sq_head & qp->sq_mask];
+	if (qp->sq_head == qp->sq_tail || !et_wr_is_rd_atomic(w->wr.opcode) ||
+	    read != (w->wr.opcode == ET_WR_RDMA_READ)) {
+		qp->st.rx_bad_resp++;
+		return;
+	}
+	k = (uint32_t)et_psn_diff(h->psn, w->first_psn);
+	if (read) {
+		len = et_qp_read_seg(qp, w->wr.length, k);
+		if (pkt->payload_len != len) {
+			qp->st.rx_bad_resp++;
+			return;
+		}
+		et_qp_ce_seen(qp, h, now);
+		memcpy((uint8_t *)w->wr.local_addr + (uint64_t)k * qp->a.mtu, pkt->payload, len);
+		qp->st.read_resp_rx++;
+	} else {
+		memcpy(w->wr.local_addr, &h->atomic_orig, ET_ATOMIC_LEN);
+		qp->st.atomic_acks_rx++;
+	}
+	advance_una(qp, et_psn_add(h->psn, 1), now);
 }
 
 static void
@@ -116,23 +242,28 @@ gbn_requester_rx(struct et_qp *qp, const struct et_roce_pkt *pkt, uint64_t now)
 	uint32_t psn = pkt->h.psn;
 	int32_t ahead = et_psn_diff(psn, qp->snd_una);
 
-	/* an ACK or NAK may name at most the highest PSN sent */
+	/* an ACK, NAK or answer may name at most the highest PSN sent */
 	if (et_psn_diff(psn, qp->snd_max) >= 0) {
 		qp->st.rx_bad_ack++;
+		return;
+	}
+	if (pkt->h.opcode != ET_OP_ACK) {
+		gbn_answer_rx(qp, pkt, now);
 		return;
 	}
 	switch (syn & ET_AETH_KIND_MASK) {
 	case ET_AETH_ACK:
 		qp->st.acks_rx++;
-		if (ahead >= 0)
-			ack_through(qp, psn, now);
+		if (ahead >= 0 && !ack_through(qp, psn, now))
+			answer_lost(qp, now);
 		return;
 	case ET_AETH_RNR_NAK:
 		qp->st.rnr_naks_rx++;
 		if (ahead < 0)
 			return;
-		if (ahead > 0)
-			ack_through(qp, et_psn_add(psn, ET_PSN_MASK), now);
+		/* past a READ not answered: that goes first */
+		if (ahead > 0 && !ack_through(qp, et_psn_add(psn, ET_PSN_MASK), now))
+			psn = qp->snd_una;
 		if (et_qp_rnr_pause(qp, syn, now))
 			rewind_to(qp, psn);
 		return;
@@ -148,9 +279,10 @@ gbn_requester_rx(struct et_qp *qp, const struct et_roce_pkt *pkt, uint64_t now)
 		qp->st.err_naks_rx++;
 	if (ahead < 0)
 		return; /* about PSNs already acknowledged: stale */
-	/* a NAK for psn acknowledges everything before it */
-	if (ahead > 0)
-		ack_through(qp, et_psn_add(psn, ET_PSN_MASK), now);
+	/* a NAK for psn acknowledges everything before it, up to a READ not
+	 * answered, which is asked for again first */
+	if (ahead > 0 && !ack_through(qp, et_psn_add(psn, ET_PSN_MASK), now))
+		psn = qp->snd_una;
 	if ((syn & ET_AETH_VALUE_MASK) != ET_NAK_PSN_SEQ)
 		et_qp_fail_nak(qp, syn);
 	else if (retry(qp, ET_PATH_NAK, now))
@@ -178,11 +310,43 @@ data_ready(const struct et_qp *qp, uint64_t now)
 	if (qp->state != ET_QPS_RTS || qp->snd_nxt == qp->sq_next_psn ||
 	    now < et_qp_data_hold(qp))
 		return false;
+	w = &qp->sq[qp->sq_cur & qp->sq_mask];
+	if (et_wr_is_rd_atomic(w->wr.opcode) && qp->rd_inflight >= qp->a.max_rd_atomic)
+		return false;
 	if (qp->inflight == 0)
 		return true;
-	w = &qp->sq[qp->sq_cur & qp->sq_mask];
 	off = (uint64_t)et_psn_diff(qp->snd_nxt, w->first_psn) * qp->a.mtu;
 	return qp->inflight + et_qp_seg_len(qp, &w->wr, off) <= et_dctcp_cwnd(&qp->cc);
+}
+
+/* The request of a READ (from its k-th PSN on) or an atomic: one packet
+ * that takes every PSN the request has left. */
+static struct rte_mbuf *
+build_rd_request(struct et_qp *qp, const struct et_swqe *w, uint32_t k, struct et_roce_hdr *h,
+		 uint64_t now)
+{
+	struct rte_mbuf *m;
+
+	h->psn = qp->snd_nxt;
+	et_qp_rd_request_hdr(qp, &w->wr, k, h);
+	m = et_qp_build(qp, h, NULL, 0);
+	if (m == NULL)
+		return NULL;
+	et_qp_paced(qp, now, m);
+	if (et_wr_is_atomic(w->wr.opcode))
+		qp->st.atomics_tx++;
+	else
+		qp->st.reads_tx++;
+	if (et_psn_diff(qp->snd_nxt, qp->snd_max) < 0)
+		qp->st.retransmits++;
+	qp->snd_nxt = et_psn_add(w->first_psn, w->npkts);
+	if (et_psn_diff(qp->snd_nxt, qp->snd_max) > 0)
+		qp->snd_max = qp->snd_nxt;
+	qp->sq_cur++;
+	qp->rd_inflight++;
+	if (qp->rto_deadline == 0)
+		qp->rto_deadline = now + qp->a.rto_ns;
+	return m;
 }
 
 static const uint8_t data_opcode[2][4] = {
@@ -199,8 +363,8 @@ build_data(struct et_qp *qp, uint64_t now)
 	uint32_t k = (uint32_t)et_psn_diff(qp->snd_nxt, w->first_psn);
 	uint64_t off = (uint64_t)k * qp->a.mtu;
 	uint32_t len = et_qp_seg_len(qp, wr, off);
-	bool send = wr->opcode >= ET_WR_SEND, imm = wr->opcode == ET_WR_RDMA_WRITE_IMM ||
-						    wr->opcode == ET_WR_SEND_IMM;
+	bool send = wr->opcode == ET_WR_SEND || wr->opcode == ET_WR_SEND_IMM;
+	bool imm = wr->opcode == ET_WR_RDMA_WRITE_IMM || wr->opcode == ET_WR_SEND_IMM;
 	bool first = k == 0, last = k == w->npkts - 1;
 	struct et_roce_hdr h;
 	struct rte_mbuf *m;
@@ -212,6 +376,8 @@ build_data(struct et_qp *qp, uint64_t now)
 	et_qp_base_hdr(qp, &h, qp->path_id);
 	h.ecn = ET_ECN_ECT0;
 	h.ip_id = qp->ip_id++;
+	if (et_wr_is_rd_atomic(wr->opcode))
+		return build_rd_request(qp, w, k, &h, now);
 	h.opcode = data_opcode[send][first && last ? 3 : first ? 0 : last ? 2 : 1];
 	if (last && imm)
 		h.opcode++; /* the *_WITH_IMMEDIATE opcode follows its plain one */
@@ -307,12 +473,188 @@ place(struct et_qp *qp, const struct et_roce_pkt *pkt)
 	return PLACE_OK;
 }
 
+/* ---- responder: READ and atomics ---- */
+
+/* The answers of r from psn on (src: psn's bytes, run_len of them), on
+ * sport. */
+static void
+rd_res_run(struct et_qp *qp, struct et_rd_res *r, uint32_t psn, uint8_t *src,
+	   uint32_t run_len, uint16_t sport)
+{
+	if (!et_rd_res_pending(r))
+		qp->rd_res_pending++;
+	r->run_psn = r->next_psn = psn;
+	r->src = src;
+	r->run_len = run_len;
+	r->sport = sport;
+}
+
+/* A duplicate READ or atomic: answered again from what was kept. */
+static void
+rd_duplicate(struct et_qp *qp, const struct et_roce_hdr *h, uint16_t echo)
+{
+	struct et_rd_res *r = et_qp_rd_res_find(qp, h->psn);
+	uint8_t nak, *src;
+
+	if (r == NULL || (r->kind == ET_RD_ATOMIC) != !(et_opcode_flags[h->opcode] & ET_OPF_READ_REQ)) {
+		qp->st.rd_dup_unknown++;
+		return;
+	}
+	if (r->kind == ET_RD_ATOMIC) {
+		qp->st.atomics_replayed++;
+		rd_res_run(qp, r, r->first_psn, NULL, 0, echo);
+		return;
+	}
+	/* read again from the PSN it names, with what its RETH says now; the
+	 * requests after it are not redone */
+	src = et_qp_rd_target(qp, h, &nak);
+	if (src == NULL) {
+		et_qp_responder_fail(qp, nak, ET_WC_SUCCESS);
+		return;
+	}
+	qp->st.reads_again++;
+	rd_res_run(qp, r, h->psn, src, h->reth_dma_len, echo);
+}
+
+/* A READ or atomic request (d: its PSN less the expected one). */
+static void
+rd_request(struct et_qp *qp, const struct et_roce_pkt *pkt, uint16_t echo, int32_t d)
+{
+	const struct et_roce_hdr *h = &pkt->h;
+	bool atomic = et_opcode_flags[h->opcode] & ET_OPF_ATOMIC;
+	struct et_rd_res *r;
+	uint8_t nak, *p;
+	uint32_t npkts;
+
+	if (d < 0) {
+		rd_duplicate(qp, h, echo);
+		return;
+	}
+	if (d > 0) {
+		qp->st.rx_out_of_order++;
+		if (!qp->nak_sent) {
+			qp->nak_sent = true;
+			et_qp_respond(qp, et_aeth_nak(ET_NAK_PSN_SEQ), qp->epsn);
+		}
+		return;
+	}
+	/* in the middle of a message, or more than we keep answers for */
+	if (qp->rx_msg != ET_RX_NONE || qp->a.max_dest_rd_atomic == 0 ||
+	    (qp->rd_res && et_rd_res_pending(et_qp_rd_res_at(qp, qp->rd_res_next)))) {
+		et_qp_responder_fail(qp, ET_NAK_INVALID_REQ, ET_WC_SUCCESS);
+		return;
+	}
+	p = et_qp_rd_target(qp, h, &nak);
+	if (p == NULL) {
+		et_qp_responder_fail(qp, nak, ET_WC_SUCCESS);
+		return;
+	}
+	if (et_qp_rd_res_alloc(qp)) {
+		qp->st.rx_dropped++; /* no memory: not answered, asked for again */
+		return;
+	}
+	npkts = atomic || h->reth_dma_len == 0
+			? 1 : (uint32_t)(((uint64_t)h->reth_dma_len + qp->a.mtu - 1) / qp->a.mtu);
+	r = et_qp_rd_res_at(qp, qp->rd_res_next++);
+	r->kind = atomic ? ET_RD_ATOMIC : ET_RD_READ;
+	r->first_psn = h->psn;
+	r->npkts = npkts;
+	r->msn = qp->msn = (qp->msn + 1) & 0xffffff;
+	r->next_psn = et_psn_add(h->psn, npkts); /* none pending: rd_res_run counts it */
+	if (atomic) {
+		r->orig = et_qp_atomic_exec(p, h);
+		qp->st.atomics_rx++;
+		rd_res_run(qp, r, h->psn, NULL, 0, echo);
+	} else {
+		qp->st.reads_rx++;
+		qp->st.read_req_bytes += h->reth_dma_len;
+		rd_res_run(qp, r, h->psn, p, h->reth_dma_len, echo);
+	}
+	qp->nak_sent = false;
+	qp->unacked = 0;
+	qp->epsn = et_psn_add(qp->epsn, npkts);
+}
+
+/* The oldest request with answers to send. */
+static struct et_rd_res *
+rd_res_sending(struct et_qp *qp)
+{
+	uint32_t n = qp->a.max_dest_rd_atomic;
+	uint32_t kept = qp->rd_res_next < n ? qp->rd_res_next : n;
+
+	for (uint32_t i = qp->rd_res_next - kept; i != qp->rd_res_next; i++) {
+		struct et_rd_res *r = et_qp_rd_res_at(qp, i);
+
+		if (et_rd_res_pending(r))
+			return r;
+	}
+	return NULL;
+}
+
+static bool
+gbn_answers_owed(const struct et_qp *qp)
+{
+	return qp->rd_res_pending != 0;
+}
+
+static bool
+answers_ready(const struct et_qp *qp, uint64_t now)
+{
+	return qp->rd_res_pending && now >= et_qp_answer_hold(qp);
+}
+
+/* The next answer: a READ response (FIRST, MIDDLE, LAST or ONLY of the run
+ * being sent) or an ATOMIC ACKNOWLEDGE. */
+static struct rte_mbuf *
+build_answer(struct et_qp *qp, uint64_t now)
+{
+	struct et_rd_res *r = rd_res_sending(qp);
+	uint32_t i = (uint32_t)et_psn_diff(r->next_psn, r->run_psn), len = 0;
+	uint32_t run = (uint32_t)et_psn_diff(et_psn_add(r->first_psn, r->npkts), r->run_psn);
+	struct et_roce_hdr h;
+	struct rte_mbuf *m;
+
+	et_qp_base_hdr(qp, &h, r->sport);
+	h.ip_id = qp->ip_id++;
+	h.psn = r->next_psn;
+	h.aeth_syndrome = et_aeth_ack(ET_AETH_CREDITS_UNLIMITED);
+	h.aeth_msn = r->msn;
+	if (r->kind == ET_RD_ATOMIC) {
+		h.opcode = ET_OP_ATOMIC_ACK;
+		h.atomic_orig = r->orig;
+	} else {
+		h.ecn = ET_ECN_ECT0; /* data, as the requester's own */
+		h.opcode = run == 1 ? ET_OP_READ_RESP_ONLY
+			   : i == 0 ? ET_OP_READ_RESP_FIRST
+			   : i == run - 1 ? ET_OP_READ_RESP_LAST : ET_OP_READ_RESP_MIDDLE;
+		len = et_qp_read_seg(qp, r->run_len, i);
+	}
+	m = et_qp_build(qp, &h, len ? r->src + (uint64_t)i * qp->a.mtu : NULL, len);
+	if (m == NULL)
+		return NULL;
+	et_qp_answered(qp, now, m, len);
+	if (r->kind == ET_RD_ATOMIC) {
+		qp->st.atomic_acks_tx++;
+	} else {
+		qp->st.read_resp_tx++;
+		qp->st.read_resp_bytes += len;
+	}
+	r->next_psn = et_psn_add(r->next_psn, 1);
+	if (!et_rd_res_pending(r))
+		qp->rd_res_pending--;
+	return m;
+}
+
 static void
 gbn_responder_rx(struct et_qp *qp, const struct et_roce_pkt *pkt, uint16_t echo)
 {
 	const struct et_roce_hdr *h = &pkt->h;
 	int32_t d = et_psn_diff(h->psn, qp->epsn);
 
+	if (et_opcode_flags[h->opcode] & (ET_OPF_READ_REQ | ET_OPF_ATOMIC)) {
+		rd_request(qp, pkt, echo, d);
+		return;
+	}
 	if (d < 0) {
 		qp->st.rx_dup++;
 		et_qp_respond(qp, et_aeth_ack(ET_AETH_CREDITS_UNLIMITED),
@@ -353,11 +695,20 @@ gbn_responder_rx(struct et_qp *qp, const struct et_roce_pkt *pkt, uint16_t echo)
 	}
 }
 
+static bool
+gbn_tx_ready(const struct et_qp *qp, uint64_t now)
+{
+	return answers_ready(qp, now) || data_ready(qp, now);
+}
+
+/* Answers first: they are owed for requests taken, ahead of any ACK. */
 static uint16_t
 gbn_tx(struct et_qp *qp, uint64_t now, struct rte_mbuf **pkts, uint16_t n)
 {
 	uint16_t k = 0;
 
+	while (k < n && answers_ready(qp, now) && (pkts[k] = build_answer(qp, now)))
+		k++;
 	while (k < n && data_ready(qp, now) && (pkts[k] = build_data(qp, now)))
 		k++;
 	return k;
@@ -366,12 +717,14 @@ gbn_tx(struct et_qp *qp, uint64_t now, struct rte_mbuf **pkts, uint16_t n)
 static uint64_t
 gbn_deadline(const struct et_qp *qp)
 {
-	uint64_t d = UINT64_MAX, hold = et_qp_data_hold(qp);
+	uint64_t d = UINT64_MAX, hold = et_qp_data_hold(qp), ans = et_qp_answer_hold(qp);
 
 	if (qp->rto_deadline)
 		d = qp->rto_deadline;
 	if (qp->snd_nxt != qp->sq_next_psn && hold && hold < d)
 		d = hold;
+	if (qp->rd_res_pending && ans && ans < d)
+		d = ans;
 	return d;
 }
 
@@ -379,9 +732,12 @@ const struct et_qp_ops et_qp_gbn_ops = {
 	.requester_rx = gbn_requester_rx,
 	.responder_rx = gbn_responder_rx,
 	.timer = gbn_timer,
-	.tx_ready = data_ready,
+	.tx_ready = gbn_tx_ready,
 	.tx = gbn_tx,
+	.answers_owed = gbn_answers_owed,
 	.deadline = gbn_deadline,
-	.max_opcode = ET_WR_SEND_IMM,
+	.opcodes = 1u << ET_WR_RDMA_WRITE | 1u << ET_WR_RDMA_WRITE_IMM | 1u << ET_WR_SEND |
+		   1u << ET_WR_SEND_IMM | 1u << ET_WR_RDMA_READ | 1u << ET_WR_ATOMIC_CMP_SWP |
+		   1u << ET_WR_ATOMIC_FETCH_ADD,
 	.msn_is_epsn = false,
 };

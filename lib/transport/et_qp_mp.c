@@ -9,6 +9,15 @@
  * requester keeps a slot per PSN in flight and a timer per packet, and
  * resends only what is lost.  docs/transport.md says what is ours.
  *
+ * READ and atomics: a READ of n packets is n READ requests of one packet
+ * each, every one on its own path and answered by one READ RESPONSE ONLY
+ * that carries the responder's cumulative PSN in its AETH MSN field, as an
+ * ACK does; an atomic is one request and one ATOMIC ACKNOWLEDGE.  Answers
+ * take the request's path back.  A READ is read again if its request comes
+ * twice (reading is idempotent); an atomic is answered again from the
+ * values kept (et_rd_res), never executed twice.  A cumulative PSN never
+ * acknowledges a READ or an atomic: only its answer does.
+ *
  * The state grows with what it holds: nothing per side until that side is
  * used, then rings of MP_MIN slots that double, up to the window, when the
  * PSNs in flight (requester), the PSNs from the expected one to the
@@ -54,6 +63,16 @@ struct et_mp_ack {
 	uint8_t ce;
 };
 
+/* An answer owed: a READ's bytes (src, len) or an atomic's old value. */
+struct et_mp_answer {
+	uint8_t *src;
+	uint64_t orig;
+	uint32_t psn;
+	uint16_t len;
+	uint16_t sport;
+	uint8_t atomic;
+};
+
 /* Responder: one PSN of [epsn, epsn + rx_cap), at slot psn % rx_cap. */
 struct et_mp_rslot {
 	uint32_t imm;       /* its immediate */
@@ -89,6 +108,9 @@ struct et_qp_mp {
 	struct et_mp_ack *acks;
 	uint32_t ack_cap;
 	uint32_t ack_head, ack_tail;           /* free-running */
+	struct et_mp_answer *ans;
+	uint32_t ans_cap;
+	uint32_t ans_head, ans_tail;           /* free-running */
 };
 
 static inline uint32_t
@@ -188,6 +210,24 @@ mp_ack_grow(struct et_qp *qp)
 	free(mp->acks);
 	mp->acks = a;
 	mp->ack_cap = cap;
+	return 0;
+}
+
+/* The answer queue at twice its size (MP_MIN at first), in order. */
+static int
+mp_ans_grow(struct et_qp *qp)
+{
+	struct et_qp_mp *mp = qp->mp;
+	uint32_t cap = mp->ans_cap ? 2 * mp->ans_cap : MP_MIN, i;
+	struct et_mp_answer *a = malloc(cap * sizeof(*a));
+
+	if (a == NULL)
+		return -ENOMEM;
+	for (i = mp->ans_head; i != mp->ans_tail; i++)
+		a[i & (cap - 1)] = mp->ans[i & (mp->ans_cap - 1)];
+	free(mp->ans);
+	mp->ans = a;
+	mp->ans_cap = cap;
 	return 0;
 }
 
@@ -298,6 +338,15 @@ next_len(const struct et_qp *qp)
 	return et_qp_seg_len(qp, &w->wr, off);
 }
 
+/* The next new packet is the first of a READ or an atomic. */
+static bool
+next_starts_rd(const struct et_qp *qp)
+{
+	const struct et_swqe *w = &qp->sq[qp->sq_cur & qp->sq_mask];
+
+	return et_wr_is_rd_atomic(w->wr.opcode) && qp->snd_nxt == w->first_psn;
+}
+
 static bool
 mp_data_ready(const struct et_qp *qp, uint64_t now)
 {
@@ -310,6 +359,9 @@ mp_data_ready(const struct et_qp *qp, uint64_t now)
 		return true;
 	if (qp->snd_nxt == qp->sq_next_psn ||
 	    (uint32_t)et_psn_diff(qp->snd_nxt, qp->snd_una) >= ET_QP_MP_WINDOW)
+		return false;
+	/* a READ or atomic not yet begun waits for the initiator depth */
+	if (next_starts_rd(qp) && qp->rd_inflight >= qp->a.max_rd_atomic)
 		return false;
 	return qp->inflight == 0 || qp->inflight + next_len(qp) <= et_dctcp_cwnd(&qp->cc);
 }
@@ -349,21 +401,33 @@ mp_build_data(struct et_qp *qp, uint64_t now)
 	et_qp_base_hdr(qp, &h, qp->path_id);
 	h.ecn = ET_ECN_ECT0;
 	h.ip_id = qp->ip_id++;
-	h.opcode = last && wr->opcode == ET_WR_RDMA_WRITE_IMM ? ET_OP_WRITE_ONLY_IMM
-							       : ET_OP_WRITE_ONLY;
-	/* AckReq on the last packet of every message, as in order: here it
-	 * also tells the responder where a message ends */
-	h.ackreq = last;
 	h.psn = psn;
-	h.reth_va = wr->remote_addr + off;
-	h.reth_rkey = wr->rkey;
-	h.reth_dma_len = len;
-	h.imm = wr->imm;
-	m = et_qp_build(qp, &h, (const uint8_t *)wr->local_addr + off, len);
+	if (et_wr_is_rd_atomic(wr->opcode)) {
+		/* one packet's READ, or the atomic */
+		et_qp_rd_request_hdr(qp, wr, k, &h);
+		h.reth_dma_len = et_qp_read_seg(qp, wr->length, k);
+		len = 0;
+	} else {
+		h.opcode = last && wr->opcode == ET_WR_RDMA_WRITE_IMM ? ET_OP_WRITE_ONLY_IMM
+								       : ET_OP_WRITE_ONLY;
+		/* AckReq on the last packet of every message, as in order:
+		 * here it also tells the responder where a message ends */
+		h.ackreq = last;
+		h.reth_va = wr->remote_addr + off;
+		h.reth_rkey = wr->rkey;
+		h.reth_dma_len = len;
+		h.imm = wr->imm;
+	}
+	m = et_qp_build(qp, &h, len ? (const uint8_t *)wr->local_addr + off : NULL, len);
 	if (m == NULL)
 		return NULL;
 	et_qp_paced(qp, now, m);
-	qp->st.tx_pkts++;
+	if (et_wr_is_atomic(wr->opcode))
+		qp->st.atomics_tx++;
+	else if (et_wr_is_rd_atomic(wr->opcode))
+		qp->st.reads_tx++;
+	else
+		qp->st.tx_pkts++;
 	qp->st.tx_bytes += len;
 	if (rtx) {
 		qp->st.retransmits++;
@@ -376,6 +440,8 @@ mp_build_data(struct et_qp *qp, uint64_t now)
 		p->flags = 0;
 		qp->snd_nxt = qp->snd_max = et_psn_add(psn, 1);
 		qp->inflight += len;
+		if (k == 0 && et_wr_is_rd_atomic(wr->opcode))
+			qp->rd_inflight++;
 		if (last)
 			qp->sq_cur++;
 	}
@@ -388,32 +454,41 @@ mp_build_data(struct et_qp *qp, uint64_t now)
 	return m;
 }
 
-/* psn is acknowledged: it leaves the bytes in flight.  1 if it is news. */
+/* A READ's or an atomic's PSN: only its answer acknowledges it. */
+static bool
+mp_is_rd(struct et_qp *qp, uint32_t psn)
+{
+	return et_wr_is_rd_atomic(qp->sq[mp_pkt(qp, psn)->wqe & qp->sq_mask].wr.opcode);
+}
+
+/* psn is acknowledged (answer: by its READ response or atomic ACK): it
+ * leaves the bytes in flight.  1 if it is news. */
 static uint32_t
-mp_mark(struct et_qp *qp, uint32_t psn)
+mp_mark(struct et_qp *qp, uint32_t psn, bool answer)
 {
 	struct et_mp_pkt *p = mp_pkt(qp, psn);
 
-	if (p->flags & ET_MP_ACKED)
+	if ((p->flags & ET_MP_ACKED) || (!answer && mp_is_rd(qp, psn)))
 		return 0;
 	p->flags |= ET_MP_ACKED;
 	qp->inflight -= p->len;
 	return 1;
 }
 
-/* Everything below cum is acknowledged, and psn too if sel; snd_una moves
- * over acknowledged packets and requests complete, in order, once all
- * their packets are. */
+/* Everything below cum is acknowledged (but READs and atomics, which their
+ * answers acknowledge), and psn too if sel (answer: psn's answer came);
+ * snd_una moves over acknowledged packets and requests complete, in order,
+ * once all their packets are. */
 static void
-mp_acked(struct et_qp *qp, uint32_t cum, uint32_t psn, bool sel)
+mp_acked(struct et_qp *qp, uint32_t cum, uint32_t psn, bool sel, bool answer)
 {
 	uint32_t una0 = qp->snd_una, n = 0;
 	int32_t upto = et_psn_diff(cum, qp->snd_una);
 
 	for (int32_t i = 0; i < upto; i++)
-		n += mp_mark(qp, et_psn_add(una0, (uint32_t)i));
+		n += mp_mark(qp, et_psn_add(una0, (uint32_t)i), false);
 	if (sel && mp_in_flight(qp, psn))
-		n += mp_mark(qp, psn);
+		n += mp_mark(qp, psn, answer);
 	while (qp->snd_una != qp->snd_nxt && (mp_pkt(qp, qp->snd_una)->flags & ET_MP_ACKED))
 		qp->snd_una = et_psn_add(qp->snd_una, 1);
 	if (n == 0)
@@ -423,12 +498,55 @@ mp_acked(struct et_qp *qp, uint32_t cum, uint32_t psn, bool sel)
 
 		if (et_psn_diff(et_psn_add(w->first_psn, w->npkts), qp->snd_una) > 0)
 			break;
+		if (et_wr_is_rd_atomic(w->wr.opcode))
+			qp->rd_inflight--;
 		et_qp_complete_send(qp, &w->wr, ET_WC_SUCCESS);
 		qp->sq_head++;
 	}
 	if (qp->snd_una != una0)
 		qp->rnr_retries_left = qp->a.rnr_retry;
 	et_dctcp_on_ack(&qp->cc, n, qp->snd_una, qp->snd_nxt);
+}
+
+/* A READ RESPONSE ONLY or an ATOMIC ACKNOWLEDGE for psn: its bytes or the
+ * old value go where the request said, and it is acknowledged. */
+static void
+mp_answer_rx(struct et_qp *qp, const struct et_roce_pkt *pkt, uint64_t now)
+{
+	const struct et_roce_hdr *h = &pkt->h;
+	bool read = h->opcode == ET_OP_READ_RESP_ONLY;
+	const struct et_swqe *w;
+	uint32_t k;
+
+	if ((h->aeth_syndrome & ET_AETH_KIND_MASK) != ET_AETH_ACK ||
+	    (!read && h->opcode != ET_OP_ATOMIC_ACK)) {
+		qp->st.rx_bad_resp++;
+		return;
+	}
+	if (!mp_in_flight(qp, h->psn) || (mp_pkt(qp, h->psn)->flags & ET_MP_ACKED)) {
+		qp->st.resp_dup_rx++;
+		return;
+	}
+	w = &qp->sq[mp_pkt(qp, h->psn)->wqe & qp->sq_mask];
+	k = (uint32_t)et_psn_diff(h->psn, w->first_psn);
+	if (!et_wr_is_rd_atomic(w->wr.opcode) || read != (w->wr.opcode == ET_WR_RDMA_READ) ||
+	    (read && pkt->payload_len != et_qp_read_seg(qp, w->wr.length, k))) {
+		qp->st.rx_bad_resp++;
+		return;
+	}
+	if (read) {
+		et_qp_ce_seen(qp, h, now);
+		memcpy((uint8_t *)w->wr.local_addr + (uint64_t)k * qp->a.mtu, pkt->payload,
+		       pkt->payload_len);
+		qp->st.read_resp_rx++;
+	} else {
+		memcpy(w->wr.local_addr, &h->atomic_orig, ET_ATOMIC_LEN);
+		qp->st.atomic_acks_rx++;
+	}
+	mp_acked(qp, h->aeth_msn, h->psn, true, true);
+	if (qp->ack_fn)
+		qp->ack_fn(qp->ack_ctx, qp, et_path_swap(h->udp_sport), h->ecn == ET_ECN_CE, now);
+	mp_prune(qp);
 }
 
 /* An ACK or NAK: BTH PSN names one packet, the MSN field is the
@@ -444,10 +562,14 @@ mp_requester_rx(struct et_qp *qp, const struct et_roce_pkt *pkt, uint64_t now)
 		qp->st.rx_bad_ack++;
 		return;
 	}
+	if (pkt->h.opcode != ET_OP_ACK) {
+		mp_answer_rx(qp, pkt, now);
+		return;
+	}
 	switch (syn & ET_AETH_KIND_MASK) {
 	case ET_AETH_ACK:
 		qp->st.acks_rx++;
-		mp_acked(qp, cum, psn, true);
+		mp_acked(qp, cum, psn, true, false);
 		if (qp->ack_fn)
 			qp->ack_fn(qp->ack_ctx, qp, et_path_swap(pkt->h.udp_sport),
 				   pkt->h.resv8a & 1, now);
@@ -456,7 +578,7 @@ mp_requester_rx(struct et_qp *qp, const struct et_roce_pkt *pkt, uint64_t now)
 		/* a WRITE with immediate found no receive: pause as in order,
 		 * then send that packet again */
 		qp->st.rnr_naks_rx++;
-		mp_acked(qp, cum, psn, false);
+		mp_acked(qp, cum, psn, false, false);
 		if (!mp_in_flight(qp, psn) ||
 		    (mp_pkt(qp, psn)->flags & (ET_MP_ACKED | ET_MP_QUEUED)))
 			break;
@@ -465,7 +587,7 @@ mp_requester_rx(struct et_qp *qp, const struct et_roce_pkt *pkt, uint64_t now)
 		mp_queue_rtx(qp, psn);
 		break;
 	case ET_AETH_NAK:
-		mp_acked(qp, cum, psn, false);
+		mp_acked(qp, cum, psn, false, false);
 		if ((syn & ET_AETH_VALUE_MASK) == ET_NAK_PSN_SEQ) {
 			/* never sent in multipath mode; from a peer that does,
 			 * it names one lost packet */
@@ -556,6 +678,89 @@ mp_advance(struct et_qp *qp)
 	}
 }
 
+/* An answer owed for psn.  The queue grows to the window; full at that, the
+ * answer is lost: the request's timer asks again. */
+static void
+mp_queue_answer(struct et_qp *qp, const struct et_mp_answer *a)
+{
+	struct et_qp_mp *mp = qp->mp;
+
+	if (mp->ans_tail - mp->ans_head == mp->ans_cap &&
+	    (mp->ans_cap == ET_QP_MP_WINDOW || mp_ans_grow(qp))) {
+		qp->st.acks_unsent++;
+		return;
+	}
+	mp->ans[mp->ans_tail++ & (mp->ans_cap - 1)] = *a;
+}
+
+/* A READ (one packet's) or atomic request, d PSNs from the expected one:
+ * executed (a READ again if it comes again; an atomic answered again from
+ * what was kept) and its answer queued; the PSN counts as placed. */
+static void
+mp_rd_request(struct et_qp *qp, const struct et_roce_hdr *h, uint16_t echo, int32_t d)
+{
+	struct et_qp_mp *mp = qp->mp;
+	bool atomic = et_opcode_flags[h->opcode] & ET_OPF_ATOMIC;
+	bool dup = d < 0 || (d < (int32_t)mp->rx_cap && (mp_rslot(qp, h->psn)->flags & ET_MP_GOT));
+	struct et_mp_answer a = {.psn = h->psn, .sport = echo, .atomic = atomic};
+	struct et_rd_res *r;
+	uint8_t nak, *p;
+
+	if (!dup && d >= (int32_t)ET_QP_MP_WINDOW) {
+		qp->st.rx_beyond_window++;
+		return;
+	}
+	if (dup && atomic) {
+		r = et_qp_rd_res_find(qp, h->psn);
+		if (r == NULL || r->kind != ET_RD_ATOMIC) {
+			qp->st.rd_dup_unknown++;
+			return;
+		}
+		qp->st.atomics_replayed++;
+		a.orig = r->orig;
+		mp_queue_answer(qp, &a);
+		return;
+	}
+	if (qp->a.max_dest_rd_atomic == 0 || (!atomic && h->reth_dma_len > qp->a.mtu)) {
+		et_qp_responder_fail(qp, ET_NAK_INVALID_REQ, ET_WC_SUCCESS);
+		return;
+	}
+	p = et_qp_rd_target(qp, h, &nak);
+	if (p == NULL) {
+		et_qp_responder_fail(qp, nak, ET_WC_SUCCESS);
+		return;
+	}
+	if ((atomic && et_qp_rd_res_alloc(qp)) ||
+	    (!dup && (uint32_t)d >= mp->rx_cap && mp_rx_grow(qp, (uint32_t)d))) {
+		qp->st.rx_dropped++; /* no memory: not answered, asked for again */
+		return;
+	}
+	if (atomic) {
+		r = et_qp_rd_res_at(qp, qp->rd_res_next++);
+		*r = (struct et_rd_res){.kind = ET_RD_ATOMIC, .first_psn = h->psn, .npkts = 1,
+					.next_psn = et_psn_add(h->psn, 1)};
+		a.orig = r->orig = et_qp_atomic_exec(p, h);
+		qp->st.atomics_rx++;
+	} else {
+		a.src = p;
+		a.len = (uint16_t)h->reth_dma_len;
+		if (dup) {
+			qp->st.reads_again++;
+		} else {
+			qp->st.reads_rx++;
+			qp->st.read_req_bytes += a.len;
+		}
+	}
+	if (!dup) {
+		struct et_mp_rslot *s = mp_rslot(qp, h->psn);
+
+		s->flags = ET_MP_GOT;
+		s->len = 0;
+		mp_advance(qp);
+	}
+	mp_queue_answer(qp, &a);
+}
+
 static void
 mp_responder_rx(struct et_qp *qp, const struct et_roce_pkt *pkt, uint16_t echo)
 {
@@ -567,6 +772,10 @@ mp_responder_rx(struct et_qp *qp, const struct et_roce_pkt *pkt, uint16_t echo)
 	struct et_mp_rslot *r;
 	uint8_t *dst = NULL;
 
+	if (et_opcode_flags[h->opcode] & (ET_OPF_READ_REQ | ET_OPF_ATOMIC)) {
+		mp_rd_request(qp, h, echo, d);
+		return;
+	}
 	if (h->opcode != ET_OP_WRITE_ONLY && !imm) {
 		et_qp_responder_fail(qp, ET_NAK_INVALID_REQ, ET_WC_REM_INV_REQ_ERR);
 		return;
@@ -631,6 +840,48 @@ mp_build_ack(struct et_qp *qp)
 	return m;
 }
 
+/* The oldest answer owed: a READ RESPONSE ONLY or an ATOMIC ACKNOWLEDGE,
+ * with the cumulative PSN in its MSN field. */
+static struct rte_mbuf *
+mp_build_answer(struct et_qp *qp, uint64_t now)
+{
+	struct et_qp_mp *mp = qp->mp;
+	const struct et_mp_answer *a = &mp->ans[mp->ans_head & (mp->ans_cap - 1)];
+	struct et_roce_hdr h;
+	struct rte_mbuf *m;
+
+	et_qp_base_hdr(qp, &h, a->sport);
+	h.ip_id = qp->ip_id++;
+	h.psn = a->psn;
+	h.aeth_syndrome = et_aeth_ack(ET_AETH_CREDITS_UNLIMITED);
+	h.aeth_msn = qp->epsn;
+	if (a->atomic) {
+		h.opcode = ET_OP_ATOMIC_ACK;
+		h.atomic_orig = a->orig;
+	} else {
+		h.opcode = ET_OP_READ_RESP_ONLY;
+		h.ecn = ET_ECN_ECT0;
+	}
+	m = et_qp_build(qp, &h, a->len ? a->src : NULL, a->len);
+	if (m == NULL)
+		return NULL;
+	et_qp_answered(qp, now, m, a->len);
+	if (a->atomic) {
+		qp->st.atomic_acks_tx++;
+	} else {
+		qp->st.read_resp_tx++;
+		qp->st.read_resp_bytes += a->len;
+	}
+	mp->ans_head++;
+	return m;
+}
+
+static bool
+mp_answers_ready(const struct et_qp *qp, uint64_t now)
+{
+	return qp->mp->ans_head != qp->mp->ans_tail && now >= et_qp_answer_hold(qp);
+}
+
 static int
 mp_init(struct et_qp *qp)
 {
@@ -648,6 +899,7 @@ mp_fini(struct et_qp *qp)
 	free(qp->mp->rtx);
 	free(qp->mp->rx);
 	free(qp->mp->acks);
+	free(qp->mp->ans);
 	free(qp->mp);
 	qp->mp = NULL;
 }
@@ -661,7 +913,8 @@ et_qp_mp_state_bytes(const struct et_qp *qp)
 		return 0;
 	return sizeof(*mp) + mp->tx_cap * (sizeof(*mp->tx) + 2 * sizeof(*mp->tq) +
 					   2 * sizeof(*mp->rtx)) +
-	       mp->rx_cap * sizeof(*mp->rx) + mp->ack_cap * sizeof(*mp->acks);
+	       mp->rx_cap * sizeof(*mp->rx) + mp->ack_cap * sizeof(*mp->acks) +
+	       mp->ans_cap * sizeof(*mp->ans);
 }
 
 static void
@@ -669,12 +922,14 @@ mp_fail(struct et_qp *qp)
 {
 	qp->mp->tq_head = qp->mp->tq_tail;
 	qp->mp->rtx_head = qp->mp->rtx_tail;
+	qp->mp->ans_head = qp->mp->ans_tail;
 }
 
 static bool
 mp_tx_ready(const struct et_qp *qp, uint64_t now)
 {
-	return qp->mp->ack_head != qp->mp->ack_tail || mp_data_ready(qp, now);
+	return qp->mp->ack_head != qp->mp->ack_tail || mp_answers_ready(qp, now) ||
+	       mp_data_ready(qp, now);
 }
 
 static uint16_t
@@ -692,6 +947,8 @@ mp_tx(struct et_qp *qp, uint64_t now, struct rte_mbuf **pkts, uint16_t n)
 {
 	uint16_t k = mp_tx_acks(qp, pkts, n);
 
+	while (k < n && mp_answers_ready(qp, now) && (pkts[k] = mp_build_answer(qp, now)))
+		k++;
 	while (k < n && mp_data_ready(qp, now) && (pkts[k] = mp_build_data(qp, now)))
 		k++;
 	return k;
@@ -708,6 +965,9 @@ mp_deadline(const struct et_qp *qp)
 		d = mp->tq[mp->tq_head & mpq_mask(mp)].deadline;
 	if (hold && hold < d && (mp->rtx_head != mp->rtx_tail || qp->snd_nxt != qp->sq_next_psn))
 		d = hold;
+	hold = et_qp_answer_hold(qp);
+	if (hold && hold < d && mp->ans_head != mp->ans_tail)
+		d = hold;
 	return d;
 }
 
@@ -723,7 +983,8 @@ const struct et_qp_ops et_qp_mp_ops = {
 	.tx_acks = mp_tx_acks,
 	.deadline = mp_deadline,
 	/* a SEND's later packets carry no address: they cannot be placed
-	 * before the earlier ones arrive */
-	.max_opcode = ET_WR_RDMA_WRITE_IMM,
+	 * before the earlier ones arrive; posting one is refused */
+	.opcodes = 1u << ET_WR_RDMA_WRITE | 1u << ET_WR_RDMA_WRITE_IMM | 1u << ET_WR_RDMA_READ |
+		   1u << ET_WR_ATOMIC_CMP_SWP | 1u << ET_WR_ATOMIC_FETCH_ADD,
 	.msn_is_epsn = true,
 };

@@ -32,6 +32,32 @@ struct et_swqe {
 
 enum et_rx_msg { ET_RX_NONE, ET_RX_SEND, ET_RX_WRITE };
 
+/* A READ or an atomic the in-order responder took (IBTA's responder
+ * resources): kept after its answer has left, so that a duplicate request
+ * is answered again: a READ read again from the PSN it names, an atomic
+ * with the value kept, never executed twice.  max_dest_rd_atomic of them,
+ * the oldest overwritten. */
+struct et_rd_res {
+	uint8_t kind;          /* 0 (none yet), ET_RD_READ, ET_RD_ATOMIC */
+	uint16_t sport;        /* the answers' UDP source port: the request's echo */
+	uint32_t first_psn;    /* of the request as first taken */
+	uint32_t npkts;        /* PSNs it spans */
+	uint32_t run_psn;      /* the answers being sent start here (FIRST) */
+	uint32_t next_psn;     /* next answer; first_psn + npkts: all sent */
+	uint32_t run_len;      /* READ: bytes from run_psn to the end */
+	uint32_t msn;          /* the AETH MSN its answers carry */
+	uint8_t *src;          /* READ: where run_psn's bytes are */
+	uint64_t orig;         /* atomic: the value before it */
+};
+
+enum { ET_RD_READ = 1, ET_RD_ATOMIC = 2 };
+
+static inline bool
+et_rd_res_pending(const struct et_rd_res *r)
+{
+	return r->kind && r->next_psn != et_psn_add(r->first_psn, r->npkts);
+}
+
 /* What the two modes do differently.  Hooks marked optional may be NULL. */
 struct et_qp_ops {
 	/* optional: allocate the mode's state; 0 or -ENOMEM */
@@ -51,9 +77,13 @@ struct et_qp_ops {
 	uint16_t (*tx)(struct et_qp *qp, uint64_t now, struct rte_mbuf **pkts, uint16_t n);
 	/* optional: the mode's own acknowledgements owed (part of tx too) */
 	uint16_t (*tx_acks)(struct et_qp *qp, struct rte_mbuf **pkts, uint16_t n);
+	/* optional: READ responses or atomic ACKs still to send, which the
+	 * common ACK must not overtake (an ACK for a later PSN tells the
+	 * requester they were lost) */
+	bool (*answers_owed)(const struct et_qp *qp);
 	/* in RTS only */
 	uint64_t (*deadline)(const struct et_qp *qp);
-	uint8_t max_opcode;   /* the last enum et_wr_opcode it can carry */
+	uint32_t opcodes;     /* the enum et_wr_opcode it can carry, a bit each */
 	bool msn_is_epsn;     /* the AETH MSN field carries the cumulative epsn */
 };
 
@@ -103,6 +133,10 @@ struct et_qp {
 					* pool had no mbuf for */
 	uint8_t retries_left;
 	uint8_t rnr_retries_left;
+	uint32_t rd_inflight;          /* READ / atomic requests in [sq_head,
+					* sq_cur): sent, not yet answered */
+	bool rd_retry_armed;           /* a lost answer was asked for again ... */
+	uint32_t rd_retry_una;         /* ... from this PSN: not again for it */
 	struct et_dctcp cc;
 
 	/* responder */
@@ -126,6 +160,13 @@ struct et_qp {
 	uint16_t cnp_sport;
 	uint64_t last_cnp_ns;
 	bool cnp_ever;
+	/* answers (READ responses, atomic ACKs): their own DCTCP and pace */
+	struct et_rd_res *rd_res;      /* in order: max_dest_rd_atomic, made
+					* with the first request */
+	uint32_t rd_res_next;          /* requests taken (free-running) */
+	uint32_t rd_res_pending;       /* of them, answers not all sent */
+	struct et_dctcp acc;
+	uint64_t ans_pace_ps;          /* no answer leaves before this (ps) */
 
 	struct et_qp_stats st;
 };
@@ -151,6 +192,50 @@ et_qp_data_hold(const struct et_qp *qp)
 
 /* A data frame m left: in DCTCP's rate mode the next waits its time. */
 void et_qp_paced(struct et_qp *qp, uint64_t now, const struct rte_mbuf *m);
+
+/* No answer may leave before this (ns; 0: none held). */
+static inline uint64_t
+et_qp_answer_hold(const struct et_qp *qp)
+{
+	return qp->ans_pace_ps / 1000;
+}
+
+/* An answer m of payload bytes left: the answers' DCTCP counts it and
+ * the next one waits its pace. */
+void et_qp_answered(struct et_qp *qp, uint64_t now, const struct rte_mbuf *m,
+		    uint32_t payload);
+
+/* A data packet or a READ response arrived: the CNP owed for a CE mark. */
+void et_qp_ce_seen(struct et_qp *qp, const struct et_roce_hdr *h, uint64_t now);
+
+/* The responder side of a READ or atomic request at the QP's memory: the
+ * bytes [va, va + len) a READ may read, or the 8 an atomic works on; NULL
+ * and *nak (ET_NAK_INVALID_REQ or ET_NAK_REMOTE_ACCESS) when refused: an
+ * atomic not 8-byte aligned, a READ longer than max_msg_size, a key or
+ * range outside a region granting that access. */
+uint8_t *et_qp_rd_target(const struct et_qp *qp, const struct et_roce_hdr *h,
+			 uint8_t *nak);
+
+/* The responder's kept requests (made with the first): 0 or -ENOMEM; the
+ * n-th taken (free-running); the one whose PSNs hold psn, or NULL. */
+int et_qp_rd_res_alloc(struct et_qp *qp);
+struct et_rd_res *et_qp_rd_res_at(struct et_qp *qp, uint32_t n);
+struct et_rd_res *et_qp_rd_res_find(struct et_qp *qp, uint32_t psn);
+
+/* Execute the atomic h asks for on the 8 bytes at p; the value before. */
+uint64_t et_qp_atomic_exec(uint8_t *p, const struct et_roce_hdr *h);
+
+/* The header of a READ request for PSN psn of wr (k packets into it), or of
+ * its atomic request. */
+void et_qp_rd_request_hdr(const struct et_qp *qp, const struct et_send_wr *wr,
+			  uint32_t k, struct et_roce_hdr *h);
+
+/* Payload bytes a request sends: READ and atomics send none. */
+static inline uint32_t
+et_wr_tx_len(const struct et_send_wr *wr)
+{
+	return et_wr_is_rd_atomic(wr->opcode) ? 0 : wr->length;
+}
 
 void et_qp_complete_send(struct et_qp *qp, const struct et_send_wr *wr, uint8_t status);
 /* The oldest receive completes. */
@@ -187,11 +272,27 @@ struct rte_mbuf *et_qp_build(struct et_qp *qp, const struct et_roce_hdr *h,
 struct rte_mbuf *et_qp_build_ack(struct et_qp *qp, uint16_t sport, uint32_t psn,
 				 uint8_t syndrome, uint32_t msn, uint8_t resv8a);
 
-/* Payload bytes of the packet that starts off bytes into wr. */
+/* Payload bytes of the packet that starts off bytes into wr (of what it
+ * sends: 0 for READ and atomics). */
 static inline uint32_t
 et_qp_seg_len(const struct et_qp *qp, const struct et_send_wr *wr, uint64_t off)
 {
-	return (uint32_t)(wr->length - off < qp->a.mtu ? wr->length - off : qp->a.mtu);
+	uint32_t len = et_wr_tx_len(wr);
+
+	if (off >= len)
+		return 0;
+	return (uint32_t)(len - off < qp->a.mtu ? len - off : qp->a.mtu);
+}
+
+/* Payload bytes the answer for packet k of a READ of len bytes carries. */
+static inline uint32_t
+et_qp_read_seg(const struct et_qp *qp, uint32_t len, uint32_t k)
+{
+	uint64_t off = (uint64_t)k * qp->a.mtu;
+
+	if (off >= len)
+		return 0;
+	return (uint32_t)(len - off < qp->a.mtu ? len - off : qp->a.mtu);
 }
 
 #endif /* ET_QP_PRIV_H */

@@ -5,9 +5,9 @@ check_payload.py CAPTURE SAVED NODE_IP [QPN]
 
 CAPTURE: the RoCEv2 frames to NODE_IP, as the kernel saw them on the link
 (tcpdump on the veth); SAVED: ethereal-node's buffer after the run (--save).
-The last complete message of SENDs or RDMA WRITEs (by PSN; a retransmitted
-PSN counts once, its last copy) is rebuilt from the frames and must equal
-the start of SAVED byte for byte; with QPN, only the frames to that QP
+The last complete message of SENDs or RDMA WRITEs, or the last READ's
+responses (by PSN; a retransmitted PSN counts once, its last copy) is
+rebuilt from the frames and must equal the start of SAVED byte for byte; with QPN, only the frames to that QP
 count (several QPs interleave their PSNs).  Independent of our receive path: plain
 header arithmetic from the RoCEv2 spec, no code of ours.
 """
@@ -20,10 +20,12 @@ from pcap_frames import records, roce  # noqa: E402
 
 FIRST, MIDDLE, LAST, ONLY = "first", "middle", "last", "only"
 # RC opcodes carrying payload: SEND first/middle/last/only (+imm), WRITE
-# first/middle/last/only (+imm); RETH on WRITE first/only, ImmDt on *_IMM
+# first/middle/last/only (+imm), READ response first/middle/last/only; RETH
+# on WRITE first/only, ImmDt on *_IMM, AETH on READ response first/last/only
 KIND = {0x00: (FIRST, 0), 0x01: (MIDDLE, 0), 0x02: (LAST, 0), 0x03: (LAST, 4),
         0x04: (ONLY, 0), 0x05: (ONLY, 4), 0x06: (FIRST, 16), 0x07: (MIDDLE, 0),
-        0x08: (LAST, 0), 0x09: (LAST, 4), 0x0a: (ONLY, 16), 0x0b: (ONLY, 20)}
+        0x08: (LAST, 0), 0x09: (LAST, 4), 0x0a: (ONLY, 16), 0x0b: (ONLY, 20),
+        0x0d: (FIRST, 4), 0x0e: (MIDDLE, 0), 0x0f: (LAST, 4), 0x10: (ONLY, 4)}
 
 
 def frames(path):
@@ -60,7 +62,15 @@ def last_message(path, node_ip, qpn=None):
     for psn, kind, body in payloads(path, node_ip, qpn):
         if base is None:
             base = psn
-        seen[(psn - base) & 0xffffff] = (kind, body)  # a resend replaces
+        rel = (psn - base) & 0xffffff
+        # a resend replaces; but a READ asked for again from one of its
+        # middle PSNs is answered from there as FIRST: a PSN once a MIDDLE
+        # or LAST does not start the message
+        if rel in seen and seen[rel][0] not in (FIRST, ONLY) and kind == FIRST:
+            kind = MIDDLE
+        elif rel in seen and seen[rel][0] not in (FIRST, ONLY) and kind == ONLY:
+            kind = LAST
+        seen[rel] = (kind, body)
     if not seen:
         sys.exit("FAIL: no data frames to us in the capture")
     # from the newest end of a message back to its start, every PSN present

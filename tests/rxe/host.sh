@@ -6,8 +6,9 @@
 #   ET_NODE      ethereal-node
 #   ET_PLAN      the plan: lines "NAME|GUEST_ROLE|GUEST_COMMAND|NODE_ARGS"
 #                (the guest gets the first three fields)
-# Where the node is the server, what rxe sent is captured on the veth and
-# the last message must be in the node's memory (check_payload.py).
+# Where the node is the server, or a READ client, what rxe sent is captured
+# on the veth and the last message (or READ) must be in the node's memory
+# (check_payload.py).
 set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 NODE=${ET_NODE:?ET_NODE: path of ethereal-node}
@@ -26,7 +27,20 @@ attempt() {
   local tag=$1 role=$2 args=$3 cap dump pid
   out=$RXE_RUN/$tag.node.log
   # shellcheck disable=SC2086 # NODE_ARGS are words
-  if [ "$role" = server ]; then
+  if [ "$role" = server ] && [[ "$args" == *"--mode read_"* ]]; then
+    # the node reads: what rxe answered is captured, its last READ checked
+    cap=$RXE_RUN/$tag.pcap
+    tcpdump -i rxe-peer-br -s 0 -B 65536 -U --immediate-mode -w "$cap" "udp port 4791 and host 10.77.0.3" \
+      2> "$RXE_RUN/$tag.tcpdump.log" & dump=$!
+    wait_file "$RXE_SHARE/$tag.go" 60 || echo "(the guest never said go)"
+    timeout "$T" "$NODE" "${EAL[@]}" --file-prefix="rxe$$" -- --port net_af_packet0 \
+      --ip 10.77.0.3 --client "$RXE_GUEST" --save "$RXE_RUN/$tag.mem" $args > "$out" 2>&1; rc=$?
+    sleep 0.5; kill -INT $dump; wait $dump
+    grep -h "dropped by kernel" "$RXE_RUN/$tag.tcpdump.log"
+    if [ "$rc" = 0 ]; then
+      /usr/bin/python3 "$HERE/check_payload.py" "$cap" "$RXE_RUN/$tag.mem" 10.77.0.3 0x100 || rc=1
+    fi
+  elif [ "$role" = server ]; then
     wait_file "$RXE_SHARE/$tag.go" 60 || echo "(the guest never said go)"
     timeout "$T" "$NODE" "${EAL[@]}" --file-prefix="rxe$$" -- --port net_af_packet0 \
       --ip 10.77.0.3 --client "$RXE_GUEST" $args > "$out" 2>&1; rc=$?
@@ -44,7 +58,8 @@ attempt() {
     wait $pid; rc=$?
     sleep 0.5; kill -INT $dump; wait $dump
     grep -h "dropped by kernel" "$RXE_RUN/$tag.tcpdump.log"
-    if [ "$rc" = 0 ]; then
+    # rxe reads the node's memory or works on it: no message of its to check
+    if [ "$rc" = 0 ] && ! [[ "$args" =~ --mode\ (read_|atomic_) ]]; then
       # the node's QP 0 is QPN 0x100: its last message is where --save starts
       /usr/bin/python3 "$HERE/check_payload.py" "$cap" "$RXE_RUN/$tag.mem" 10.77.0.3 0x100 || rc=1
     fi
