@@ -401,6 +401,8 @@ BAD = [
      "--client: expected the peer's RoCE IPv4 address (--oob cm)"),
     (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--oob", "cm", "--mode", "ucmatose",
       "--iters", "0"], "--mode ucmatose: --iters 1..1048576"),
+    (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--oob", "cm", "--mode", "rping",
+      "--size", "16"], "--mode rping: one connection (--qps 1), --size 26 or more"),
     (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--oob", "cm", "--workers", "2",
       "--qps", "2"], "--oob cm runs one worker"),
     (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--fault", "loss=5"],
@@ -452,7 +454,7 @@ def main():
         fails += not veth(exe, work, base + 100 + 3 * i, mode, ["--oob", dialect, "--iters", "500"])
     # RDMA CM on the wire, no TCP (tests/rxe: against Linux's CM): perftest
     # -R's exchange on a QP of its own, and ucmatose's test, both ends ours
-    for i, mode in enumerate(["write_bw", "send_lat", "ucmatose"]):
+    for i, mode in enumerate(["write_bw", "send_lat", "read_bw", "ucmatose", "rping"]):
         fails += not veth(exe, work, base + 160 + 3 * i, mode, ["--oob", "cm", "--iters", "500"])
     # perftest's -q 2 and -a (every size 2 .. 8 MiB, a few of each)
     for i, (mode, more) in enumerate([("write_bw", ["--qps", "2"]), ("send_bw", ["--qps", "2"]),
@@ -489,7 +491,7 @@ def main():
         good = h.returncode == 0 and h.stdout.startswith("usage: ethereal-node") and "Mmsg/s" in h.stdout
         print(("ok  " if good else "FAIL") + f" --help {where}")
         fails += not good
-    total = 29 + len(BAD)
+    total = 31 + len(BAD)
     print(f"{total - fails} passed, {fails} failed")
     sys.exit(1 if fails else 0)
 

@@ -13,7 +13,12 @@
  *   ucmatose (rdmacm-utils): --qps connections, --iters SENDs of --size on
  *   each, the server's first; the client answers each with what it
  *   received (the tool sends from its receive buffer); then the server's
- *   DREQ.
+ *   DREQ;
+ *
+ *   rping (rdmacm-utils): per ping the client names its buffer (a SEND of
+ *   address, rkey, size), the server RDMA READs it and says go, the client
+ *   names its sink, the server RDMA WRITEs what it read there and says go;
+ *   the client checks the echo (-V); after --iters pings its DREQ.
  *
  * The port of a server is rdma_cm's TCP port space's --oob-port; --client
  * names the peer's RoCE address.  At the end every connection is closed
@@ -27,6 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/et_bytes.h"
 #include "host/et_rdmacm.h"
 #include "host/et_worker.h"
 #include "et_cli.h"
@@ -211,15 +217,45 @@ ucmatose_recvs(struct node *n, uint32_t i)
 	}
 }
 
+/* rping's messages land in two slots after its buffers, one posted each
+ * (the tool answers each message before the next). */
+static uint8_t *
+rping_slot(const struct node *n, uint32_t k)
+{
+	return n->buf + 2 * (uint64_t)n->o.size + 16 * k;
+}
+
+static void
+rping_recv(struct node *n, uint32_t k)
+{
+	struct et_recv_wr rw = {.wr_id = k, .addr = rping_slot(n, k), .length = 16,
+				.lkey = n->key};
+
+	et_qp_post_recv(n->qp[0], &rw);
+}
+
+static void
+rping_recvs(struct node *n)
+{
+	rping_recv(n, 0);
+	rping_recv(n, 1);
+}
+
 /* Ours: the peer's QP retries as the tools ask (7: for ever; ours stops at
- * 6, qp_attr); ucmatose asks for one READ each way. */
+ * 6, qp_attr); READs and atomics: the rdmacm-utils tools ask for one each
+ * way; perftest's as many as our QP answers (responder resources) and
+ * has out (initiator depth). */
 static struct et_rdmacm_conn_param
 conn_param(const struct node *n)
 {
+	bool one = is_rdmacm_tool(n->o.mode);
+	struct et_qp_attr a;
+
+	et_qp_attr_default(&a);
 	return (struct et_rdmacm_conn_param){
 		.psn = n->me.psn, .mtu = n->o.mtu, .rnr_retry_count = 7, .retry_count = 7,
-		.responder_resources = n->o.mode == MODE_UCMATOSE,
-		.initiator_depth = n->o.mode == MODE_UCMATOSE};
+		.responder_resources = one ? 1 : NODE_RD_ATOMIC,
+		.initiator_depth = one ? 1 : a.max_rd_atomic};
 }
 
 /* A server's: the exchange's first (perftest -R), then the test's (our
@@ -247,6 +283,8 @@ on_request(struct node *n, const struct et_rdmacm_event *ev)
 		n->them.ip = ev->peer_ip;
 	if (n->o.mode == MODE_UCMATOSE)
 		ucmatose_recvs(n, i);
+	if (n->o.mode == MODE_RPING)
+		rping_recvs(n);
 	p.responder_resources = ev->responder_resources;
 	p.initiator_depth = ev->initiator_depth;
 	et_rdmacm_id_set_ctx(ev->id, (void *)(uintptr_t)(i + 1));
@@ -395,6 +433,8 @@ open_tests(struct node *n)
 			return et_cli_error("cannot create QP %u", i);
 		if (n->o.mode == MODE_UCMATOSE)
 			ucmatose_recvs(n, i);
+		if (n->o.mode == MODE_RPING)
+			rping_recvs(n);
 		if (connect_one(n, i))
 			return -1;
 	}
@@ -478,12 +518,12 @@ cm_connect_peer(struct node *n)
 			return et_cli_error("RDMA CM: cannot listen on port %u: %s", o->oob_port,
 					    strerror(-r));
 		et_info("waiting for the peer on RDMA CM port %u (%s)", o->oob_port,
-			is_perftest(o) ? "perftest -R" : "ucmatose");
+			is_perftest(o) ? "perftest -R" : mode_names[o->mode]);
 	} else {
 		inet_pton(AF_INET, o->client, &a); /* checked by parse_options */
 		n->them.ip = ntohl(a.s_addr);
 	}
-	if (o->mode == MODE_UCMATOSE)
+	if (is_rdmacm_tool(o->mode))
 		return open_tests(n) || cm_ready(n) ? -1 : 0;
 	n->oob = (struct oob){.fd = -1, .msg = &chan_ops, .msg_ctx = n, .stop = &node_stop,
 			      .timeout_ms = 60000};
@@ -604,6 +644,195 @@ run_ucmatose(struct node *n)
 	if (!wait_until(n, all_down, o->qps, o->server ? 3000 : 10000) && !node_stop) {
 		et_cli_error("ucmatose: the %s did not close the connections in %u s",
 			     o->server ? "peer" : "server", o->server ? 3 : 10);
+		n->bad++;
+	}
+}
+
+/* ---- rping's test ---- */
+
+#define RP_SEND 100 /* wr_id of our SENDs; an RDMA READ or WRITE's is RP_RDMA */
+#define RP_RDMA 101
+
+/* The buffer of rping's client for ping k: "rdma-ping-k: " and a run of
+ * the letters from 'A' + k (mod 58) on, ending in a NUL. */
+static void
+rping_text(uint8_t *b, uint32_t size, uint64_t k)
+{
+	int cc = snprintf((char *)b, size, "rdma-ping-%d: ", (int)k);
+	uint8_t c = (uint8_t)(65 + k % 58);
+
+	for (uint32_t i = (uint32_t)cc; i < size; i++) {
+		b[i] = c++;
+		if (c > 122)
+			c = 65;
+	}
+	b[size - 1] = 0;
+}
+
+/* The completion of wr_id on cq (any receive for UINT64_MAX), SENDs'
+ * completed on the way checked and passed: 0; 1 when the peer closed the
+ * connection first; -1 said (a failure, 10 s of nothing). */
+static int
+rping_wait(struct node *n, struct et_cq *cq, uint64_t wr_id, struct et_wc *wc, const char *what)
+{
+	uint64_t last = et_tsc_ns();
+
+	while (!node_stop) {
+		if (et_cq_poll(cq, wc, 1) == 0) {
+			if (n->cm->st[0] == C_DOWN)
+				return 1;
+			if (et_tsc_ns() - last > 10000000000ull)
+				return et_cli_error("rping: no %s for 10 s", what);
+			poll_once(n);
+			continue;
+		}
+		if (wc->status == ET_WC_WR_FLUSH_ERR && n->cm->st[0] == C_DOWN)
+			return 1; /* the DREQ flushed the QP */
+		if (wc->status != ET_WC_SUCCESS)
+			return et_cli_error("rping: %s: %s", wc->wr_id == RP_SEND ? "a SEND" : what,
+					    et_wc_status_str(wc->status));
+		if (wr_id == UINT64_MAX ? wc->opcode == ET_WC_RECV : wc->wr_id == wr_id)
+			break;
+	}
+	if (node_stop)
+		return -1;
+	if (wc->opcode == ET_WC_RECV && wc->byte_len != 16)
+		return et_cli_error("rping: a message of %u bytes where its 16 belong", wc->byte_len);
+	return 0;
+}
+
+/* A 16-byte message: rping's address, rkey and size, big-endian. */
+static int
+rping_send(struct node *n, uint64_t addr, uint32_t rkey, uint32_t size)
+{
+	uint8_t *m = rping_slot(n, 2);
+	struct et_send_wr wr = {.wr_id = RP_SEND, .opcode = ET_WR_SEND, .local_addr = m,
+				.length = 16, .lkey = n->key};
+
+	et_store64(m, addr);
+	et_store32(m + 8, rkey);
+	et_store32(m + 12, size);
+	if (et_nic_post_send(&n->lane[0].nic, n->qp[0], &wr))
+		return et_cli_error("rping: cannot post a SEND");
+	return 0;
+}
+
+/* The next message, its slot posted again: 0, 1 the peer closed, -1. */
+static int
+rping_next(struct node *n, uint64_t *addr, uint32_t *rkey, uint32_t *size, const char *what)
+{
+	struct et_wc wc;
+	int r = rping_wait(n, &n->lane[0].host.rcq, UINT64_MAX, &wc, what);
+	const uint8_t *m = rping_slot(n, (uint32_t)wc.wr_id);
+
+	if (r)
+		return r;
+	*addr = et_load64(m);
+	*rkey = et_load32(m + 8);
+	*size = et_load32(m + 12);
+	rping_recv(n, (uint32_t)wc.wr_id);
+	return 0;
+}
+
+static int
+rping_rdma(struct node *n, uint8_t opcode, uint32_t len, uint64_t addr, uint32_t rkey,
+	   const char *what)
+{
+	struct et_send_wr wr = {.wr_id = RP_RDMA, .opcode = opcode, .local_addr = n->buf,
+				.length = len, .lkey = n->key, .remote_addr = addr, .rkey = rkey};
+	struct et_wc wc;
+
+	if (et_nic_post_send(&n->lane[0].nic, n->qp[0], &wr))
+		return et_cli_error("rping: cannot post the %s", what);
+	return rping_wait(n, &n->lane[0].host.scq, RP_RDMA, &wc, what) ? -1 : 0;
+}
+
+/* The client's pings: its buffer named, the server's go; its sink named,
+ * the go again; the echo checked (--verify, rping's -V). */
+static int
+rping_client(struct node *n)
+{
+	const uint32_t size = n->o.size;
+	uint8_t *start = n->buf, *sink = n->buf + size;
+	uint64_t a;
+	uint32_t k, s;
+
+	for (uint64_t ping = 0; ping < n->o.iters && !node_stop; ping++) {
+		uint64_t t0 = et_tsc_ns();
+		int r;
+
+		rping_text(start, size, ping);
+		if ((r = rping_send(n, (uintptr_t)start, n->key, size)) ||
+		    (r = rping_next(n, &a, &k, &s, "go after the READ")) ||
+		    (r = rping_send(n, (uintptr_t)sink, n->key, size)) ||
+		    (r = rping_next(n, &a, &k, &s, "go after the WRITE"))) {
+			if (r > 0)
+				et_cli_error("rping: the server closed the connection at ping %" PRIu64
+					     " (is its -S our --size %u?)", ping, size);
+			return -1;
+		}
+		n->lat[n->nlat++] = et_tsc_ns() - t0;
+		if (n->o.verify && memcmp(start, sink, size)) {
+			et_cli_error("--verify: ping %" PRIu64 ": the echo differs from what we sent",
+				     ping);
+			n->bad++;
+		}
+		n->done++;
+	}
+	return node_stop ? -1 : 0;
+}
+
+/* The server's side: READ what the client names, WRITE it back to its
+ * sink (its length up to the NUL, as rping), until the client's DREQ.
+ * --verify: what we read is rping's text for the ping. */
+static int
+rping_server(struct node *n)
+{
+	const uint32_t size = n->o.size;
+	uint64_t a;
+	uint32_t k, s;
+	int r;
+
+	for (uint64_t ping = 0;; ping++) {
+		if ((r = rping_next(n, &a, &k, &s, "client's buffer")) != 0)
+			return r > 0 ? 0 : -1; /* its DREQ: the pings are over */
+		if (s > size)
+			return et_cli_error("rping: the peer's buffer is %u bytes, ours (--size) %u",
+					    s, size);
+		if (rping_rdma(n, ET_WR_RDMA_READ, s, a, k, "RDMA READ"))
+			return -1;
+		if (n->o.verify) { /* the client's text, built in our second buffer */
+			rping_text(n->buf + size, s, ping);
+			if (memcmp(n->buf, n->buf + size, s)) {
+				et_cli_error("--verify: ping %" PRIu64 ": what we read is not rping's "
+					     "text", ping);
+				n->bad++;
+			}
+		}
+		if (rping_send(n, 0, 0, 0) || rping_next(n, &a, &k, &s, "client's sink") ||
+		    rping_rdma(n, ET_WR_RDMA_WRITE, (uint32_t)strnlen((char *)n->buf, s - 1) + 1,
+			       a, k, "RDMA WRITE") ||
+		    rping_send(n, 0, 0, 0))
+			return -1;
+		n->done++;
+	}
+}
+
+void
+run_rping(struct node *n)
+{
+	n->size = n->o.size;
+	n->t0 = et_tsc_ns();
+	n->pkts0 = nic_packets(n);
+	if (n->o.server ? rping_server(n) : rping_client(n)) {
+		n->bad++;
+		return;
+	}
+	n->t1 = et_tsc_ns();
+	if (!n->o.server)
+		et_rdmacm_disconnect(n->cm->rcm, n->cm->id[0], et_tsc_ns());
+	if (!wait_until(n, all_down, 1, 3000) && !node_stop) {
+		et_cli_error("rping: the connection not closed in 3 s");
 		n->bad++;
 	}
 }

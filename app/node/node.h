@@ -38,7 +38,7 @@
 
 enum mode {
 	MODE_WRITE_BW, MODE_SEND_BW, MODE_WRITE_LAT, MODE_PINGPONG, MODE_SEND_LAT,
-	MODE_READ_BW, MODE_READ_LAT, MODE_ATOMIC_BW, MODE_UCMATOSE,
+	MODE_READ_BW, MODE_READ_LAT, MODE_ATOMIC_BW, MODE_UCMATOSE, MODE_RPING,
 };
 extern const char *const mode_names[]; /* by enum mode, NULL-terminated */
 
@@ -135,7 +135,7 @@ is_lat(enum mode m)
 static inline bool
 is_rdmacm_tool(enum mode m)
 {
-	return m == MODE_UCMATOSE;
+	return m == MODE_UCMATOSE || m == MODE_RPING;
 }
 
 /* perftest's exchange: over TCP, or over RDMA CM (its -R) */
@@ -145,6 +145,10 @@ is_perftest(const struct opts *o)
 	return o->oob == OOB_PERFTEST || (o->oob == OOB_CM && !is_rdmacm_tool(o->mode));
 }
 
+/* rping's smallest buffer: its "rdma-ping-%d: " and a count; and the room
+ * after its two buffers for its 16-byte messages (two receives, a send) */
+#define RPING_MIN_SIZE 26u
+#define RPING_CTL 64u
 
 /* The client reads the server's memory or works on it (READ, atomics); the
  * server's NIC answers, the server itself does nothing. */
@@ -244,6 +248,7 @@ int cm_connect_peer(struct node *n);
 /* The connection manager's timers and events: in every wait on the port. */
 void cm_poll(struct node *n);
 void run_ucmatose(struct node *n);
+void run_rping(struct node *n);
 /* Our connections closed (DREQ, or the peer's answered), at most 3 s;
  * the agent on QP 1 gone. */
 void cm_close(struct node *n);

@@ -15,7 +15,7 @@
 #include "node.h"
 
 const char *const mode_names[] = {"write_bw", "send_bw", "write_lat", "pingpong", "send_lat",
-				  "read_bw", "read_lat", "atomic_bw", "ucmatose", NULL};
+				  "read_bw", "read_lat", "atomic_bw", "ucmatose", "rping", NULL};
 static const char *const oob_names[] = {"ethereal", "pingpong", "perftest", "cm", NULL};
 
 void
@@ -28,7 +28,7 @@ usage(FILE *f)
 		"         [--iters N | --duration S]\n"
 		"         [--qps N] [--mtu 256..4096] [--paths N] [--rate GBPS] [--oob-port N] [--verify]\n"
 		"         [--json FILE] [--yield] [--rto-ms N] [--peer SPEC] [--mac MAC] [--workers N]\n"
-		"         [--oob ethereal|pingpong|perftest|cm] [--mode pingpong|ucmatose]\n"
+		"         [--oob ethereal|pingpong|perftest|cm] [--mode pingpong|ucmatose|rping]\n"
 		"         [--fault KEY=VAL,...] [--rx-loss-ppm N] [--seed N] [--save FILE] [--pcap FILE]\n"
 		"  --port DEV     a DPDK device: net_memif0,role=server,socket=/run/x.sock, net_tap0,iface=t0, a PCI address\n"
 		"  --ip ADDR      this host's RoCE IPv4 address\n"
@@ -54,7 +54,10 @@ usage(FILE *f)
 		"                 The perftest modes speak perftest -R (ib_write_bw -R, ...: its\n"
 		"                 exchange in SENDs on a QP of its own, rdma_cm port 18515);\n"
 		"                 --mode ucmatose is rdmacm-utils' ucmatose (port 7471: --iters\n"
-		"                 SENDs of --size each way, the server's first; --qps connections)\n"
+		"                 SENDs of --size each way, the server's first; --qps connections);\n"
+		"                 --mode rping is its rping (port 7174: --iters pings of --size, the\n"
+		"                 server READs the client's buffer and WRITEs it back; --verify:\n"
+		"                 the echo, or what was read, is rping's text)\n"
 		"  --all          perftest's -a: every size 2 .. 8388608, a row each (--oob perftest, cm)\n"
 		"  --mode send_lat  ib_send_lat's ping-pong of SENDs (--oob perftest); write_lat with\n"
 		"                 --oob perftest is ib_write_lat's ping-pong of WRITEs\n"
@@ -162,17 +165,21 @@ tool_defaults(struct opts *o)
 				    "send_lat, read_bw, read_lat or atomic_bw");
 	} else if (o->oob == OOB_CM && o->mode == MODE_PINGPONG) {
 		return et_cli_error("--oob cm runs --mode write_bw, send_bw, write_lat, send_lat, "
-				    "read_bw, read_lat, atomic_bw (perftest -R) or ucmatose");
+				    "read_bw, read_lat, atomic_bw (perftest -R), ucmatose or rping");
 	} else if (is_rdmacm_tool(o->mode)) {
 		if (o->oob != OOB_CM)
 			return et_cli_error("--mode %s is rdmacm-utils' test: give --oob cm",
 					    mode_names[o->mode]);
-		/* the tool's defaults: -C 10 messages of -S 100 bytes */
-		o->size = o->size_set ? o->size : 100;
-		o->iters = o->iters_set ? o->iters : 10;
-		if (o->iters == 0 || o->iters > (1u << 20))
+		/* the tools' defaults: ucmatose -C 10 -S 100, rping -S 64 (and
+		 * -C 0, for ever: ours 1000) */
+		o->size = o->size_set ? o->size : o->mode == MODE_UCMATOSE ? 100 : 64;
+		o->iters = o->iters_set ? o->iters : o->mode == MODE_UCMATOSE ? 10 : 1000;
+		if (o->mode == MODE_UCMATOSE && (o->iters == 0 || o->iters > (1u << 20)))
 			return et_cli_error("--mode ucmatose: --iters 1..1048576 (its -C: every "
 					    "receive is posted at once)");
+		if (o->mode == MODE_RPING && (o->size < RPING_MIN_SIZE || o->qps != 1))
+			return et_cli_error("--mode rping: one connection (--qps 1), --size %u or "
+					    "more (its message and a count)", RPING_MIN_SIZE);
 	}
 	if (o->oob == OOB_CM)
 		o->mtu = o->mtu_set ? o->mtu : 1024; /* rxe's on a 1500-byte link: the REQ asks it */
@@ -199,7 +206,7 @@ tool_defaults(struct opts *o)
 	if (o->all && o->duration_ns)
 		return et_cli_error("--all counts messages per size: give --iters, not --duration");
 	if (o->oob != OOB_ETHEREAL && !o->port_set)
-		o->oob_port = o->mode == MODE_UCMATOSE ? 7471 : 18515;
+		o->oob_port = o->mode == MODE_UCMATOSE ? 7471 : o->mode == MODE_RPING ? 7174 : 18515;
 	if (o->oob != OOB_ETHEREAL && o->peer)
 		return et_cli_error("--peer replaces the exchange: give it or --oob, not both");
 	if (is_perftest(o) && times_rounds(o->mode) && o->qps != 1)

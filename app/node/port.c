@@ -75,6 +75,8 @@ node_open(struct node *n)
 	bool two_areas = o->mode == MODE_PINGPONG || (is_perftest(o) && is_lat(o->mode));
 
 	n->buf_len = n->stride * (two_areas ? 2 : o->mode == MODE_UCMATOSE ? 2 * o->qps : o->qps);
+	if (o->mode == MODE_RPING) /* its two buffers, then its messages' slots */
+		n->buf_len = 2 * n->stride + RPING_CTL;
 	n->buf = calloc(1, n->buf_len);
 	if (!n->mp || !n->buf)
 		return et_cli_error("out of memory");
