@@ -336,7 +336,8 @@ event_pdata(struct et_cm_event *e, const uint8_t *p, uint16_t len)
 {
 	if (e == NULL)
 		return;
-	memcpy(e->pdata, p, len);
+	if (len > 0)
+		memcpy(e->pdata, p, len);
 	e->pdata_len = len;
 }
 
