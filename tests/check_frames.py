@@ -77,21 +77,30 @@ TSHARK_FIELDS = ["infiniband.bth.opcode", "infiniband.bth.destqp", "infiniband.b
                  "infiniband.deth.srcqp"]
 
 
-def check_tshark(pcap, rows):
-    tshark = shutil.which("tshark")
-    need(tshark, "tshark")
-    cmd = [tshark, "-n", "-r", pcap, "-T", "fields", "-E", "separator=\t", "-E", "occurrence=f"]
-    # Wireshark tries the lower UDP port first: a path ID below 4791 that is
-    # some protocol's well-known port (514 syslog, 7 echo...) needs Decode As.
-    for port in sorted({r["sport"] for r in rows if 0 < r["sport"] < 4791}):
-        cmd += ["-d", f"udp.port=={port},infiniband"]
-    for f in TSHARK_FIELDS:
+def tshark_fields(pcap, fields, extra=()):
+    """tshark's fields of every frame of pcap, a line a frame (tab
+    between fields), or None (its stderr printed) when it fails."""
+    cmd = [shutil.which("tshark"), "-n", "-r", pcap, "-T", "fields", "-E", "separator=\t",
+           "-E", "occurrence=f", *extra]
+    for f in fields:
         cmd += ["-e", f]
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:
         print(out.stderr)
+        return None
+    return out.stdout.rstrip("\n").split("\n")
+
+
+def check_tshark(pcap, rows):
+    need(shutil.which("tshark"), "tshark")
+    # Wireshark tries the lower UDP port first: a path ID below 4791 that is
+    # some protocol's well-known port (514 syslog, 7 echo...) needs Decode As.
+    decode = []
+    for port in sorted({r["sport"] for r in rows if 0 < r["sport"] < 4791}):
+        decode += ["-d", f"udp.port=={port},infiniband"]
+    lines = tshark_fields(pcap, TSHARK_FIELDS, decode)
+    if lines is None:
         return False
-    lines = out.stdout.rstrip("\n").split("\n")
     assert len(lines) == len(rows), (len(lines), len(rows))
     bad = 0
     def num(s):
@@ -158,17 +167,12 @@ def check_tshark_mads(pcap, rows):
               "infiniband.cm.req.ip_cm.dip4", "_ws.malformed", "_ws.expert.severity"]
     for attr in sorted(MAD_FIELDS):
         fields += [f for f, _ in MAD_FIELDS[attr]]
-    cmd = [shutil.which("tshark"), "-n", "-r", pcap, "-T", "fields", "-E", "separator=\t",
-           "-E", "occurrence=f"]
-    for f in fields:
-        cmd += ["-e", f]
-    out = subprocess.run(cmd, capture_output=True, text=True)
-    if out.returncode != 0:
-        print(out.stderr)
+    lines = tshark_fields(pcap, fields)
+    if lines is None:
         return False
     bad = 0
     seen = 0
-    for line in out.stdout.rstrip("\n").split("\n"):
+    for line in lines:
         v = dict(zip(fields, line.split("\t")))
         row = mads.get(int(v["frame.number"]))
         if row is None:
