@@ -222,6 +222,7 @@ et_qp_set_peer_path(struct et_qp *qp, uint32_t sq_psn, uint32_t mtu)
 	qp->a = a;
 	qp->sq_next_psn = qp->snd_una = qp->snd_nxt = qp->snd_max = sq_psn;
 	et_dctcp_init(&qp->cc, &a.dctcp, mtu, sq_psn);
+	et_dctcp_init(&qp->acc, &a.dctcp, mtu, a.rq_psn);
 	return 0;
 }
 
