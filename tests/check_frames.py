@@ -6,7 +6,9 @@ check_frames.py scapy|tshark GEN_FRAMES WORKDIR
 Runs GEN_FRAMES to write a pcap and a manifest of what each frame carries,
 then decodes the pcap with scapy (scapy.contrib.roce: recomputes every ICRC,
 reads BTH fields) or with tshark (Wireshark's InfiniBand dissector on UDP
-4791: opcode, QPN, PSN, RETH, AETH, ImmDt).  Exit 77 (meson: skipped) when
+4791: opcode, QPN, PSN, RETH, AETH, ImmDt; and the connection manager's
+MADs to QP 1: every message's IDs, QPN, PSN, REJ reason, rdma_cm's IP
+header, with no field Wireshark calls malformed).  Exit 77 (meson: skipped) when
 the decoder is missing, unless CI is set: then a missing decoder fails.
 """
 import os
@@ -29,7 +31,7 @@ def need(ok, what):
 
 def manifest(path):
     keys = ("index opcode dqpn psn sport ackreq pad syndrome msn va rkey dmalen imm "
-            "swap cmp orig qkey srcqp").split()
+            "swap cmp orig qkey srcqp attr lcid rcid mqpn mpsn").split()
     with open(path) as f:
         return [dict(zip(keys, map(int, line.split("\t")))) for line in f]
 
@@ -75,21 +77,30 @@ TSHARK_FIELDS = ["infiniband.bth.opcode", "infiniband.bth.destqp", "infiniband.b
                  "infiniband.deth.srcqp"]
 
 
-def check_tshark(pcap, rows):
-    tshark = shutil.which("tshark")
-    need(tshark, "tshark")
-    cmd = [tshark, "-n", "-r", pcap, "-T", "fields", "-E", "separator=\t", "-E", "occurrence=f"]
-    # Wireshark tries the lower UDP port first: a path ID below 4791 that is
-    # some protocol's well-known port (514 syslog, 7 echo...) needs Decode As.
-    for port in sorted({r["sport"] for r in rows if 0 < r["sport"] < 4791}):
-        cmd += ["-d", f"udp.port=={port},infiniband"]
-    for f in TSHARK_FIELDS:
+def tshark_fields(pcap, fields, extra=()):
+    """tshark's fields of every frame of pcap, a line a frame (tab
+    between fields), or None (its stderr printed) when it fails."""
+    cmd = [shutil.which("tshark"), "-n", "-r", pcap, "-T", "fields", "-E", "separator=\t",
+           "-E", "occurrence=f", *extra]
+    for f in fields:
         cmd += ["-e", f]
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:
         print(out.stderr)
+        return None
+    return out.stdout.rstrip("\n").split("\n")
+
+
+def check_tshark(pcap, rows):
+    need(shutil.which("tshark"), "tshark")
+    # Wireshark tries the lower UDP port first: a path ID below 4791 that is
+    # some protocol's well-known port (514 syslog, 7 echo...) needs Decode As.
+    decode = []
+    for port in sorted({r["sport"] for r in rows if 0 < r["sport"] < 4791}):
+        decode += ["-d", f"udp.port=={port},infiniband"]
+    lines = tshark_fields(pcap, TSHARK_FIELDS, decode)
+    if lines is None:
         return False
-    lines = out.stdout.rstrip("\n").split("\n")
     assert len(lines) == len(rows), (len(lines), len(rows))
     bad = 0
     def num(s):
@@ -130,6 +141,66 @@ def check_tshark(pcap, rows):
     return bad == 0
 
 
+# a CM MAD's fields by attribute: (tshark field, manifest key)
+MAD_FIELDS = {
+    0x10: [("infiniband.cm.req", "lcid"), ("infiniband.cm.req.localqpn", "mqpn"),
+           ("infiniband.cm.req.startpsn", "mpsn")],
+    0x12: [("infiniband.cm.rej.localcommid", "lcid"), ("infiniband.cm.rej.remotecommid", "rcid"),
+           ("infiniband.cm.rej.reason", "mpsn")],
+    0x13: [("infiniband.cm.rep", "lcid"), ("infiniband.cm.rep.remotecommid", "rcid"),
+           ("infiniband.cm.rep.localqpn", "mqpn"), ("infiniband.cm.rep.startpsn", "mpsn")],
+    0x14: [("infiniband.cm.rtu.localcommid", "lcid"), ("infiniband.cm.rtu.remotecommid", "rcid")],
+    0x15: [("infiniband.cm.dreq.localcommid", "lcid"), ("infiniband.cm.dreq.remotecommid", "rcid"),
+           ("infiniband.cm.req.remoteqpneecn", "mqpn")],
+    0x16: [("infiniband.cm.drsp.localcommid", "lcid"), ("infiniband.cm.drsp.remotecommid", "rcid")],
+}
+
+
+def check_tshark_mads(pcap, rows):
+    """The CM's MADs: the MAD header's class, version, method and
+    attribute, each message's fields (Wireshark 4.0 has none for the MRA:
+    its header only), rdma_cm's header in the REQ; and nothing malformed."""
+    mads = {r["index"] + 1: r for r in rows if r["attr"]}
+    fields = ["frame.number", "infiniband.mad.mgmtclass", "infiniband.mad.classversion",
+              "infiniband.mad.method", "infiniband.mad.attributeid",
+              "infiniband.cm.req.ip_cm.ipv", "infiniband.cm.req.ip_cm.sip4",
+              "infiniband.cm.req.ip_cm.dip4", "_ws.malformed", "_ws.expert.severity"]
+    for attr in sorted(MAD_FIELDS):
+        fields += [f for f, _ in MAD_FIELDS[attr]]
+    lines = tshark_fields(pcap, fields)
+    if lines is None:
+        return False
+    bad = 0
+    seen = 0
+    for line in lines:
+        v = dict(zip(fields, line.split("\t")))
+        row = mads.get(int(v["frame.number"]))
+        if row is None:
+            continue
+        seen += 1
+        want = {"infiniband.mad.mgmtclass": 0x07, "infiniband.mad.classversion": 2,
+                "infiniband.mad.method": 3, "infiniband.mad.attributeid": row["attr"]}
+        for f, key in MAD_FIELDS.get(row["attr"], []):
+            want[f] = row[key]
+        got = {f: int(v[f], 0) if v[f] else None for f in want}
+        problems = [f"{f} {got[f]} want {want[f]}" for f in want if got[f] != want[f]]
+        if row["attr"] == 0x10 and (int(v["infiniband.cm.req.ip_cm.ipv"] or "0", 0) != 4 or
+                                    v["infiniband.cm.req.ip_cm.sip4"] != "10.77.0.3" or
+                                    v["infiniband.cm.req.ip_cm.dip4"] != "10.77.0.2"):
+            problems.append("rdma_cm header " + " ".join(v[f] for f in fields[5:8]))
+        if v["_ws.malformed"] or v["_ws.expert.severity"]:
+            problems.append(f"expert {v['_ws.malformed']} {v['_ws.expert.severity']}")
+        if problems:
+            print("MAD frame", row["index"], "attr", hex(row["attr"]), "; ".join(problems))
+            bad += 1
+    if seen != len(mads):
+        print(f"tshark showed {seen} of the {len(mads)} MAD frames")
+        bad += 1
+    print(f"tshark: checked {len(mads)} CM MADs (header, IDs, QPN, PSN, REJ reason, "
+          f"rdma_cm header, nothing malformed), {bad} bad")
+    return bad == 0
+
+
 def check_pcapng_times(ng):
     """Our pcapng writer: nanosecond timestamps and direction flags."""
     out = subprocess.run([shutil.which("tshark"), "-n", "-r", ng, "-T", "fields",
@@ -156,7 +227,8 @@ def main():
         need(shutil.which("tshark"), "tshark")
         ng = os.path.join(work, "frames.pcapng")
         subprocess.run([gen, pcap, man, ng], check=True)
-        ok = check_tshark(ng, manifest(man)) and check_pcapng_times(ng)
+        rows = manifest(man)
+        ok = check_tshark(ng, rows) & check_tshark_mads(ng, rows) & check_pcapng_times(ng)
     else:
         subprocess.run([gen, pcap, man], check=True)
         ok = check_scapy(pcap, manifest(man))

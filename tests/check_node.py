@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Two ethereal-node processes over a memif link, as a lab user runs them:
 the server and the client trade parameters over TCP, the client runs
-write_bw / send_bw / write_lat, the server checks its memory byte for byte.
+write_bw / send_bw / write_lat, the server checks its memory byte for byte;
+the RDMA tools' exchanges over veth, RDMA CM's (no TCP) among them.
 Then bad arguments: one clear message and a non-zero exit each.
 
 check_node.py ETHEREAL_NODE WORKDIR
@@ -80,6 +81,8 @@ def pair(exe, work, mode, extra, port, link="memif", quiet_fanout=False, both=()
                     "--verify", "--oob-port", str(port)] + list(both)
     env = dict(os.environ)
     common = common + common_link
+    # RDMA CM: the client names the server's RoCE address, not a TCP one
+    server = "10.0.0.2" if "cm" in both else "127.0.0.1"
     srv = Bg([exe] + EAL + [f"--file-prefix=ens{os.getpid()}", "-l", lcores[0]] + dev[0] + [
         "--", "--port", dev[2], "--ip", "10.0.0.2", "--server"] + common,
         work, f"server-{mode}-{link}", env)
@@ -91,7 +94,7 @@ def pair(exe, work, mode, extra, port, link="memif", quiet_fanout=False, both=()
     try:
         cli = subprocess.run(
             [exe] + EAL + list(client_eal) + [f"--file-prefix=enc{os.getpid()}", "-l", lcores[1]] + dev[1] + [
-                "--", "--port", dev[3], "--ip", "10.0.0.1", "--client", "127.0.0.1",
+                "--", "--port", dev[3], "--ip", "10.0.0.1", "--client", server,
                 "--json", out] + common + extra,
             capture_output=True, text=True, timeout=120, env=env)
         if cli.returncode != 0:
@@ -390,6 +393,18 @@ BAD = [
      "--peer replaces the exchange"),
     (["--port", "net_memif0", "--ip", "10.0.0.1", "--client", "1.2.3.4", "--oob", "perftest",
       "--mode", "send_bw", "--duration", "5"], "give --iters, not --duration"),
+    (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--oob", "cm", "--mode",
+      "pingpong"], "--oob cm runs --mode write_bw, send_bw, write_lat, send_lat, read_bw"),
+    (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--mode", "ucmatose"],
+     "--mode ucmatose is rdmacm-utils' test: give --oob cm"),
+    (["--port", "net_memif0", "--ip", "10.0.0.1", "--client", "peer.example", "--oob", "cm"],
+     "--client: expected the peer's RoCE IPv4 address (--oob cm)"),
+    (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--oob", "cm", "--mode", "ucmatose",
+      "--iters", "0"], "--mode ucmatose: --iters 1..1048576"),
+    (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--oob", "cm", "--mode", "rping",
+      "--size", "16"], "--mode rping: one connection (--qps 1), --size 26 or more"),
+    (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--oob", "cm", "--workers", "2",
+      "--qps", "2"], "--oob cm runs one worker"),
     (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--fault", "loss=5"],
      "--fault: expected KEY=VALUE"),
     (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--fault", "jitter-ns=500"],
@@ -437,6 +452,10 @@ def main():
                                          ("send_lat", "perftest"), ("read_bw", "perftest"),
                                          ("read_lat", "perftest"), ("atomic_bw", "perftest")]):
         fails += not veth(exe, work, base + 100 + 3 * i, mode, ["--oob", dialect, "--iters", "500"])
+    # RDMA CM on the wire, no TCP (tests/rxe: against Linux's CM): perftest
+    # -R's exchange on a QP of its own, and ucmatose's test, both ends ours
+    for i, mode in enumerate(["write_bw", "send_lat", "read_bw", "ucmatose", "rping"]):
+        fails += not veth(exe, work, base + 160 + 3 * i, mode, ["--oob", "cm", "--iters", "500"])
     # perftest's -q 2 and -a (every size 2 .. 8 MiB, a few of each)
     for i, (mode, more) in enumerate([("write_bw", ["--qps", "2"]), ("send_bw", ["--qps", "2"]),
                                       ("write_bw", ["--all", "--iters", "4"]),
@@ -472,7 +491,7 @@ def main():
         good = h.returncode == 0 and h.stdout.startswith("usage: ethereal-node") and "Mmsg/s" in h.stdout
         print(("ok  " if good else "FAIL") + f" --help {where}")
         fails += not good
-    total = 26 + len(BAD)
+    total = 31 + len(BAD)
     print(f"{total - fails} passed, {fails} failed")
     sys.exit(1 if fails else 0)
 

@@ -193,6 +193,39 @@ test_perftest_two_qps(void **state)
 	assert_int_equal(a.rkey, b.rkey);
 }
 
+/* perftest -R's address message: its struct pingpong_dest, big-endian
+ * fields at x86-64's offsets */
+static void
+test_perftest_bin(void **state)
+{
+	struct et_oob_dest d = {.lid = 0, .out_reads = 16, .qpn = 0x000112, .psn = 0xabcdef,
+				.rkey = 0x1234, .vaddr = 0x00007f0012345678ull, .srqn = 0}, back;
+	uint8_t out[ET_PERFTEST_BIN_LEN];
+	char err[160];
+
+	(void)state;
+	et_gid_from_ipv4(0x0a4d0002, d.gid);
+	memset(out, 0x55, sizeof(out));
+	et_perftest_bin_format(&d, out);
+	assert_memory_equal(out, "\0\0\0\0\0\0\0\x10\0\0\x01\x12\0\xab\xcd\xef\0\0\x12\x34"
+			    "\0\0\0\0\0\0\x7f\0\x12\x34\x56\x78", 32);
+	assert_memory_equal(out + 32, GID_10_77_0_2, 16);
+	assert_memory_equal(out + 48, "\0\0\0\0\0\0\0\0", 8);
+	assert_int_equal(et_perftest_bin_parse(out, sizeof(out), &back, err, sizeof(err)), 0);
+	assert_int_equal(back.qpn, 0x112);
+	assert_int_equal(back.psn, 0xabcdef);
+	assert_int_equal(back.rkey, 0x1234);
+	assert_int_equal(back.vaddr, 0x00007f0012345678ull);
+	assert_int_equal(back.out_reads, 16);
+	assert_memory_equal(back.gid, GID_10_77_0_2, 16);
+	/* another step's message (perftest's 16-byte version): named */
+	assert_int_equal(et_perftest_bin_parse(out, 16, &back, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "16 bytes"));
+	out[8] = 1; /* a QPN beyond 24 bits */
+	assert_int_equal(et_perftest_bin_parse(out, sizeof(out), &back, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "beyond 24 bits"));
+}
+
 int
 main(void)
 {
@@ -205,6 +238,7 @@ main(void)
 		cmocka_unit_test(test_perftest_report),
 		cmocka_unit_test(test_perftest_report_bad),
 		cmocka_unit_test(test_perftest_two_qps),
+		cmocka_unit_test(test_perftest_bin),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -19,6 +19,8 @@ poll_port(void *ctx)
 
 	for (uint32_t k = 0; k < n->nics_open; k++)
 		et_nic_poll(&n->lane[k].nic, et_tsc_ns());
+	if (n->cm)
+		cm_poll(n);
 }
 
 /* A SEND lands in the receive buffer of its QP; in ping-pong, the second
@@ -90,6 +92,31 @@ resolve_peer(struct et_nic *nic, struct et_arp *arp, struct peer *them, bool ask
 	et_warn("ARP: no answer from %s in 3 s, sending to broadcast", ipv4_str(them->ip, ip));
 }
 
+/* What QP i of ours is, whoever its peer: ours, the peer's IP; the peer's
+ * QPN and PSN come later (by hand, an exchange, RDMA CM). */
+void
+qp_attr(const struct node *n, uint32_t i, struct et_qp_attr *a)
+{
+	const struct opts *o = &n->o;
+
+	et_qp_attr_default(a);
+	a->dest_ip = n->them.ip;
+	a->mtu = o->mtu;
+	a->sq_psn = n->me.psn;
+	a->rq_psn = n->me.psn; /* RDMA CM: what our REQ or REP says we expect */
+	a->max_send_wr = 64;
+	a->max_recv_wr = 64;
+	/* ucmatose's peer sends --iters at once, every receive posted before */
+	while (o->mode == MODE_UCMATOSE && a->max_recv_wr < o->iters)
+		a->max_recv_wr *= 2;
+	a->max_dest_rd_atomic = NODE_RD_ATOMIC;
+	a->retry_cnt = 6; /* a test tool must end: 7 would retry forever */
+	a->path_id = et_path_make((uint8_t)(i % o->paths), 0);
+	a->rto_ns = (uint64_t)o->rto_ms * 1000000;
+	/* QP i is number i: a lane's NIC knows by it whose frame it is */
+	a->qpn = n->me.qpn_base + i;
+}
+
 static int
 create_qps(struct node *n)
 {
@@ -99,39 +126,27 @@ create_qps(struct node *n)
 		n->lane[k].host.gw_mac = n->them.mac;
 	for (uint32_t i = 0; i < o->qps; i++) {
 		struct et_qp_attr a;
-
-		et_qp_attr_default(&a);
 		bool tool = o->oob == OOB_PERFTEST;
 
+		qp_attr(n, i, &a);
 		a.dest_qpn = tool ? n->them_qp[i].qpn : n->them.qpn_base + i;
-		a.dest_ip = n->them.ip;
-		a.mtu = o->mtu;
-		a.sq_psn = n->me.psn;
 		a.rq_psn = tool ? n->them_qp[i].psn : n->them.psn;
-		a.max_send_wr = 64;
-		a.max_recv_wr = 64;
 		/* the peer's responder resources bound our READs (as perftest) */
-		a.max_dest_rd_atomic = NODE_RD_ATOMIC;
 		a.max_rd_atomic = (uint8_t)RTE_MIN(255u, tool ? n->them_qp[i].rd_atomic
 							      : n->them.rd_atomic);
-		a.retry_cnt = 6; /* a test tool must end: 7 would retry forever */
-		a.path_id = et_path_make((uint8_t)(i % o->paths), 0);
-		a.rto_ns = (uint64_t)o->rto_ms * 1000000;
-		/* QP i is number i: a lane's NIC knows by it whose frame it is */
-		a.qpn = n->me.qpn_base + i;
 		n->qp[i] = et_host_qp_create(&lane_of(n, i)->host, &a);
 		if (!n->qp[i] || et_qp_ready(n->qp[i]))
 			return et_cli_error("cannot create QP %u", i);
 	}
 	/* perftest's receives are posted before each size's sync message */
-	if (o->oob != OOB_PERFTEST && (o->mode == MODE_SEND_BW || o->mode == MODE_PINGPONG))
+	if (!is_perftest(o) && (o->mode == MODE_SEND_BW || o->mode == MODE_PINGPONG))
 		post_recvs(n, UINT64_MAX);
 	telemetry_show_qps(n->qp, o->qps);
 	return 0;
 }
 
 /* Our parameters, as --peer takes them. */
-static void
+void
 print_local(const struct node *n)
 {
 	const struct opts *o = &n->o;
@@ -191,11 +206,11 @@ exchange_failed(struct node *n, const char *step)
 {
 	if (node_stop)
 		return -1;
-	if (n->o.oob == OOB_PERFTEST)
+	if (is_perftest(&n->o))
 		return et_cli_error("perftest exchange failed at %s: %s (the peer must run %s "
-				    "with -q %u%s; a tool in another mode falls out of step)",
+				    "with -q %u%s%s; a tool in another mode falls out of step)",
 				    step, n->oob.why ? n->oob.why : "?", tool_name(n->o.mode),
-				    n->o.qps, n->o.all ? " -a" : "");
+				    n->o.qps, n->o.all ? " -a" : "", n->o.oob == OOB_CM ? " -R" : "");
 	return et_cli_error("out-of-band exchange failed at %s: %s", step,
 			    n->oob.why ? n->oob.why : "?");
 }
@@ -209,7 +224,7 @@ perftest_mine(const struct node *n, uint32_t i, char out[ET_PERFTEST_MSG_LEN])
 
 	me.qpn_base = n->me.qpn_base + i;
 	me.addr = (uintptr_t)n->buf + (is_lat(n->o.mode) ? n->stride : (uint64_t)i * n->stride);
-	oob_tool_format(OOB_PERFTEST, &me, out);
+	oob_tool_format(n->o.oob, &me, out);
 }
 
 /* The peer's message for its QP i: the first names the QP, later ones
@@ -245,6 +260,8 @@ int
 perftest_keys(struct node *n, uint32_t count, int (*ready)(struct node *n))
 {
 	char mine[ET_PERFTEST_MSG_LEN], theirs[ET_PERFTEST_MSG_LEN], step[96];
+	/* text on TCP; -R's SENDs carry it binary */
+	size_t len = n->o.oob == OOB_CM ? ET_PERFTEST_BIN_LEN : ET_PERFTEST_MSG_LEN;
 	struct peer them;
 
 	for (uint32_t k = 0; k < count; k++) {
@@ -252,10 +269,10 @@ perftest_keys(struct node *n, uint32_t count, int (*ready)(struct node *n))
 
 		snprintf(step, sizeof(step), "address message %u of %u %s", k + 1, count, n->phase);
 		perftest_mine(n, i, mine);
-		if ((!n->o.server && oob_write(&n->oob, mine, sizeof(mine))) ||
-		    oob_read(&n->oob, theirs, sizeof(theirs)))
+		if ((!n->o.server && oob_write(&n->oob, mine, len)) ||
+		    oob_read(&n->oob, theirs, len))
 			return exchange_failed(n, step);
-		if (oob_tool_parse(OOB_PERFTEST, theirs, sizeof(theirs), &n->me, &them) ||
+		if (oob_tool_parse(n->o.oob, theirs, len, &n->me, &them) ||
 		    perftest_learn(n, i, &them))
 			return -1;
 		/* the MAC is ours to learn (ARP), not the message's: after the
@@ -265,7 +282,7 @@ perftest_keys(struct node *n, uint32_t count, int (*ready)(struct node *n))
 		n->them = them;
 		if (k + 1 == count && ready && ready(n))
 			return -1;
-		if (n->o.server && oob_write(&n->oob, mine, sizeof(mine)))
+		if (n->o.server && oob_write(&n->oob, mine, len))
 			return exchange_failed(n, step);
 	}
 	return 0;
@@ -353,35 +370,45 @@ perftest_ready(struct node *n)
 	return 0;
 }
 
-static int
-connect_perftest(struct node *n)
+/* The address messages before the test, ready() once the first round is
+ * in (perftest over TCP and over RDMA CM alike). */
+int
+perftest_rounds(struct node *n, int (*ready)(struct node *n))
 {
 	const struct opts *o = &n->o;
 	int r;
 
-	n->oob.why = NULL;
-	if (oob_perftest_hello(&n->oob, o->server, &n->o.mtu))
-		return n->oob.why ? exchange_failed(n, "the opening (version, page, MTU)") : -1;
-	n->them.mtu = n->me.mtu = o->mtu;
 	snprintf(n->phase, sizeof(n->phase), "before the test");
 	switch (o->mode) {
 	case MODE_WRITE_BW:
 	case MODE_READ_BW:
 	case MODE_ATOMIC_BW:
-		r = perftest_keys(n, o->qps, perftest_ready) || perftest_keys(n, o->qps, NULL) ||
+		r = perftest_keys(n, o->qps, ready) || perftest_keys(n, o->qps, NULL) ||
 		    perftest_keys(n, 1, NULL);
 		break;
 	case MODE_WRITE_LAT:
 	case MODE_READ_LAT:
-		r = perftest_keys(n, 1, NULL) || perftest_keys(n, o->qps, perftest_ready) ||
+		r = perftest_keys(n, 1, NULL) || perftest_keys(n, o->qps, ready) ||
 		    perftest_keys(n, o->qps, NULL) || perftest_keys(n, 1, NULL);
 		break;
 	default: /* send_bw, send_lat */
-		r = perftest_keys(n, o->qps, perftest_ready) || perftest_keys(n, 1, NULL) ||
+		r = perftest_keys(n, o->qps, ready) || perftest_keys(n, 1, NULL) ||
 		    perftest_keys(n, o->qps, NULL);
 		break;
 	}
 	return r ? -1 : 0;
+}
+
+static int
+connect_perftest(struct node *n)
+{
+	const struct opts *o = &n->o;
+
+	n->oob.why = NULL;
+	if (oob_perftest_hello(&n->oob, o->server, &n->o.mtu))
+		return n->oob.why ? exchange_failed(n, "the opening (version, page, MTU)") : -1;
+	n->them.mtu = n->me.mtu = o->mtu;
+	return perftest_rounds(n, perftest_ready);
 }
 
 /* The peer's parameters, its MAC, our QPs: by hand (--peer), in our
@@ -396,6 +423,8 @@ connect_peer(struct node *n)
 			      .timeout_ms = 60000};
 	if (o->peer)
 		return connect_by_hand(n);
+	if (o->oob == OOB_CM)
+		return cm_connect_peer(n);
 	/* listen first (a harness starts the client once the server says it
 	 * waits), then wait for the link: a memif server's comes up with its
 	 * client */

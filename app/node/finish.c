@@ -66,7 +66,8 @@ perftest_close(struct node *n)
 	if (perftest_keys(n, 1, NULL))
 		return -1;
 	n->oob.idle = NULL; /* the peer may close its port from here on */
-	oob_perftest_bye(&n->oob);
+	if (n->o.oob != OOB_CM) /* -R's peer says no "done": it disconnects */
+		oob_perftest_bye(&n->oob);
 	return 0;
 }
 
@@ -152,13 +153,13 @@ last_words(struct node *n)
 	static volatile sig_atomic_t never;
 	char line[16];
 
-	if (n->oob.fd < 0 || n->o.oob == OOB_PINGPONG)
+	if (!oob_is_open(&n->oob) || n->o.oob == OOB_PINGPONG || is_rdmacm_tool(n->o.mode))
 		return;
 	n->oob.stop = &never; /* said even after SIGINT: the peer waits for it */
 	n->oob.timeout_ms = 30000;
 	/* perftest's peer keeps its port until its "done": ours is polled
 	 * until then (a peer that writes to us now is named) */
-	if (n->o.oob == OOB_PERFTEST) {
+	if (is_perftest(&n->o)) {
 		perftest_finish(n);
 		return;
 	}

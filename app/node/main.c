@@ -52,12 +52,16 @@ main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	telemetry_register();
 	if (node_open(&n) == 0 && connect_peer(&n) == 0) {
-		if (times_rounds(n.o.mode) || n.o.mode == MODE_PINGPONG)
+		if (times_rounds(n.o.mode) || n.o.mode == MODE_PINGPONG || n.o.mode == MODE_RPING)
 			n.lat = calloc(n.o.iters, sizeof(*n.lat));
 		n.bad = 0;
 		n.t0 = et_tsc_ns();
-		if (n.o.oob == OOB_PERFTEST)
+		if (is_perftest(&n.o))
 			run_perftest(&n);
+		else if (n.o.mode == MODE_UCMATOSE)
+			run_ucmatose(&n);
+		else if (n.o.mode == MODE_RPING)
+			run_rping(&n);
 		else if (n.o.mode == MODE_PINGPONG)
 			run_pingpong(&n);
 		else if (n.o.server)

@@ -11,6 +11,8 @@
  *   report.c     the table, the JSON, the saved buffer
  *   telemetry.c  counters for rte_telemetry
  *   oob.c        the TCP exchange's dialects
+ *   cm.c         --oob cm: connections by RDMA CM, perftest -R's exchange
+ *                on a QP, ucmatose's test
  */
 #ifndef ET_NODE_H
 #define ET_NODE_H
@@ -36,7 +38,7 @@
 
 enum mode {
 	MODE_WRITE_BW, MODE_SEND_BW, MODE_WRITE_LAT, MODE_PINGPONG, MODE_SEND_LAT,
-	MODE_READ_BW, MODE_READ_LAT, MODE_ATOMIC_BW,
+	MODE_READ_BW, MODE_READ_LAT, MODE_ATOMIC_BW, MODE_UCMATOSE, MODE_RPING,
 };
 extern const char *const mode_names[]; /* by enum mode, NULL-terminated */
 
@@ -112,6 +114,7 @@ struct node {
 	struct row_figures last_row;
 	struct json_t *rows; /* --json: every row printed, one per size with --all */
 	char phase[48];       /* where perftest's exchange is, for its errors */
+	struct cm_node *cm;   /* --oob cm (cm.c); NULL otherwise */
 	int bad;
 };
 
@@ -126,6 +129,26 @@ is_lat(enum mode m)
 {
 	return m == MODE_WRITE_LAT || m == MODE_SEND_LAT;
 }
+
+/* rdmacm-utils' tests (--oob cm): their own exchanges on their
+ * connections, no perftest in them */
+static inline bool
+is_rdmacm_tool(enum mode m)
+{
+	return m == MODE_UCMATOSE || m == MODE_RPING;
+}
+
+/* perftest's exchange: over TCP, or over RDMA CM (its -R) */
+static inline bool
+is_perftest(const struct opts *o)
+{
+	return o->oob == OOB_PERFTEST || (o->oob == OOB_CM && !is_rdmacm_tool(o->mode));
+}
+
+/* rping's smallest buffer: its "rdma-ping-%d: " and a count; and the room
+ * after its two buffers for its 16-byte messages (two receives, a send) */
+#define RPING_MIN_SIZE 26u
+#define RPING_CTL 64u
 
 /* The client reads the server's memory or works on it (READ, atomics); the
  * server's NIC answers, the server itself does nothing. */
@@ -200,7 +223,10 @@ int connect_peer(struct node *n);
 void post_recv(struct node *n, uint32_t i);
 void post_recvs(struct node *n, uint64_t per_qp);
 int perftest_keys(struct node *n, uint32_t count, int (*ready)(struct node *n));
+int perftest_rounds(struct node *n, int (*ready)(struct node *n));
 int exchange_failed(struct node *n, const char *step);
+void qp_attr(const struct node *n, uint32_t i, struct et_qp_attr *a);
+void print_local(const struct node *n);
 
 /* run.c */
 void run_server(struct node *n);
@@ -215,6 +241,18 @@ uint64_t placed_bytes(const struct node *n);
 
 /* finish.c */
 void last_words(struct node *n);
+
+/* cm.c */
+struct cm_node;
+int cm_connect_peer(struct node *n);
+/* The connection manager's timers and events: in every wait on the port. */
+void cm_poll(struct node *n);
+void run_ucmatose(struct node *n);
+void run_rping(struct node *n);
+/* Our connections closed (DREQ, or the peer's answered), at most 3 s;
+ * the agent on QP 1 gone. */
+void cm_close(struct node *n);
+void cm_report(const struct node *n, struct json_t *j);
 
 /* report.c */
 /* The command line's help (options.c). */

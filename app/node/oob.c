@@ -119,11 +119,23 @@ oob_close(struct oob *o)
 	o->fd = -1;
 }
 
+bool
+oob_pending(struct oob *o)
+{
+	struct pollfd p = {.fd = o->fd, .events = POLLIN};
+
+	if (o->msg)
+		return o->msg->pending(o);
+	return o->fd >= 0 && poll(&p, 1, 0) > 0;
+}
+
 int
 oob_write(struct oob *o, const void *buf, size_t n)
 {
 	const char *p = buf;
 
+	if (o->msg)
+		return o->msg->write(o, buf, n);
 	while (n) {
 		ssize_t w = send(o->fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
 
@@ -148,6 +160,8 @@ oob_read(struct oob *o, void *buf, size_t n)
 {
 	char *p = buf;
 
+	if (o->msg)
+		return o->msg->read(o, buf, n);
 	while (n) {
 		ssize_t r;
 
@@ -227,6 +241,8 @@ oob_tool_format(enum oob_dialect d, const struct peer *me, char *out)
 	et_gid_from_ipv4(me->ip, x.gid);
 	if (d == OOB_PINGPONG)
 		et_pingpong_format(&x, out);
+	else if (d == OOB_CM)
+		et_perftest_bin_format(&x, (uint8_t *)out);
 	else
 		et_perftest_format(&x, out);
 }
@@ -238,7 +254,8 @@ oob_tool_parse(enum oob_dialect d, const char *msg, size_t len, const struct pee
 	struct et_oob_dest x;
 	char err[160];
 	int r = d == OOB_PINGPONG ? et_pingpong_parse(msg, len, &x, err, sizeof(err))
-				  : et_perftest_parse(msg, len, &x, err, sizeof(err));
+	      : d == OOB_CM ? et_perftest_bin_parse((const uint8_t *)msg, len, &x, err, sizeof(err))
+			    : et_perftest_parse(msg, len, &x, err, sizeof(err));
 
 	if (r) {
 		et_cli_error("%s", err);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * ethereal-node's management connection: one TCP socket on which the two
  * sides trade their parameters before the test, in one of three dialects
- * (ours, ibv_rc_pingpong's, perftest's), and a last word after it.
+ * (ours, ibv_rc_pingpong's, perftest's), and a last word after it; or,
+ * with --oob cm, no socket: SENDs on a QP that RDMA CM connected, as
+ * perftest -R trades its messages (cm.c carries them).
  *
  * Waiting on the socket never stops the port: the idle callback runs
  * between short waits, so ARP keeps being answered (a kernel RoCE peer
@@ -20,10 +22,23 @@
 
 #include "host/et_oob_tools.h"
 
-enum oob_dialect { OOB_ETHEREAL, OOB_PINGPONG, OOB_PERFTEST };
+enum oob_dialect { OOB_ETHEREAL, OOB_PINGPONG, OOB_PERFTEST, OOB_CM };
+
+struct oob;
+
+/* A message transport in place of the socket: one write is one message,
+ * one read takes one message of exactly n bytes (-1, o->why set,
+ * otherwise); pending: a message waits to be read. */
+struct oob_msg_ops {
+	int (*write)(struct oob *o, const void *buf, size_t n);
+	int (*read)(struct oob *o, void *buf, size_t n);
+	bool (*pending)(struct oob *o);
+};
 
 struct oob {
 	int fd;
+	const struct oob_msg_ops *msg; /* NULL: the socket fd */
+	void *msg_ctx;
 	void (*idle)(void *ctx);
 	void *ctx;
 	volatile sig_atomic_t *stop;
@@ -52,6 +67,16 @@ struct peer_qp {
 int oob_open(struct oob *o, bool server, const char *host, uint16_t port);
 void oob_close(struct oob *o);
 
+/* There is a management connection (a socket, or --oob cm's QP). */
+static inline bool
+oob_is_open(const struct oob *o)
+{
+	return o->fd >= 0 || o->msg != NULL;
+}
+
+/* Something from the peer waits to be read (never blocks). */
+bool oob_pending(struct oob *o);
+
 /* All n bytes, or -1 (peer gone, timeout, stop: o->why says which). */
 int oob_write(struct oob *o, const void *buf, size_t n);
 int oob_read(struct oob *o, void *buf, size_t n);
@@ -64,7 +89,8 @@ int oob_ethereal_send(struct oob *o, const struct peer *me);
 int oob_ethereal_recv(struct oob *o, struct peer *them);
 
 /* A tool's message into them: IP from the GID, QPN, PSN (rkey and address
- * for perftest); size, MTU and QP count stay ours (the tools do not say). */
+ * for perftest); size, MTU and QP count stay ours (the tools do not say).
+ * OOB_CM: perftest -R's binary one (ET_PERFTEST_BIN_LEN bytes). */
 int oob_tool_parse(enum oob_dialect d, const char *msg, size_t len, const struct peer *me,
 		   struct peer *them);
 void oob_tool_format(enum oob_dialect d, const struct peer *me, char *out);

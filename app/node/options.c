@@ -15,8 +15,8 @@
 #include "node.h"
 
 const char *const mode_names[] = {"write_bw", "send_bw", "write_lat", "pingpong", "send_lat",
-				  "read_bw", "read_lat", "atomic_bw", NULL};
-static const char *const oob_names[] = {"ethereal", "pingpong", "perftest", NULL};
+				  "read_bw", "read_lat", "atomic_bw", "ucmatose", "rping", NULL};
+static const char *const oob_names[] = {"ethereal", "pingpong", "perftest", "cm", NULL};
 
 void
 usage(FILE *f)
@@ -28,7 +28,7 @@ usage(FILE *f)
 		"         [--iters N | --duration S]\n"
 		"         [--qps N] [--mtu 256..4096] [--paths N] [--rate GBPS] [--oob-port N] [--verify]\n"
 		"         [--json FILE] [--yield] [--rto-ms N] [--peer SPEC] [--mac MAC] [--workers N]\n"
-		"         [--oob ethereal|pingpong|perftest] [--mode pingpong]\n"
+		"         [--oob ethereal|pingpong|perftest|cm] [--mode pingpong|ucmatose|rping]\n"
 		"         [--fault KEY=VAL,...] [--rx-loss-ppm N] [--seed N] [--save FILE] [--pcap FILE]\n"
 		"  --port DEV     a DPDK device: net_memif0,role=server,socket=/run/x.sock, net_tap0,iface=t0, a PCI address\n"
 		"  --ip ADDR      this host's RoCE IPv4 address\n"
@@ -49,7 +49,16 @@ usage(FILE *f)
 		"                 mode pingpong, TCP 18515, size 4096, MTU 1024 as the tool), perftest\n"
 		"                 (ib_write_bw, ib_send_bw, ib_write_lat, ib_send_lat: the mode of\n"
 		"                 the same name, TCP 18515, the tool's -s, -n and -q defaults)\n"
-		"  --all          perftest's -a: every size 2 .. 8388608, a row each (--oob perftest)\n"
+		"  --oob cm       no TCP: connections by RDMA CM on the wire (MADs to QP 1), as\n"
+		"                 rdma_cm makes them; --client HOST is the peer's RoCE address.\n"
+		"                 The perftest modes speak perftest -R (ib_write_bw -R, ...: its\n"
+		"                 exchange in SENDs on a QP of its own, rdma_cm port 18515);\n"
+		"                 --mode ucmatose is rdmacm-utils' ucmatose (port 7471: --iters\n"
+		"                 SENDs of --size each way, the server's first; --qps connections);\n"
+		"                 --mode rping is its rping (port 7174: --iters pings of --size, the\n"
+		"                 server READs the client's buffer and WRITEs it back; --verify:\n"
+		"                 the echo, or what was read, is rping's text)\n"
+		"  --all          perftest's -a: every size 2 .. 8388608, a row each (--oob perftest, cm)\n"
 		"  --mode send_lat  ib_send_lat's ping-pong of SENDs (--oob perftest); write_lat with\n"
 		"                 --oob perftest is ib_write_lat's ping-pong of WRITEs\n"
 		"  --mode read_bw, read_lat  the client RDMA READs the server's memory (ib_read_bw,\n"
@@ -151,10 +160,30 @@ tool_defaults(struct opts *o)
 		o->mode = MODE_PINGPONG;
 		o->size = o->size_set ? o->size : 4096;
 		o->mtu = o->mtu_set ? o->mtu : 1024;
-	} else if (o->oob == OOB_PERFTEST && o->mode == MODE_PINGPONG) {
+	} else if (o->oob == OOB_PERFTEST && (o->mode == MODE_PINGPONG || is_rdmacm_tool(o->mode))) {
 		return et_cli_error("--oob perftest runs --mode write_bw, send_bw, write_lat, "
 				    "send_lat, read_bw, read_lat or atomic_bw");
-	} else if (o->oob == OOB_PERFTEST) {
+	} else if (o->oob == OOB_CM && o->mode == MODE_PINGPONG) {
+		return et_cli_error("--oob cm runs --mode write_bw, send_bw, write_lat, send_lat, "
+				    "read_bw, read_lat, atomic_bw (perftest -R), ucmatose or rping");
+	} else if (is_rdmacm_tool(o->mode)) {
+		if (o->oob != OOB_CM)
+			return et_cli_error("--mode %s is rdmacm-utils' test: give --oob cm",
+					    mode_names[o->mode]);
+		/* the tools' defaults: ucmatose -C 10 -S 100, rping -S 64 (and
+		 * -C 0, for ever: ours 1000) */
+		o->size = o->size_set ? o->size : o->mode == MODE_UCMATOSE ? 100 : 64;
+		o->iters = o->iters_set ? o->iters : o->mode == MODE_UCMATOSE ? 10 : 1000;
+		if (o->mode == MODE_UCMATOSE && (o->iters == 0 || o->iters > (1u << 20)))
+			return et_cli_error("--mode ucmatose: --iters 1..1048576 (its -C: every "
+					    "receive is posted at once)");
+		if (o->mode == MODE_RPING && (o->size < RPING_MIN_SIZE || o->qps != 1))
+			return et_cli_error("--mode rping: one connection (--qps 1), --size %u or "
+					    "more (its message and a count)", RPING_MIN_SIZE);
+	}
+	if (o->oob == OOB_CM)
+		o->mtu = o->mtu_set ? o->mtu : 1024; /* rxe's on a 1500-byte link: the REQ asks it */
+	if (is_perftest(o)) {
 		/* the tools' defaults: 2 bytes for latency, write_bw 5000 times */
 		if (!o->size_set)
 			o->size = times_rounds(o->mode) ? 2 : 65536;
@@ -168,26 +197,32 @@ tool_defaults(struct opts *o)
 			return et_cli_error("--mode atomic_bw works on %u bytes: no --all", ET_ATOMIC_LEN);
 		o->size = ET_ATOMIC_LEN;
 	}
-	if (o->mode == MODE_SEND_LAT && o->oob != OOB_PERFTEST)
+	if (o->mode == MODE_SEND_LAT && !is_perftest(o))
 		return et_cli_error("--mode send_lat is ib_send_lat's test: give --oob perftest");
-	if (o->all && o->oob != OOB_PERFTEST)
+	if (o->all && !is_perftest(o))
 		return et_cli_error("--all is perftest's -a: give --oob perftest");
 	if (o->all && o->size_set)
 		return et_cli_error("--all runs every size: give it or --size, not both");
 	if (o->all && o->duration_ns)
 		return et_cli_error("--all counts messages per size: give --iters, not --duration");
 	if (o->oob != OOB_ETHEREAL && !o->port_set)
-		o->oob_port = 18515;
+		o->oob_port = o->mode == MODE_UCMATOSE ? 7471 : o->mode == MODE_RPING ? 7174 : 18515;
 	if (o->oob != OOB_ETHEREAL && o->peer)
 		return et_cli_error("--peer replaces the exchange: give it or --oob, not both");
-	if (o->oob == OOB_PERFTEST && times_rounds(o->mode) && o->qps != 1)
-		return et_cli_error("--oob perftest --mode %s runs one QP (the tool's -q is for "
-				    "bandwidth tests only)", mode_names[o->mode]);
+	if (is_perftest(o) && times_rounds(o->mode) && o->qps != 1)
+		return et_cli_error("--oob %s --mode %s runs one QP (the tool's -q is for "
+				    "bandwidth tests only)", oob_names[o->oob], mode_names[o->mode]);
+	if (o->oob == OOB_CM && o->duration_ns)
+		return et_cli_error("--oob cm counts messages: give --iters, not --duration");
 	if (o->oob == OOB_PERFTEST && !(passive_server(o->mode) && !times_rounds(o->mode)) &&
 	    o->duration_ns)
 		return et_cli_error("--oob perftest --mode %s counts messages: "
 				    "give --iters, not --duration (the peer expects exactly that many)",
 				    mode_names[o->mode]);
+	if (o->oob == OOB_CM && o->client && inet_pton(AF_INET, o->client, &(struct in_addr){0}) != 1)
+		return et_cli_bad("--client", "the peer's RoCE IPv4 address (--oob cm)", o->client);
+	if (o->oob == OOB_CM && o->workers > 1)
+		return et_cli_error("--oob cm runs one worker (the connection manager is lane 0's)");
 	if (o->mode == MODE_PINGPONG && o->qps != 1)
 		return et_cli_error("--mode pingpong runs one QP (--qps 1)");
 	return 0;

@@ -39,7 +39,9 @@ open_lanes(struct node *n, const struct rte_ether_addr *mac)
 		lm.seed = o->faults.seed + k;
 		l->n = n;
 		l->k = k;
-		if (et_nic_init(&l->nic, &q, &lm, n->mp, mac, o->ip, 0x100, o->qps))
+		/* perftest -R's exchange has a QP of its own, after the test's */
+		if (et_nic_init(&l->nic, &q, &lm, n->mp, mac, o->ip, 0x100,
+				o->qps + (o->oob == OOB_CM && is_perftest(o))))
 			return et_cli_error("cannot set up the NIC model");
 		n->nics_open++;
 		l->nic.rx_loss_ppm = o->rx_loss_ppm;
@@ -65,13 +67,16 @@ node_open(struct node *n)
 	/* QP i's part starts at i * stride; perftest's small writes walk its
 	 * cycle buffer (a page, 64 KiB at most), --all's sizes go to 8 MiB */
 	n->size = o->all ? ALL_MIN_SIZE : o->size;
-	n->stride = o->mode == MODE_ATOMIC_BW && o->oob != OOB_PERFTEST ? ATOMIC_STRIDE
-		  : o->oob != OOB_PERFTEST ? o->size
+	n->stride = o->mode == MODE_ATOMIC_BW && !is_perftest(o) ? ATOMIC_STRIDE
+		  : !is_perftest(o) ? o->size
 		  : o->all || o->size > 65536 ? (o->all ? ALL_MAX_SIZE : o->size) : 65536;
-	/* ping-pong and the latency tests: what we send, then what we receive */
-	bool two_areas = o->mode == MODE_PINGPONG || (o->oob == OOB_PERFTEST && is_lat(o->mode));
+	/* ping-pong and the latency tests: what we send, then what we receive;
+	 * ucmatose: each QP's receive area, then each one's send area */
+	bool two_areas = o->mode == MODE_PINGPONG || (is_perftest(o) && is_lat(o->mode));
 
-	n->buf_len = n->stride * (two_areas ? 2 : o->qps);
+	n->buf_len = n->stride * (two_areas ? 2 : o->mode == MODE_UCMATOSE ? 2 * o->qps : o->qps);
+	if (o->mode == MODE_RPING) /* its two buffers, then its messages' slots */
+		n->buf_len = 2 * n->stride + RPING_CTL;
 	n->buf = calloc(1, n->buf_len);
 	if (!n->mp || !n->buf)
 		return et_cli_error("out of memory");
@@ -156,6 +161,7 @@ node_close(struct node *n)
 {
 	telemetry_show_nic(NULL);
 	telemetry_show_qps(NULL, 0);
+	cm_close(n);
 	if (n->port_open && n->oob.fd >= 0 && n->o.oob == OOB_ETHEREAL && n->o.server)
 		await_client_gone(n);
 	for (uint32_t k = 0; k < n->nics_open; k++) {

@@ -95,7 +95,7 @@ row(struct node *n, struct row_figures *f)
 	f->pkts = nic_packets(n) - n->pkts0;
 	f->gbps = f->s > 0 ? f->bytes * 8 / f->s / 1e9 : 0;
 	f->p50 = f->p99 = f->p999 = 0;
-	if (n->lat && n->done && (n->nlat || !times_rounds(o->mode) || o->oob != OOB_PERFTEST)) {
+	if (n->lat && n->done && (n->nlat || !times_rounds(o->mode) || !is_perftest(o))) {
 		uint64_t nl = n->nlat ? n->nlat : n->done < o->iters ? n->done : o->iters;
 
 		qsort(n->lat, nl, sizeof(*n->lat), cmp_u64);
@@ -179,7 +179,7 @@ report_results(struct node *n)
 		retx += et_qp_stats(n->qp[i])->retransmits;
 		tmo += et_qp_stats(n->qp[i])->timeouts;
 	}
-	if (o->oob != OOB_PERFTEST) {
+	if (!is_perftest(o)) {
 		report_header();
 		row(n, &f);
 	} else {
@@ -232,6 +232,8 @@ report_results(struct node *n)
 		json_object_set_new(j, "workers", worker_figures(n));
 		json_object_set_new(j, "nic_counters", json_object());
 		et_json_set_counters(json_object_get(j, "nic_counters"), &et_nic_ctrs, &nst);
+		if (n->cm)
+			cm_report(n, j);
 		if (et_json_write(o->json, j))
 			n->bad++;
 	}
@@ -243,9 +245,9 @@ save_buffer(const struct node *n)
 {
 	/* where the peer's messages land: perftest's latency tests write and
 	 * send into the receive area after the send area */
-	uint64_t off = n->o.oob == OOB_PERFTEST && is_lat(n->o.mode) ? n->stride : 0;
+	uint64_t off = is_perftest(&n->o) && is_lat(n->o.mode) ? n->stride : 0;
 	uint64_t len = off ? n->stride
-		     : n->o.oob == OOB_PERFTEST ? n->buf_len : (uint64_t)n->o.size * n->o.qps;
+		     : is_perftest(&n->o) ? n->buf_len : (uint64_t)n->o.size * n->o.qps;
 	FILE *f = fopen(n->o.save, "wb");
 	bool ok = f != NULL && fwrite(n->buf + off, 1, len, f) == len;
 

@@ -3,7 +3,6 @@
  * flight and completes them, ping-pong trades one SEND each way a round.
  */
 #include <inttypes.h>
-#include <poll.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -140,7 +139,7 @@ check_recv(const struct node *n, uint64_t done, const struct et_wc *wc)
 	if (wc->byte_len != n->size) {
 		et_cli_error("message %" PRIu64 " is %u bytes, expected %u (the peer's -s%s must "
 			     "match our %s)", done + 1, wc->byte_len, n->size,
-			     n->o.oob == OOB_PERFTEST ? " and -a" : "",
+			     is_perftest(&n->o) ? " and -a" : "",
 			     n->o.all ? "--all" : "--size");
 		return -1;
 	}
@@ -192,6 +191,8 @@ lane_poll(struct lane *l)
 		l->busy_cyc += rte_rdtsc() - t0;
 	else if (l->n->o.yield)
 		sched_yield();
+	if (l->k == 0 && l->n->cm)
+		cm_poll(l->n);
 }
 
 static bool
@@ -245,9 +246,9 @@ serve_lane(void *arg)
 		/* a client on TCP says when it is done, its last WRITEs
 		 * acknowledged: a server that stopped at its own --duration
 		 * left them unanswered, and the client failed on them */
-		if (node_stop || l->bad || (n->oob.fd < 0 && t > deadline))
+		if (node_stop || l->bad || (!oob_is_open(&n->oob) && t > deadline))
 			break;
-		if (n->oob.fd >= 0 && o->oob == OOB_PERFTEST && t - last > 10000000000ull) {
+		if (oob_is_open(&n->oob) && is_perftest(o) && t - last > 10000000000ull) {
 			if (o->mode == MODE_SEND_BW && l->done == 1)
 				et_cli_error("one message, then nothing for 10 s: the peer waits for "
 					     "an answer, it runs ib_send_lat's test; we run send_bw");
@@ -257,11 +258,7 @@ serve_lane(void *arg)
 			l->bad++;
 			break;
 		}
-		if (n->oob.fd < 0)
-			continue;
-		struct pollfd p = {.fd = n->oob.fd, .events = POLLIN};
-
-		if (poll(&p, 1, 0) > 0)
+		if (oob_pending(&n->oob))
 			break;
 	}
 	l->t1 = et_tsc_ns();
@@ -283,7 +280,7 @@ run_server(struct node *n)
 		n->done = read_bytes_served(n) / o->size;
 	else if (o->mode != MODE_SEND_BW)
 		n->done = placed_bytes(n) / o->size;
-	if (n->oob.fd >= 0)
+	if (oob_is_open(&n->oob))
 		last_words(n);
 	else if (o->verify)
 		check_server_memory(n);
@@ -296,7 +293,7 @@ static struct et_send_wr
 client_wr(const struct node *n, uint32_t i, uint64_t k)
 {
 	const struct opts *o = &n->o;
-	bool tool = o->oob == OOB_PERFTEST;
+	bool tool = is_perftest(o);
 	uint8_t *mine = n->buf + (uint64_t)i * n->stride;
 	struct et_send_wr wr = {.wr_id = i, .local_addr = mine, .length = n->size, .lkey = n->key,
 				.remote_addr = tool ? n->them_qp[i].addr

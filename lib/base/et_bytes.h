@@ -35,4 +35,17 @@ et_store32(uint8_t *p, uint32_t v)
 	p[3] = v & 0xff;
 }
 
+static inline uint64_t
+et_load64(const uint8_t *p)
+{
+	return (uint64_t)et_load32(p) << 32 | et_load32(p + 4);
+}
+
+static inline void
+et_store64(uint8_t *p, uint64_t v)
+{
+	et_store32(p, (uint32_t)(v >> 32));
+	et_store32(p + 4, (uint32_t)v);
+}
+
 #endif /* ET_BYTES_H */

@@ -383,6 +383,7 @@ et_nic_post_send(struct et_nic *n, struct et_qp *qp, const struct et_send_wr *wr
 /* ---- the poll loop ---- */
 
 static void arp_rx(struct et_nic *n, const uint8_t *f, uint32_t len, uint64_t now);
+static void gsi_rx(struct et_nic *n, const struct et_roce_pkt *p, uint64_t now);
 
 /* A team's NIC: hand a frame that belongs to another NIC to its inbox.
  * true when the frame left (or was lost on a full inbox: counted). */
@@ -458,6 +459,10 @@ rx_one(struct et_nic *n, struct rte_mbuf *m, uint64_t now, bool steered)
 		n->st.rx_fault_drops++;
 		return false;
 	}
+	if (p.h.dest_qp == ET_QPN_GSI) {
+		gsi_rx(n, &p, now);
+		return false;
+	}
 	idx = p.h.dest_qp - n->qpn_base;
 	if (p.h.dest_qp < n->qpn_base || idx >= n->max_qps || !(e = slot(n, idx)) || !e->qp) {
 		n->st.rx_unknown_qpn++;
@@ -476,26 +481,37 @@ rx_one(struct et_nic *n, struct rte_mbuf *m, uint64_t now, bool steered)
 	return false;
 }
 
-/* A frame the ARP module built: ahead of the data, like PFC. */
+/* A control frame (ARP, a MAD): ahead of the data, like PFC.  0, or -1
+ * with no mbuf or queue room. */
 static int
-arp_send(struct et_nic *n, const uint8_t *f, int len)
+ctrl_send(struct et_nic *n, const uint8_t *f, int len)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(n->pool);
 	char *d;
 
 	if (!m || !(d = rte_pktmbuf_append(m, (uint16_t)len))) {
 		rte_pktmbuf_free(m);
-		n->st.ctrl_tx_drop++;
 		return -1;
 	}
 	memcpy(d, f, (size_t)len);
 	if (!et_egress_enqueue_ctrl(&n->eg, m)) {
 		rte_pktmbuf_free(m);
-		n->st.ctrl_tx_drop++;
 		return -1;
 	}
-	n->st.ctrl_tx++;
 	return 0;
+}
+
+/* A frame the ARP module built. */
+static int
+arp_send(struct et_nic *n, const uint8_t *f, int len)
+{
+	int rc = ctrl_send(n, f, len);
+
+	if (rc)
+		n->st.ctrl_tx_drop++;
+	else
+		n->st.ctrl_tx++;
+	return rc;
 }
 
 static void
@@ -526,6 +542,38 @@ et_nic_arp_request(struct et_nic *n, uint32_t ip, uint64_t now)
 	if (k <= 0)
 		return -1;
 	return arp_send(n, out, k);
+}
+
+/* ---- QP 1: the GSI agent's frames ---- */
+
+void
+et_nic_set_gsi(struct et_nic *n, et_nic_gsi_fn fn, void *ctx)
+{
+	n->gsi_rx = fn;
+	n->gsi_ctx = ctx;
+}
+
+static void
+gsi_rx(struct et_nic *n, const struct et_roce_pkt *p, uint64_t now)
+{
+	if (!n->gsi_rx) {
+		n->st.rx_gsi_ignored++;
+		return;
+	}
+	n->st.rx_gsi++;
+	n->gsi_rx(n->gsi_ctx, p, now);
+}
+
+int
+et_nic_gsi_send(struct et_nic *n, const uint8_t *f, int len)
+{
+	int rc = ctrl_send(n, f, len);
+
+	if (rc)
+		n->st.gsi_tx_drop++;
+	else
+		n->st.gsi_tx++;
+	return rc;
 }
 
 /* acks_first: what the QPs of the burst owe (ACK, NAK, CNP), ahead of the

@@ -39,12 +39,16 @@
 	X(pause_rx, GONE, "PAUSE frames taken in") \
 	X(rx_arp, GONE, "ARP frames handed to the ARP responder") \
 	X(rx_arp_ignored, GONE, "ARP frames while no responder is set") \
+	X(rx_gsi, GONE, "frames for QP 1 (the connection manager's MADs) handed to the GSI agent") \
+	X(rx_gsi_ignored, GONE, "frames for QP 1 while no GSI agent is set") \
 	X(rx_fault_drops, FAULT, "dropped on purpose (rx_loss_ppm)") \
 	X(rx_steered, GONE, "handed to the team's NIC that holds their QP (counted again there)") \
 	X(rx_steer_full, GONE, "for another NIC of the team, whose inbox was full: lost") \
 	X(tx_pkts, MADE, "frames the QPs produced") \
 	X(ctrl_tx, MADE, "control frames sent (ARP)") \
 	X(ctrl_tx_drop, INFO, "ARP answers with no mbuf or queue room") \
+	X(gsi_tx, MADE, "MADs the GSI agent sent from QP 1") \
+	X(gsi_tx_drop, INFO, "GSI MADs with no mbuf or queue room") \
 	X(timer_fires, INFO, "QP timers fired") \
 	X(timer_stalls, INFO, "QP timers still due once fired: put off to the next ns") \
 	X(rx_catch_up, INFO, "RX bursts read before due timers fire (their ACKs may wait)") \
@@ -104,6 +108,9 @@ et_nic_team_owner(const struct et_nic_team *t, uint32_t qpn_base, uint32_t qpn)
 	return qpn >= qpn_base ? (qpn - qpn_base) % t->n : 0;
 }
 
+/* What the NIC hands a frame for QP 1 to (host/et_rdmacm's agent). */
+typedef void (*et_nic_gsi_fn)(void *ctx, const struct et_roce_pkt *p, uint64_t now);
+
 struct et_nic {
 	struct et_port port;
 	struct et_egress eg;
@@ -124,6 +131,10 @@ struct et_nic {
 	/* ARP (control path, optional): when set, ARP frames go to it and its
 	 * answers leave ahead of the data; the caller owns it */
 	struct et_arp *arp;
+	/* the GSI agent (control path, optional): frames for QP 1 go to it,
+	 * parsed and ICRC-checked; its MADs leave ahead of the data */
+	et_nic_gsi_fn gsi_rx;
+	void *gsi_ctx;
 	/* Testing a peer's recovery: drop this share of the RoCEv2 frames for
 	 * us (data and ACKs alike), seeded, as if the wire had lost them.  The
 	 * egress link model's faults do the same for what we send. */
@@ -186,6 +197,13 @@ void et_nic_activate(struct et_nic *n, struct et_qp *qp, int pos);
 /* Ask the segment for ip's MAC (rate-limited by n->arp); 0 when a request
  * left, -1 when n->arp is NULL or the request was refused. */
 int et_nic_arp_request(struct et_nic *n, uint32_t ip, uint64_t now);
+
+/* Frames for QP 1 go to fn (NULL: none; they are counted and dropped). */
+void et_nic_set_gsi(struct et_nic *n, et_nic_gsi_fn fn, void *ctx);
+
+/* A whole frame the GSI agent built (a UD SEND ONLY from QP 1), ahead of
+ * the data as ARP; 0, or -1 with no mbuf or queue room (counted). */
+int et_nic_gsi_send(struct et_nic *n, const uint8_t *f, int len);
 
 /* RX, timers, TX and the link, at now; the work done (0: nothing now).
  * Bounded: one burst in (up to 8 more while timers are due), each QP

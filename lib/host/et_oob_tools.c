@@ -13,26 +13,6 @@
 
 #include "base/et_bytes.h"
 
-void
-et_gid_from_ipv4(uint32_t ip, uint8_t gid[16])
-{
-	memset(gid, 0, 16);
-	gid[10] = 0xff;
-	gid[11] = 0xff;
-	et_store32(gid + 12, ip);
-}
-
-int
-et_gid_to_ipv4(const uint8_t gid[16], uint32_t *ip)
-{
-	static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-
-	if (memcmp(gid, prefix, sizeof(prefix)) != 0)
-		return -1;
-	*ip = et_load32(gid + 12);
-	return 0;
-}
-
 static int
 fail(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -176,17 +156,45 @@ et_perftest_parse(const char *msg, size_t len, struct et_oob_dest *d, char *err,
 	return 0;
 }
 
-static void
-store64(uint8_t *p, uint64_t v)
+void
+et_perftest_bin_format(const struct et_oob_dest *d, uint8_t out[ET_PERFTEST_BIN_LEN])
 {
-	et_store32(p, (uint32_t)(v >> 32));
-	et_store32(p + 4, (uint32_t)v);
+	memset(out, 0, ET_PERFTEST_BIN_LEN);
+	et_store32(out, d->lid);
+	et_store32(out + 4, d->out_reads);
+	et_store32(out + 8, d->qpn);
+	et_store32(out + 12, d->psn);
+	et_store32(out + 16, d->rkey);
+	et_store64(out + 24, d->vaddr);
+	memcpy(out + 32, d->gid, 16);
+	et_store32(out + 48, d->srqn);
 }
 
-static uint64_t
-load64(const uint8_t *p)
+int
+et_perftest_bin_parse(const uint8_t *msg, size_t len, struct et_oob_dest *d, char *err,
+		      size_t errlen)
 {
-	return (uint64_t)et_load32(p) << 32 | et_load32(p + 4);
+	uint32_t qpn, psn;
+
+	memset(d, 0, sizeof(*d));
+	if (len != ET_PERFTEST_BIN_LEN)
+		return fail(err, errlen, "perftest -R message of %zu bytes where its address "
+				"message (%d) belongs: the peer is at another step", len,
+				ET_PERFTEST_BIN_LEN);
+	qpn = et_load32(msg + 8);
+	psn = et_load32(msg + 12);
+	if (qpn > 0xffffff || psn > 0xffffff)
+		return fail(err, errlen, "perftest -R address message: QPN 0x%x, PSN 0x%x beyond "
+				"24 bits: not an address message", qpn, psn);
+	d->lid = (uint16_t)et_load32(msg);
+	d->out_reads = (uint16_t)et_load32(msg + 4);
+	d->qpn = qpn;
+	d->psn = psn;
+	d->rkey = et_load32(msg + 16);
+	d->vaddr = et_load64(msg + 24);
+	memcpy(d->gid, msg + 32, 16);
+	d->srqn = et_load32(msg + 48);
+	return 0;
 }
 
 static uint64_t
@@ -211,11 +219,11 @@ void
 et_perftest_report_format(const struct et_perftest_report *r,
 			  uint8_t out[ET_PERFTEST_REPORT_LEN])
 {
-	store64(out, r->size);
-	store64(out + 8, r->iters);
-	store64(out + 16, double_bits(r->bw_peak));
-	store64(out + 24, double_bits(r->bw_avg));
-	store64(out + 32, double_bits(r->msg_rate));
+	et_store64(out, r->size);
+	et_store64(out + 8, r->iters);
+	et_store64(out + 16, double_bits(r->bw_peak));
+	et_store64(out + 24, double_bits(r->bw_avg));
+	et_store64(out + 32, double_bits(r->msg_rate));
 }
 
 /* Eight bytes of an address message ("0000:000" ...): hex digits and ':'. */
@@ -237,11 +245,11 @@ et_perftest_report_parse(const uint8_t msg[ET_PERFTEST_REPORT_LEN], struct et_pe
 			return fail(err, errlen, "perftest report: '%.8s' where a number belongs: "
 				    "the peer sent an address message, it is at another step "
 				    "of the exchange (another tool, or another QP count)", msg + 8 * f);
-	r->size = load64(msg);
-	r->iters = load64(msg + 8);
-	r->bw_peak = bits_double(load64(msg + 16));
-	r->bw_avg = bits_double(load64(msg + 24));
-	r->msg_rate = bits_double(load64(msg + 32));
+	r->size = et_load64(msg);
+	r->iters = et_load64(msg + 8);
+	r->bw_peak = bits_double(et_load64(msg + 16));
+	r->bw_avg = bits_double(et_load64(msg + 24));
+	r->msg_rate = bits_double(et_load64(msg + 32));
 	if (r->size == 0 || r->size > (1ull << 31))
 		return fail(err, errlen, "perftest report: message size %llu is not 1 B .. 2 GiB",
 			    (unsigned long long)r->size);

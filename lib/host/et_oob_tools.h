@@ -5,7 +5,8 @@
  *   ibv_rc_pingpong (rdma-core): "LID:QPN:PSN:GID" as fixed-width hex text;
  *   perftest (ib_write_bw, ib_send_bw, ib_write_lat, ib_send_lat):
  *   "LID:OUT_READS:QPN:PSN:RKEY:VADDR:GID:SRQN:" as fixed-width hex text,
- *   the GID as 16 ':'-separated bytes, one message per QP; and the
+ *   the GID as 16 ':'-separated bytes, one message per QP; with -R (the
+ *   exchange in SENDs on a QP of rdma_cm's) the same fields binary; and the
  *   bandwidth tools' figures after the test, binary.
  *
  * Only formatting and parsing lives here (no sockets), so every message can
@@ -18,6 +19,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "wire/et_gid.h"
 
 /* What a tool tells its peer about one QP. */
 struct et_oob_dest {
@@ -39,10 +42,6 @@ struct et_oob_dest {
 /* perftest's message with a GID: 7 fixed fields, 16 GID bytes, NUL */
 #define ET_PERFTEST_MSG_LEN 108
 
-void et_gid_from_ipv4(uint32_t ip, uint8_t gid[16]);
-/* The IPv4 address of an IPv4-mapped GID (host order); -1 otherwise. */
-int et_gid_to_ipv4(const uint8_t gid[16], uint32_t *ip);
-
 /* out: ET_PINGPONG_MSG_LEN bytes, NUL-terminated. */
 void et_pingpong_format(const struct et_oob_dest *d, char out[ET_PINGPONG_MSG_LEN]);
 int et_pingpong_parse(const char *msg, size_t len, struct et_oob_dest *d,
@@ -52,6 +51,18 @@ int et_pingpong_parse(const char *msg, size_t len, struct et_oob_dest *d,
 void et_perftest_format(const struct et_oob_dest *d, char out[ET_PERFTEST_MSG_LEN]);
 int et_perftest_parse(const char *msg, size_t len, struct et_oob_dest *d,
 		      char *err, size_t errlen);
+
+/* perftest -R's address message, a SEND on its rdma_cm QP: its struct
+ * pingpong_dest as x86-64 lays it out, every field big-endian: LID,
+ * OUT_READS, QPN, PSN, RKEY (4 bytes each), 4 of padding, VADDR (8), GID
+ * (16), SRQN, GID index (4 each). */
+#define ET_PERFTEST_BIN_LEN 56
+
+void et_perftest_bin_format(const struct et_oob_dest *d, uint8_t out[ET_PERFTEST_BIN_LEN]);
+/* The tool reads no more than this: a message of another length is the
+ * peer at another step of the exchange (named). */
+int et_perftest_bin_parse(const uint8_t *msg, size_t len, struct et_oob_dest *d, char *err,
+			  size_t errlen);
 
 /* perftest's figures after a bandwidth test (xchg_bw_reports, perftest
  * >= 5.33): size and iterations as 64-bit integers, then peak MB/s,

@@ -211,6 +211,22 @@ et_qp_connect(struct et_qp *qp, uint32_t dest_qpn)
 }
 
 int
+et_qp_set_peer_path(struct et_qp *qp, uint32_t sq_psn, uint32_t mtu)
+{
+	struct et_qp_attr a = qp->a;
+
+	a.sq_psn = sq_psn;
+	a.mtu = mtu;
+	if (qp->state != ET_QPS_RESET || et_qp_attr_check(&a, NULL))
+		return -EINVAL;
+	qp->a = a;
+	qp->sq_next_psn = qp->snd_una = qp->snd_nxt = qp->snd_max = sq_psn;
+	et_dctcp_init(&qp->cc, &a.dctcp, mtu, sq_psn);
+	et_dctcp_init(&qp->acc, &a.dctcp, mtu, a.rq_psn);
+	return 0;
+}
+
+int
 et_qp_ready(struct et_qp *qp)
 {
 	if (qp->state != ET_QPS_RESET)

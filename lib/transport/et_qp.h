@@ -282,6 +282,12 @@ void et_qp_set_dest_mac(struct et_qp *qp, const struct rte_ether_addr *mac);
 
 int et_qp_connect(struct et_qp *qp, uint32_t dest_qpn);
 
+/* What a connection manager learns of the peer after create (its REP, or
+ * the REQ the QP answers): the first PSN the QP sends (the CM's Starting
+ * PSN is what the peer's receive queue expects) and the path MTU.  In
+ * RESET only.  0 or -EINVAL (a PSN or MTU of none). */
+int et_qp_set_peer_path(struct et_qp *qp, uint32_t sq_psn, uint32_t mtu);
+
 /* RESET -> RTS.  0 or -EINVAL. */
 int et_qp_ready(struct et_qp *qp);
 

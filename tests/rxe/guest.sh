@@ -11,7 +11,10 @@ T=${RXE_TEST_TIMEOUT:-120}
 for i in $(seq 1 120); do [ -f "$SHARE/plan" ] && break; sleep 0.5; done
 [ -f "$SHARE/plan" ] || { echo "FAIL: no plan from the host hook"; exit 1; }
 wait_file() { for i in $(seq 1 $((4 * $2))); do [ -f "$1" ] && return 0; sleep 0.25; done; return 1; }
-wait_listen() { for i in $(seq 1 150); do ss -Hltn "sport = :$1" | grep -q . && return 0; sleep 0.2; done; return 1; }
+# the tool listens: on TCP (its exchange), or by rdma_cm (-R, ucmatose: a
+# listening cm_id, no socket)
+listening() { ss -Hltn "sport = :18515" | grep -q . || rdma res show cm_id 2>/dev/null | grep -q LISTEN; }
+wait_listen() { for i in $(seq 1 150); do listening && return 0; sleep 0.2; done; return 1; }
 # one attempt at a scenario: TAG names its files in the share ("NAME", or
 # "NAME.2" when the host asks again); sets rc
 attempt() {
@@ -20,7 +23,7 @@ attempt() {
   [ "$role" = server ] || wait_file "$SHARE/$tag.go" 60 || echo "(the node never said go)"
   timeout "$T" bash -c "$cmd" > "$SHARE/$tag.guest.log" 2>&1 & pid=$!
   if [ "$role" = server ]; then
-    wait_listen 18515 || echo "(not listening on 18515 yet)"
+    wait_listen || echo "(not listening yet, on TCP 18515 nor by rdma_cm)"
     touch "$SHARE/$tag.go"
   fi
   # the host gives up when the node failed: the tool would only wait out $T

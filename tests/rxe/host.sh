@@ -59,7 +59,9 @@ attempt() {
     sleep 0.5; kill -INT $dump; wait $dump
     grep -h "dropped by kernel" "$RXE_RUN/$tag.tcpdump.log"
     # rxe reads the node's memory or works on it: no message of its to check
-    if [ "$rc" = 0 ] && ! [[ "$args" =~ --mode\ (read_|atomic_) ]]; then
+    # (rping: the node reads rxe's buffer and writes it back; rping -V
+    # checks the echo, the node's --verify what it read)
+    if [ "$rc" = 0 ] && ! [[ "$args" =~ --mode\ (read_|atomic_|rping) ]]; then
       # the node's QP 0 is QPN 0x100: its last message is where --save starts
       /usr/bin/python3 "$HERE/check_payload.py" "$cap" "$RXE_RUN/$tag.mem" 10.77.0.3 0x100 || rc=1
     fi

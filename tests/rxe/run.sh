@@ -1,8 +1,9 @@
 #!/bin/bash
-# Interop with Linux Soft-RoCE: ethereal-node against ibv_rc_pingpong and
-# perftest in a Debian 12 guest (tests/rxe/vm, qemu TCG), one boot for
-# every scenario of the plan; then every RoCEv2 frame of the capture, ours
-# and rxe's, must pass the ICRC check.
+# Interop with Linux Soft-RoCE: ethereal-node against ibv_rc_pingpong,
+# perftest and rdmacm-utils in a Debian 12 guest (tests/rxe/vm, qemu TCG),
+# one boot for every scenario of the plan; then every RoCEv2 frame of the
+# capture, ours and rxe's, must pass the ICRC check, and every CM MAD
+# tshark's dissector.
 #   run.sh ETHEREAL_NODE [PLAN]     (PLAN: tests/rxe/plan by default)
 # The guest image is built once and cached outside the repository
 # (RXE_VM_DIR, /var/tmp/rxe-vm).  Exit 77 (meson: skipped), saying why, only
@@ -31,9 +32,16 @@ cat "$RUN/share/guest.log" 2>/dev/null | grep -E "^(===|---|guest:|rxe counters)
 echo "--- boot.sh"
 grep "^\[boot.sh" "${TMPDIR:-/tmp}/rxe-boot.log"
 sed -n '/^--- ICRC/,$p' "${TMPDIR:-/tmp}/rxe-boot.log"
+# RDMA CM's scenarios: every MAD to QP 1, ours and the kernel's, decoded
+# by tshark's InfiniBand dissector with nothing malformed
+mads=0
+if grep -q -- "--oob cm" "$PLAN"; then
+  echo "--- RDMA CM MADs on the tap (check_mads.py)"
+  /usr/bin/python3 "$HERE/check_mads.py" "$RUN/tap.pcap" 10.77.0.3 10.77.0.2 || mads=1
+fi
 # last, where a CI log's tail shows it: which scenarios failed or were retried
 echo "--- scenarios"
 grep -E "^(FAIL|RETRY|host:)" "$RUN/host-hook.log" 2>/dev/null
-[ "$rc" = 0 ] && grep -q "^checked [1-9][0-9]* frames, 0 bad" "${TMPDIR:-/tmp}/rxe-boot.log" \
+[ "$rc" = 0 ] && [ "$mads" = 0 ] && grep -q "^checked [1-9][0-9]* frames, 0 bad" "${TMPDIR:-/tmp}/rxe-boot.log" \
   || { echo "FAIL rxe interop (boot.sh exit $rc); the run: $RUN"; exit 1; }
 echo "ok rxe interop"

@@ -1,0 +1,903 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * ethereal-node --oob cm: no TCP.  Connections by RDMA CM on the wire
+ * (host/et_rdmacm: MADs to QP 1), as rdma_cm applications make them, and
+ * over them two of the Linux tools' tests:
+ *
+ *   perftest -R (ib_write_bw -R, ib_send_lat -R, ...): a first connection
+ *   whose QP carries perftest's whole exchange as SENDs, one message each
+ *   (version, page, cache line, MTU, the address messages in binary, the
+ *   figures); a sync on it, then one connection per test QP to the same
+ *   port, another sync, and the test as over TCP (connect.c, run.c,
+ *   finish.c speak it through struct oob's message transport);
+ *
+ *   ucmatose (rdmacm-utils): --qps connections, --iters SENDs of --size on
+ *   each, the server's first; the client answers each with what it
+ *   received (the tool sends from its receive buffer); then the server's
+ *   DREQ;
+ *
+ *   rping (rdmacm-utils): per ping the client names its buffer (a SEND of
+ *   address, rkey, size), the server RDMA READs it and says go, the client
+ *   names its sink, the server RDMA WRITEs what it read there and says go;
+ *   the client checks the echo (-V); after --iters pings its DREQ.
+ *
+ * The port of a server is rdma_cm's TCP port space's --oob-port; --client
+ * names the peer's RoCE address.  At the end every connection is closed
+ * with DREQ/DREP while the port is still polled (cm_close).
+ */
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/et_bytes.h"
+#include "host/et_rdmacm.h"
+#include "host/et_worker.h"
+#include "et_cli.h"
+#include "et_json.h"
+#include "node.h"
+
+#define CHAN_RECVS 4
+#define CHAN_MSG 64          /* perftest's messages: 56 bytes at most */
+#define WAIT_MS 60000        /* for the peer to connect or answer */
+#define CLOSE_NS 3000000000ull
+
+/* A connection's state as the node follows it. */
+enum conn_state { C_NONE, C_WAIT, C_UP, C_DOWN, C_REJECTED, C_UNREACHABLE };
+
+struct cm_node {
+	struct et_rdmacm *rcm;
+	/* connection i is the test's QP i; i == qps perftest -R's exchange */
+	struct et_rdmacm_id *id[MAX_QPS + 1];
+	uint8_t st[MAX_QPS + 1];      /* enum conn_state */
+	uint16_t reason[MAX_QPS + 1]; /* C_REJECTED: the peer's REJ reason */
+	uint32_t n_req;      /* a server: the test's requests accepted */
+	/* perftest -R's exchange: its QP, CQs and message slots */
+	struct et_qp *chan;
+	struct et_cq scq, rcq;
+	uint8_t *chan_buf;   /* CHAN_RECVS receive slots, then the send slot */
+	uint32_t chan_key;
+	char why[128];       /* the message transport's last failure */
+};
+
+/* ---- waiting: the port and the connection manager polled ---- */
+
+static void
+poll_once(struct node *n)
+{
+	if (et_nic_poll(&n->lane[0].nic, et_tsc_ns()) == 0)
+		usleep(20); /* the exchange is slow anyway; leave the core to others */
+	cm_poll(n);
+}
+
+/* Until done(n, arg), at most ms; false at the end of the time or on a
+ * stop. */
+static bool
+wait_until(struct node *n, bool (*done)(struct node *n, uint32_t arg), uint32_t arg, uint64_t ms)
+{
+	uint64_t until = et_tsc_ns() + ms * 1000000;
+
+	while (!node_stop && !done(n, arg) && et_tsc_ns() < until)
+		poll_once(n);
+	return done(n, arg);
+}
+
+/* ---- perftest -R's exchange: SENDs on the first connection's QP ---- */
+
+static void
+chan_post_recv(struct cm_node *c, uint32_t slot)
+{
+	struct et_recv_wr rw = {.wr_id = slot, .addr = c->chan_buf + slot * CHAN_MSG,
+				.length = CHAN_MSG, .lkey = c->chan_key};
+
+	et_qp_post_recv(c->chan, &rw);
+}
+
+/* A completion on cq, the port polled meanwhile. */
+static int
+chan_wait(struct oob *o, struct et_cq *cq, struct et_wc *wc)
+{
+	struct node *n = o->msg_ctx;
+	struct cm_node *c = n->cm;
+	uint64_t until = et_tsc_ns() + o->timeout_ms * 1000000;
+
+	while (!*o->stop && et_tsc_ns() < until) {
+		if (et_cq_poll(cq, wc, 1))
+			return 0;
+		if (c->st[n->o.qps] == C_DOWN) {
+			o->why = "the peer disconnected";
+			return -1;
+		}
+		poll_once(n);
+	}
+	snprintf(c->why, sizeof(c->why), "nothing from the peer for %" PRIu64 " s",
+		 o->timeout_ms / 1000);
+	o->why = *o->stop ? "interrupted" : c->why;
+	return -1;
+}
+
+static int
+chan_write(struct oob *o, const void *buf, size_t len)
+{
+	struct node *n = o->msg_ctx;
+	struct cm_node *c = n->cm;
+	uint8_t *slot = c->chan_buf + CHAN_RECVS * CHAN_MSG;
+	struct et_send_wr wr = {.wr_id = CHAN_RECVS, .opcode = ET_WR_SEND, .local_addr = slot,
+				.length = (uint32_t)len, .lkey = c->chan_key};
+	struct et_wc wc;
+
+	if (len > CHAN_MSG) {
+		o->why = "a message longer than the tool takes";
+		return -1;
+	}
+	memcpy(slot, buf, len);
+	if (et_nic_post_send(&n->lane[0].nic, c->chan, &wr)) {
+		o->why = "cannot post a SEND on the exchange's QP";
+		return -1;
+	}
+	if (chan_wait(o, &c->scq, &wc))
+		return -1;
+	if (wc.status != ET_WC_SUCCESS) {
+		o->why = et_wc_status_str(wc.status);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+chan_read(struct oob *o, void *buf, size_t len)
+{
+	struct node *n = o->msg_ctx;
+	struct cm_node *c = n->cm;
+	struct et_wc wc;
+	uint32_t slot;
+
+	if (chan_wait(o, &c->rcq, &wc))
+		return -1;
+	if (wc.status != ET_WC_SUCCESS) {
+		o->why = et_wc_status_str(wc.status);
+		return -1;
+	}
+	slot = (uint32_t)wc.wr_id;
+	if (wc.byte_len == len)
+		memcpy(buf, c->chan_buf + slot * CHAN_MSG, len);
+	chan_post_recv(c, slot);
+	if (wc.byte_len != len) {
+		snprintf(c->why, sizeof(c->why), "the peer sent %u bytes where %zu belong",
+			 wc.byte_len, len);
+		o->why = c->why;
+		return -1;
+	}
+	return 0;
+}
+
+static bool
+chan_pending(struct oob *o)
+{
+	struct node *n = o->msg_ctx;
+
+	return et_cq_count(&n->cm->rcq) > 0;
+}
+
+static const struct oob_msg_ops chan_ops = {chan_write, chan_read, chan_pending};
+
+/* ---- connections ---- */
+
+/* A QP for connection i to ip: the test's QP i, or (i == qps) the
+ * exchange's, on CQs of its own, its receives posted. */
+static struct et_qp *
+make_qp(struct node *n, uint32_t i, uint32_t ip, uint32_t mtu)
+{
+	struct cm_node *c = n->cm;
+	struct et_qp_attr a;
+
+	qp_attr(n, i, &a);
+	a.dest_ip = ip;
+	a.mtu = mtu;
+	if (i < n->o.qps)
+		return n->qp[i] = et_host_qp_create(&n->lane[0].host, &a);
+	c->chan = et_nic_qp_create(&n->lane[0].nic, &a, &n->lane[0].host.mrs, &c->scq, &c->rcq);
+	for (uint32_t s = 0; c->chan && s < CHAN_RECVS; s++)
+		chan_post_recv(c, s);
+	return c->chan;
+}
+
+/* ucmatose: QP i's messages land at i * size (all in the same place, as
+ * the tool's), and leave from the send area after every QP's receive area. */
+static void
+ucmatose_recvs(struct node *n, uint32_t i)
+{
+	for (uint64_t k = 0; k < n->o.iters; k++) {
+		struct et_recv_wr rw = {.wr_id = i, .addr = n->buf + (uint64_t)i * n->o.size,
+					.length = n->o.size, .lkey = n->key};
+
+		et_qp_post_recv(n->qp[i], &rw);
+	}
+}
+
+/* rping's messages land in two slots after its buffers, one posted each
+ * (the tool answers each message before the next). */
+static uint8_t *
+rping_slot(const struct node *n, uint32_t k)
+{
+	return n->buf + 2 * (uint64_t)n->o.size + 16 * k;
+}
+
+static void
+rping_recv(struct node *n, uint32_t k)
+{
+	struct et_recv_wr rw = {.wr_id = k, .addr = rping_slot(n, k), .length = 16,
+				.lkey = n->key};
+
+	et_qp_post_recv(n->qp[0], &rw);
+}
+
+static void
+rping_recvs(struct node *n)
+{
+	rping_recv(n, 0);
+	rping_recv(n, 1);
+}
+
+/* Ours: the peer's QP retries as the tools ask (7: for ever; ours stops at
+ * 6, qp_attr); READs and atomics: the rdmacm-utils tools ask for one each
+ * way; perftest's as many as our QP answers (responder resources) and
+ * has out (initiator depth). */
+static struct et_rdmacm_conn_param
+conn_param(const struct node *n)
+{
+	bool one = is_rdmacm_tool(n->o.mode);
+	struct et_qp_attr a;
+
+	et_qp_attr_default(&a);
+	return (struct et_rdmacm_conn_param){
+		.psn = n->me.psn, .mtu = n->o.mtu, .rnr_retry_count = 7, .retry_count = 7,
+		.responder_resources = one ? 1 : NODE_RD_ATOMIC,
+		.initiator_depth = one ? 1 : a.max_rd_atomic};
+}
+
+/* A server's: the exchange's first (perftest -R), then the test's (our
+ * client may ask for them before our answer to the sync has been
+ * acknowledged: we take them whenever they come). */
+static void
+on_request(struct node *n, const struct et_rdmacm_event *ev)
+{
+	struct cm_node *c = n->cm;
+	bool chan = is_perftest(&n->o) && c->id[n->o.qps] == NULL;
+	uint32_t i = chan ? n->o.qps : c->n_req;
+	struct et_rdmacm_conn_param p = conn_param(n);
+	char ip[INET_ADDRSTRLEN];
+	struct et_qp *qp;
+
+	if ((!chan && c->n_req == n->o.qps) ||
+	    (qp = make_qp(n, i, ev->peer_ip, ev->mtu)) == NULL) {
+		et_warn("RDMA CM: a connection request from %s we did not expect: rejected",
+			ipv4_str(ev->peer_ip, ip));
+		et_rdmacm_reject(c->rcm, ev->id, "unexpected", 10, et_tsc_ns());
+		et_rdmacm_release(c->rcm, ev->id, et_tsc_ns());
+		return;
+	}
+	if (n->them.ip == 0)
+		n->them.ip = ev->peer_ip;
+	if (n->o.mode == MODE_UCMATOSE)
+		ucmatose_recvs(n, i);
+	if (n->o.mode == MODE_RPING)
+		rping_recvs(n);
+	p.responder_resources = ev->responder_resources;
+	p.initiator_depth = ev->initiator_depth;
+	et_rdmacm_id_set_ctx(ev->id, (void *)(uintptr_t)(i + 1));
+	c->id[i] = ev->id;
+	c->st[i] = C_WAIT;
+	c->n_req += !chan;
+	if (et_rdmacm_accept(c->rcm, ev->id, qp, &p, et_tsc_ns()))
+		c->st[i] = C_UNREACHABLE; /* cannot be: the QP is new */
+}
+
+void
+cm_poll(struct node *n)
+{
+	struct cm_node *c = n->cm;
+	struct et_rdmacm_event ev;
+
+	et_rdmacm_poll(c->rcm, et_tsc_ns());
+	while (et_rdmacm_get_event(c->rcm, &ev)) {
+		uint32_t i = (uint32_t)((uintptr_t)ev.ctx - 1);
+
+		switch (ev.type) {
+		case ET_CM_EV_CONNECT_REQUEST:
+			on_request(n, &ev);
+			break;
+		case ET_CM_EV_ESTABLISHED:
+			c->st[i] = C_UP;
+			break;
+		case ET_CM_EV_DISCONNECTED:
+			c->st[i] = C_DOWN;
+			break;
+		case ET_CM_EV_REJECTED:
+			c->st[i] = C_REJECTED;
+			c->reason[i] = ev.reason;
+			break;
+		default:
+			c->st[i] = C_UNREACHABLE;
+			break;
+		}
+	}
+}
+
+static bool
+answered(struct node *n, uint32_t i)
+{
+	return n->cm->st[i] != C_WAIT;
+}
+
+/* Connection i's failure said: -1. */
+static int
+conn_failed(struct node *n, uint32_t i)
+{
+	struct cm_node *c = n->cm;
+	const char *what = i == n->o.qps ? "the exchange's connection" : "a test connection";
+	char ip[INET_ADDRSTRLEN];
+
+	if (node_stop)
+		return -1;
+	ipv4_str(n->them.ip, ip);
+	switch (c->st[i]) {
+	case C_REJECTED:
+		return et_cli_error("RDMA CM: %s rejected %s (port %u): %s%s", ip, what,
+				    n->o.oob_port, et_cm_rej_reason_str(c->reason[i]),
+				    c->reason[i] == ET_CM_REJ_INVALID_SERVICE_ID
+				    ? ": nobody listens there (does the peer run the tool?)" : "");
+	case C_UNREACHABLE:
+		return et_cli_error("RDMA CM: no answer from %s to %s after the connection "
+				    "manager's retries", ip, what);
+	case C_DOWN:
+		return et_cli_error("RDMA CM: %s closed %s", ip, what);
+	default:
+		return et_cli_error("RDMA CM: %s: no answer from %s in %u s", what, ip,
+				    WAIT_MS / 1000);
+	}
+}
+
+/* A client's connection i (qps: the exchange's) to the peer's port, until
+ * established; while nobody listens there (perftest's server listens
+ * again for the test's connections) it tries again, as perftest's client
+ * does, within WAIT_MS. */
+static int
+connect_one(struct node *n, uint32_t i)
+{
+	struct cm_node *c = n->cm;
+	struct et_rdmacm_conn_param p = conn_param(n);
+	struct et_qp *qp = i == n->o.qps ? c->chan : n->qp[i];
+	uint64_t until = et_tsc_ns() + WAIT_MS * 1000000ull;
+	int err;
+
+	for (;;) {
+		c->st[i] = C_WAIT;
+		c->id[i] = et_rdmacm_connect(c->rcm, n->them.ip, n->o.oob_port, qp, &p,
+					     (void *)(uintptr_t)(i + 1), et_tsc_ns(), &err);
+		if (c->id[i] == NULL)
+			return et_cli_error("RDMA CM: cannot connect QP %u: %s", i, strerror(-err));
+		wait_until(n, answered, i, WAIT_MS);
+		if (c->st[i] == C_UP)
+			return 0;
+		if (c->st[i] != C_REJECTED || c->reason[i] != ET_CM_REJ_INVALID_SERVICE_ID ||
+		    node_stop || et_tsc_ns() > until)
+			return conn_failed(n, i);
+		/* the QP, still in RESET, tries again in 100 ms */
+		et_rdmacm_release(c->rcm, c->id[i], et_tsc_ns());
+		c->id[i] = NULL;
+		for (uint64_t t = et_tsc_ns() + 100000000; et_tsc_ns() < t && !node_stop;)
+			poll_once(n);
+	}
+}
+
+static bool
+all_taken(struct node *n, uint32_t count)
+{
+	return n->cm->n_req == count;
+}
+
+static bool
+all_up(struct node *n, uint32_t upto)
+{
+	for (uint32_t i = 0; i < upto; i++)
+		if (n->cm->st[i] != C_UP)
+			return false;
+	return true;
+}
+
+/* The test's connections: a client makes --qps, a server takes as many
+ * (ucmatose's sends wait for them to be established: its RTU). */
+static int
+open_tests(struct node *n)
+{
+	struct cm_node *c = n->cm;
+	uint32_t qps = n->o.qps;
+
+	if (n->o.server) {
+		if (!wait_until(n, all_taken, qps, WAIT_MS))
+			return node_stop ? -1 : et_cli_error("RDMA CM: %u of the test's %u "
+							     "connections requested in %u s",
+							     c->n_req, qps, WAIT_MS / 1000);
+		if (n->o.mode == MODE_UCMATOSE && !wait_until(n, all_up, qps, WAIT_MS)) {
+			for (uint32_t i = 0; i < qps; i++)
+				if (c->st[i] != C_UP)
+					return conn_failed(n, i);
+		}
+		return 0;
+	}
+	for (uint32_t i = 0; i < qps; i++) {
+		if (make_qp(n, i, n->them.ip, n->o.mtu) == NULL)
+			return et_cli_error("cannot create QP %u", i);
+		if (n->o.mode == MODE_UCMATOSE)
+			ucmatose_recvs(n, i);
+		if (n->o.mode == MODE_RPING)
+			rping_recvs(n);
+		if (connect_one(n, i))
+			return -1;
+	}
+	return 0;
+}
+
+/* The exchange's connection: a client connects, a server takes the first
+ * request. */
+static int
+open_chan(struct node *n)
+{
+	uint32_t i = n->o.qps;
+
+	if (!n->o.server) {
+		if (make_qp(n, i, n->them.ip, n->o.mtu) == NULL)
+			return et_cli_error("cannot create the exchange's QP");
+		return connect_one(n, i);
+	}
+	if (!wait_until(n, answered, i, WAIT_MS) && n->cm->st[i] == C_NONE)
+		return node_stop ? -1 : et_cli_error("RDMA CM: no peer connected to port %u in "
+						     "%u s", n->o.oob_port, WAIT_MS / 1000);
+	return 0;
+}
+
+/* perftest -R's syncs around the test's connections: an address message
+ * each way whose content the tool does not read yet. */
+static int
+sync_msg(struct node *n, const char *step)
+{
+	uint8_t mine[ET_PERFTEST_BIN_LEN], theirs[ET_PERFTEST_BIN_LEN];
+
+	oob_tool_format(OOB_CM, &n->me, (char *)mine);
+	if (oob_xchg(&n->oob, n->o.server, mine, theirs, sizeof(mine)))
+		return exchange_failed(n, step);
+	return 0;
+}
+
+/* perftest's ready(): the QPs exist already, bound by RDMA CM */
+static int
+cm_ready(struct node *n)
+{
+	print_local(n);
+	telemetry_show_qps(n->qp, n->o.qps);
+	return 0;
+}
+
+static int
+cm_open(struct node *n)
+{
+	struct cm_node *c = calloc(1, sizeof(*c));
+	struct et_rdmacm_conf conf;
+
+	n->cm = c;
+	if (c == NULL || et_cq_init(&c->scq, 64) || et_cq_init(&c->rcq, 64) ||
+	    (c->chan_buf = calloc(CHAN_RECVS + 1, CHAN_MSG)) == NULL)
+		return et_cli_error("out of memory");
+	c->chan_key = et_host_reg(&n->lane[0].host, c->chan_buf, (CHAN_RECVS + 1) * CHAN_MSG,
+				  ET_ACCESS_LOCAL_WRITE);
+	et_rdmacm_conf_default(&conf);
+	/* a peer in time wait refuses IDs it has seen: new ones each run */
+	conf.cm.seed = et_tsc_ns() ^ ((uint64_t)getpid() << 32);
+	conf.cm.max_conns = MAX_QPS + 1;
+	c->rcm = et_rdmacm_create(&n->lane[0].nic, &conf);
+	if (c->chan_key == 0 || c->rcm == NULL)
+		return et_cli_error("cannot set up RDMA CM");
+	return 0;
+}
+
+int
+cm_connect_peer(struct node *n)
+{
+	const struct opts *o = &n->o;
+	struct in_addr a;
+
+	if (cm_open(n) || wait_link_up(n))
+		return -1;
+	if (o->server) {
+		int r = et_rdmacm_listen(n->cm->rcm, o->oob_port, NULL);
+
+		if (r)
+			return et_cli_error("RDMA CM: cannot listen on port %u: %s", o->oob_port,
+					    strerror(-r));
+		et_info("waiting for the peer on RDMA CM port %u (%s)", o->oob_port,
+			is_perftest(o) ? "perftest -R" : mode_names[o->mode]);
+	} else {
+		inet_pton(AF_INET, o->client, &a); /* checked by parse_options */
+		n->them.ip = ntohl(a.s_addr);
+	}
+	if (is_rdmacm_tool(o->mode))
+		return open_tests(n) || cm_ready(n) ? -1 : 0;
+	n->oob = (struct oob){.fd = -1, .msg = &chan_ops, .msg_ctx = n, .stop = &node_stop,
+			      .timeout_ms = 60000};
+	if (open_chan(n))
+		return -1;
+	if (oob_perftest_hello(&n->oob, o->server, &n->o.mtu))
+		return n->oob.why ? exchange_failed(n, "the opening (version, page, MTU)") : -1;
+	n->them.mtu = n->me.mtu = o->mtu;
+	if (sync_msg(n, "the sync before the test's connections") || open_tests(n) ||
+	    sync_msg(n, "the sync after the test's connections"))
+		return -1;
+	return perftest_rounds(n, cm_ready);
+}
+
+/* ---- ucmatose's test ---- */
+
+/* Completions on cq (a receive: of --size) until *got is want, each one
+ * well; 10 s without one, or the peer gone: -1, said. */
+static int
+ucmatose_wait(struct node *n, struct et_cq *cq, uint64_t want, uint64_t *got, const char *what)
+{
+	bool recv = cq == &n->lane[0].host.rcq;
+	uint64_t last = et_tsc_ns();
+	struct et_wc wc;
+
+	while (*got < want && !node_stop) {
+		if (et_cq_poll(cq, &wc, 1) == 0) {
+			poll_once(n);
+			if (et_tsc_ns() - last > 10000000000ull)
+				return et_cli_error("ucmatose: %" PRIu64 " of %" PRIu64 " %s, then "
+						    "nothing for 10 s", *got, want, what);
+			continue;
+		}
+		last = et_tsc_ns();
+		if (wc.status != ET_WC_SUCCESS)
+			return et_cli_error("ucmatose: %s: number %" PRIu64 " %s", what, *got + 1,
+					    et_wc_status_str(wc.status));
+		if (recv && wc.byte_len != n->o.size)
+			return et_cli_error("ucmatose: message %" PRIu64 " is %u bytes, expected %u "
+					    "(the peer's -S must match our --size)", *got + 1,
+					    wc.byte_len, n->o.size);
+		/* the server: each answer is what it sent (the tool answers
+		 * from the buffer it received into) */
+		if (recv && n->o.server && n->o.verify &&
+		    memcmp(n->buf + wc.wr_id * n->o.size,
+			   n->buf + ((uint64_t)n->o.qps + wc.wr_id) * n->o.size, n->o.size)) {
+			et_cli_error("--verify: answer %" PRIu64 " on QP %" PRIu64 " differs from "
+				     "what we sent", *got + 1, wc.wr_id);
+			n->bad++;
+		}
+		(*got)++;
+	}
+	return node_stop ? -1 : 0;
+}
+
+/* --iters SENDs on each QP: the server's from its send area, the client's
+ * from what it received (as the tool answers). */
+static int
+ucmatose_send(struct node *n)
+{
+	const struct opts *o = &n->o;
+
+	for (uint32_t i = 0; i < o->qps; i++)
+		for (uint64_t k = 0; k < o->iters; k++) {
+			uint64_t area = o->server ? (uint64_t)o->qps + i : i;
+			struct et_send_wr wr = {.wr_id = i, .opcode = ET_WR_SEND,
+						.local_addr = n->buf + area * o->size,
+						.length = o->size, .lkey = n->key};
+
+			/* a full send queue: let some complete */
+			while (et_nic_post_send(&n->lane[0].nic, n->qp[i], &wr) == -ENOSPC) {
+				if (node_stop)
+					return -1;
+				poll_once(n);
+			}
+		}
+	return 0;
+}
+
+static bool
+all_down(struct node *n, uint32_t upto)
+{
+	for (uint32_t i = 0; i < upto; i++)
+		if (n->cm->st[i] != C_DOWN)
+			return false;
+	return true;
+}
+
+/* ucmatose's test: the server's SENDs, the client's answers, the server's
+ * DREQ (the client waits for it, as the tool does); a row for the table. */
+void
+run_ucmatose(struct node *n)
+{
+	const struct opts *o = &n->o;
+	struct et_cq *scq = &n->lane[0].host.scq, *rcq = &n->lane[0].host.rcq;
+	uint64_t want = o->iters * o->qps, sent = 0, got = 0;
+	int r;
+
+	n->size = o->size;
+	for (uint64_t k = 0; o->server && k < (uint64_t)o->qps * o->size; k++)
+		n->buf[(uint64_t)o->qps * o->size + k] = test_pattern(k);
+	n->t0 = et_tsc_ns();
+	n->pkts0 = nic_packets(n);
+	if (o->server)
+		r = ucmatose_send(n) || ucmatose_wait(n, scq, want, &sent, "SENDs completed") ||
+		    ucmatose_wait(n, rcq, want, &got, "answers received");
+	else
+		r = ucmatose_wait(n, rcq, want, &got, "messages received") || ucmatose_send(n) ||
+		    ucmatose_wait(n, scq, want, &sent, "answers completed");
+	n->t1 = et_tsc_ns();
+	n->done = got;
+	if (r) {
+		n->bad++;
+		return;
+	}
+	for (uint32_t i = 0; o->server && i < o->qps; i++)
+		et_rdmacm_disconnect(n->cm->rcm, n->cm->id[i], et_tsc_ns());
+	if (!wait_until(n, all_down, o->qps, o->server ? 3000 : 10000) && !node_stop) {
+		et_cli_error("ucmatose: the %s did not close the connections in %u s",
+			     o->server ? "peer" : "server", o->server ? 3 : 10);
+		n->bad++;
+	}
+}
+
+/* ---- rping's test ---- */
+
+#define RP_SEND 100 /* wr_id of our SENDs; an RDMA READ or WRITE's is RP_RDMA */
+#define RP_RDMA 101
+
+/* The buffer of rping's client for ping k: "rdma-ping-k: " and a run of
+ * the letters from 'A' + k (mod 58) on, ending in a NUL. */
+static void
+rping_text(uint8_t *b, uint32_t size, uint64_t k)
+{
+	int cc = snprintf((char *)b, size, "rdma-ping-%d: ", (int)k);
+	uint8_t c = (uint8_t)(65 + k % 58);
+
+	for (uint32_t i = (uint32_t)cc; i < size; i++) {
+		b[i] = c++;
+		if (c > 122)
+			c = 65;
+	}
+	b[size - 1] = 0;
+}
+
+/* The completion of wr_id on cq (any receive for UINT64_MAX), SENDs'
+ * completed on the way checked and passed: 0; 1 when the peer closed the
+ * connection first; -1 said (a failure, 10 s of nothing). */
+static int
+rping_wait(struct node *n, struct et_cq *cq, uint64_t wr_id, struct et_wc *wc, const char *what)
+{
+	uint64_t last = et_tsc_ns();
+
+	while (!node_stop) {
+		if (et_cq_poll(cq, wc, 1) == 0) {
+			if (n->cm->st[0] == C_DOWN)
+				return 1;
+			if (et_tsc_ns() - last > 10000000000ull)
+				return et_cli_error("rping: no %s for 10 s", what);
+			poll_once(n);
+			continue;
+		}
+		if (wc->status == ET_WC_WR_FLUSH_ERR && n->cm->st[0] == C_DOWN)
+			return 1; /* the DREQ flushed the QP */
+		if (wc->status != ET_WC_SUCCESS)
+			return et_cli_error("rping: %s: %s", wc->wr_id == RP_SEND ? "a SEND" : what,
+					    et_wc_status_str(wc->status));
+		if (wr_id == UINT64_MAX ? wc->opcode == ET_WC_RECV : wc->wr_id == wr_id)
+			break;
+	}
+	if (node_stop)
+		return -1;
+	if (wc->opcode == ET_WC_RECV && wc->byte_len != 16)
+		return et_cli_error("rping: a message of %u bytes where its 16 belong", wc->byte_len);
+	return 0;
+}
+
+/* A 16-byte message: rping's address, rkey and size, big-endian. */
+static int
+rping_send(struct node *n, uint64_t addr, uint32_t rkey, uint32_t size)
+{
+	uint8_t *m = rping_slot(n, 2);
+	struct et_send_wr wr = {.wr_id = RP_SEND, .opcode = ET_WR_SEND, .local_addr = m,
+				.length = 16, .lkey = n->key};
+
+	et_store64(m, addr);
+	et_store32(m + 8, rkey);
+	et_store32(m + 12, size);
+	if (et_nic_post_send(&n->lane[0].nic, n->qp[0], &wr))
+		return et_cli_error("rping: cannot post a SEND");
+	return 0;
+}
+
+/* The next message, its slot posted again: 0, 1 the peer closed, -1. */
+static int
+rping_next(struct node *n, uint64_t *addr, uint32_t *rkey, uint32_t *size, const char *what)
+{
+	struct et_wc wc;
+	int r = rping_wait(n, &n->lane[0].host.rcq, UINT64_MAX, &wc, what);
+	const uint8_t *m = rping_slot(n, (uint32_t)wc.wr_id);
+
+	if (r)
+		return r;
+	*addr = et_load64(m);
+	*rkey = et_load32(m + 8);
+	*size = et_load32(m + 12);
+	rping_recv(n, (uint32_t)wc.wr_id);
+	return 0;
+}
+
+static int
+rping_rdma(struct node *n, uint8_t opcode, uint32_t len, uint64_t addr, uint32_t rkey,
+	   const char *what)
+{
+	struct et_send_wr wr = {.wr_id = RP_RDMA, .opcode = opcode, .local_addr = n->buf,
+				.length = len, .lkey = n->key, .remote_addr = addr, .rkey = rkey};
+	struct et_wc wc;
+
+	if (et_nic_post_send(&n->lane[0].nic, n->qp[0], &wr))
+		return et_cli_error("rping: cannot post the %s", what);
+	return rping_wait(n, &n->lane[0].host.scq, RP_RDMA, &wc, what) ? -1 : 0;
+}
+
+/* The client's pings: its buffer named, the server's go; its sink named,
+ * the go again; the echo checked (--verify, rping's -V). */
+static int
+rping_client(struct node *n)
+{
+	const uint32_t size = n->o.size;
+	uint8_t *start = n->buf, *sink = n->buf + size;
+	uint64_t a;
+	uint32_t k, s;
+
+	for (uint64_t ping = 0; ping < n->o.iters && !node_stop; ping++) {
+		uint64_t t0 = et_tsc_ns();
+		int r;
+
+		rping_text(start, size, ping);
+		if ((r = rping_send(n, (uintptr_t)start, n->key, size)) ||
+		    (r = rping_next(n, &a, &k, &s, "go after the READ")) ||
+		    (r = rping_send(n, (uintptr_t)sink, n->key, size)) ||
+		    (r = rping_next(n, &a, &k, &s, "go after the WRITE"))) {
+			if (r > 0)
+				et_cli_error("rping: the server closed the connection at ping %" PRIu64
+					     " (is its -S our --size %u?)", ping, size);
+			return -1;
+		}
+		n->lat[n->nlat++] = et_tsc_ns() - t0;
+		if (n->o.verify && memcmp(start, sink, size)) {
+			et_cli_error("--verify: ping %" PRIu64 ": the echo differs from what we sent",
+				     ping);
+			n->bad++;
+		}
+		n->done++;
+	}
+	return node_stop ? -1 : 0;
+}
+
+/* The server's side: READ what the client names, WRITE it back to its
+ * sink (its length up to the NUL, as rping), until the client's DREQ.
+ * --verify: what we read is rping's text for the ping. */
+static int
+rping_server(struct node *n)
+{
+	const uint32_t size = n->o.size;
+	uint64_t a;
+	uint32_t k, s;
+	int r;
+
+	for (uint64_t ping = 0;; ping++) {
+		if ((r = rping_next(n, &a, &k, &s, "client's buffer")) != 0)
+			return r > 0 ? 0 : -1; /* its DREQ: the pings are over */
+		if (s > size)
+			return et_cli_error("rping: the peer's buffer is %u bytes, ours (--size) %u",
+					    s, size);
+		if (rping_rdma(n, ET_WR_RDMA_READ, s, a, k, "RDMA READ"))
+			return -1;
+		if (n->o.verify) { /* the client's text, built in our second buffer */
+			rping_text(n->buf + size, s, ping);
+			if (memcmp(n->buf, n->buf + size, s)) {
+				et_cli_error("--verify: ping %" PRIu64 ": what we read is not rping's "
+					     "text", ping);
+				n->bad++;
+			}
+		}
+		if (rping_send(n, 0, 0, 0) || rping_next(n, &a, &k, &s, "client's sink") ||
+		    rping_rdma(n, ET_WR_RDMA_WRITE, (uint32_t)strnlen((char *)n->buf, s - 1) + 1,
+			       a, k, "RDMA WRITE") ||
+		    rping_send(n, 0, 0, 0))
+			return -1;
+		n->done++;
+	}
+}
+
+void
+run_rping(struct node *n)
+{
+	n->size = n->o.size;
+	n->t0 = et_tsc_ns();
+	n->pkts0 = nic_packets(n);
+	if (n->o.server ? rping_server(n) : rping_client(n)) {
+		n->bad++;
+		return;
+	}
+	n->t1 = et_tsc_ns();
+	if (!n->o.server)
+		et_rdmacm_disconnect(n->cm->rcm, n->cm->id[0], et_tsc_ns());
+	if (!wait_until(n, all_down, 1, 3000) && !node_stop) {
+		et_cli_error("rping: the connection not closed in 3 s");
+		n->bad++;
+	}
+}
+
+/* ---- the end ---- */
+
+static bool
+all_closed(struct node *n, uint32_t upto)
+{
+	for (uint32_t i = 0; i <= upto; i++) {
+		struct et_rdmacm_id *id = n->cm->id[i];
+		enum et_cm_state s;
+
+		if (id == NULL)
+			continue;
+		s = et_rdmacm_id_state(id);
+		if (s != ET_CMS_TIMEWAIT && s != ET_CMS_CLOSED)
+			return false;
+	}
+	return true;
+}
+
+void
+cm_close(struct node *n)
+{
+	struct cm_node *c = n->cm;
+	const struct et_cm_stats *s;
+	uint64_t refused = 0;
+
+	if (c == NULL)
+		return;
+	if (c->rcm) {
+		/* the test's connections and the exchange's: our DREQ, or the
+		 * peer's answered, the port polled until all are closed */
+		for (uint32_t i = 0; i <= n->o.qps; i++)
+			if (c->id[i] && et_rdmacm_id_state(c->id[i]) == ET_CMS_ESTABLISHED)
+				et_rdmacm_disconnect(c->rcm, c->id[i], et_tsc_ns());
+		if (!wait_until(n, all_closed, n->o.qps, CLOSE_NS / 1000000))
+			et_warn("RDMA CM: connections still open after %llu s", CLOSE_NS / 1000000000);
+		s = et_rdmacm_cm_stats(c->rcm);
+		for (int e = 0; e < ET_MAD_E_COUNT; e++)
+			refused += s->rx_bad[e];
+		et_info("RDMA CM: MADs sent %" PRIu64 " (again after a timeout %" PRIu64
+			"), received %" PRIu64 " (repeats %" PRIu64 ", refused %" PRIu64
+			"); connections established %" PRIu64 ", closed %" PRIu64,
+			s->tx_mads, s->tx_retries, s->rx_mads, s->rx_dups, refused, s->established,
+			s->disconnected);
+		et_rdmacm_destroy(c->rcm, et_tsc_ns());
+	}
+	if (c->chan)
+		et_nic_qp_destroy(&n->lane[0].nic, c->chan);
+	et_cq_free(&c->scq);
+	et_cq_free(&c->rcq);
+	free(c->chan_buf);
+	free(c);
+	n->cm = NULL;
+	n->oob.msg = NULL;
+}
+
+void
+cm_report(const struct node *n, struct json_t *j)
+{
+	json_t *c = json_object();
+
+	et_json_set_counters(c, &et_cm_ctrs, et_rdmacm_cm_stats(n->cm->rcm));
+	et_json_set_counters(c, &et_rdmacm_ctrs, et_rdmacm_stats(n->cm->rcm));
+	json_object_set_new(j, "cm_counters", c);
+}

@@ -1,0 +1,1132 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * The CM's state machine (IBTA vol. 1 12.9), sans I/O.  Each connection
+ * keeps the one MAD it may have to send again: its REQ, REP or DREQ until
+ * answered (retransmitted on its timeout, max CM retries times), then the
+ * answer it gave (RTU, MRA, DREP) for a peer that repeats itself.
+ */
+#include "cm/et_cm.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/et_rand.h"
+#include "wire/et_gid.h"
+
+#define NONE UINT64_MAX
+/* MADs waiting to leave, events waiting for the consumer: rings that
+ * start this small and double when full (a consumer may connect a
+ * thousand at once before it drains them), up to RING_MAX */
+#define RING_FIRST 64u
+#define RING_MAX (1u << 20)
+
+struct et_cm_conn {
+	uint32_t idx;
+	enum et_cm_state state;
+	bool released;          /* the consumer let go: no more events */
+	void *ctx;
+	uint32_t local_id, remote_id;
+	uint64_t remote_guid;
+	uint32_t peer_ip;
+	uint64_t service_id;
+	uint64_t tid;           /* the REQ's: its REP, RTU, MRA, REJ carry it */
+	uint32_t local_qpn, remote_qpn;
+	uint32_t remote_psn;    /* the first PSN the peer sends */
+	uint64_t timeout_ns;    /* before msg is sent again */
+	uint8_t max_retries, retries_left;
+	uint64_t deadline;      /* NONE: no timer */
+	uint8_t msg[ET_MAD_LEN]; /* what we send again, or answer again */
+	uint16_t msg_attr;      /* its attribute; 0: none */
+};
+
+struct listener {
+	uint64_t service_id;
+	void *ctx;
+};
+
+struct et_cm {
+	struct et_cm_conf conf;
+	uint64_t rng;
+	uint32_t id_mask;       /* local IDs are (gen << 16 | slot) ^ id_mask */
+	uint32_t tid_hi;
+	struct et_cm_conn **slot;
+	uint16_t *gen;          /* a slot's generation, kept when it is freed */
+	uint32_t next_slot, hi; /* where the search for a free slot starts; slots < hi may be used */
+	struct listener *lis;
+	uint32_t n_lis, cap_lis;
+	struct et_token_bucket answers;
+	uint64_t next_dl;
+	bool dl_dirty;
+	struct et_cm_out *out;
+	uint32_t out_head, out_tail, out_cap;
+	struct et_cm_event *ev;
+	uint32_t ev_head, ev_tail, ev_cap;
+	struct et_cm_stats st;
+};
+
+ET_CTR_DEFINE(et_cm_ctrs, struct et_cm_stats, ET_CM_COUNTERS);
+
+void
+et_cm_conf_default(struct et_cm_conf *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->max_conns = 1024;
+	c->response_timeout = 16;
+	c->packet_life = 12;
+	c->max_cm_retries = 7;
+	c->mra_timeout = 20;
+	c->timewait_ns = 500000000ull;
+	c->answer_gap_ns = 10000000ull;
+	c->answer_burst = 16;
+	c->seed = 1;
+}
+
+const char *
+et_cm_state_name(enum et_cm_state s)
+{
+	static const char *const names[] = {
+		[ET_CMS_IDLE] = "idle", [ET_CMS_REQ_SENT] = "REQ sent",
+		[ET_CMS_MRA_REQ_RCVD] = "MRA for REQ received", [ET_CMS_REQ_RCVD] = "REQ received",
+		[ET_CMS_MRA_REQ_SENT] = "MRA for REQ sent", [ET_CMS_REP_SENT] = "REP sent",
+		[ET_CMS_MRA_REP_RCVD] = "MRA for REP received", [ET_CMS_ESTABLISHED] = "established",
+		[ET_CMS_DREQ_SENT] = "DREQ sent", [ET_CMS_TIMEWAIT] = "time wait",
+		[ET_CMS_CLOSED] = "closed",
+	};
+
+	return (unsigned int)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
+}
+
+const char *
+et_cm_event_name(enum et_cm_event_type t)
+{
+	static const char *const names[] = {
+		[ET_CM_EV_CONNECT_REQUEST] = "connect request", [ET_CM_EV_ESTABLISHED] = "established",
+		[ET_CM_EV_REJECTED] = "rejected", [ET_CM_EV_UNREACHABLE] = "unreachable",
+		[ET_CM_EV_DISCONNECTED] = "disconnected",
+	};
+
+	return (unsigned int)t < sizeof(names) / sizeof(names[0]) ? names[t] : "?";
+}
+
+/* ---- life cycle ---- */
+
+struct et_cm *
+et_cm_create(const struct et_cm_conf *c)
+{
+	struct et_cm *cm;
+
+	if (c->max_conns == 0 || c->max_conns > ET_CM_MAX_CONNS || c->response_timeout > 31 ||
+	    c->packet_life > 31 || c->max_cm_retries > 15 || c->mra_timeout > 31)
+		return NULL;
+	cm = calloc(1, sizeof(*cm));
+	if (cm == NULL)
+		return NULL;
+	cm->conf = *c;
+	cm->rng = (c->seed ^ 0x5bd1e9955bd1e995ull) | 1;
+	cm->id_mask = (uint32_t)et_rand_next(&cm->rng);
+	cm->tid_hi = (uint32_t)et_rand_next(&cm->rng);
+	cm->slot = calloc(c->max_conns, sizeof(*cm->slot));
+	cm->gen = calloc(c->max_conns, sizeof(*cm->gen));
+	cm->out_cap = cm->ev_cap = RING_FIRST;
+	cm->out = calloc(RING_FIRST, sizeof(*cm->out));
+	cm->ev = calloc(RING_FIRST, sizeof(*cm->ev));
+	et_token_bucket_init(&cm->answers, c->answer_gap_ns, c->answer_burst);
+	cm->next_dl = NONE;
+	if (!cm->slot || !cm->gen || !cm->out || !cm->ev) {
+		et_cm_destroy(cm);
+		return NULL;
+	}
+	return cm;
+}
+
+void
+et_cm_destroy(struct et_cm *cm)
+{
+	if (cm == NULL)
+		return;
+	for (uint32_t i = 0; cm->slot && i < cm->conf.max_conns; i++)
+		free(cm->slot[i]);
+	free(cm->slot);
+	free(cm->gen);
+	free(cm->lis);
+	free(cm->out);
+	free(cm->ev);
+	free(cm);
+}
+
+const struct et_cm_stats *
+et_cm_stats(const struct et_cm *cm)
+{
+	return &cm->st;
+}
+
+/* ---- connections: slots and lookups ---- */
+
+static struct et_cm_conn *
+conn_new(struct et_cm *cm)
+{
+	uint32_t n = cm->conf.max_conns, i = 0, k;
+	struct et_cm_conn *c;
+
+	/* the slot after the last one taken: an ID is reused as late as
+	 * possible (and with another generation), so a late MAD for a closed
+	 * connection finds no successor */
+	for (k = 0; k < n; k++) {
+		i = (cm->next_slot + k) % n;
+		if (cm->slot[i] == NULL)
+			break;
+	}
+	if (k == n || (c = calloc(1, sizeof(*c))) == NULL)
+		return NULL;
+	cm->next_slot = (i + 1) % n;
+	if (i + 1 > cm->hi)
+		cm->hi = i + 1;
+	cm->gen[i]++;
+	c->idx = i;
+	c->local_id = ((uint32_t)cm->gen[i] << 16 | i) ^ cm->id_mask;
+	c->tid = (uint64_t)cm->tid_hi << 32 | c->local_id;
+	c->deadline = NONE;
+	cm->slot[i] = c;
+	return c;
+}
+
+static void
+conn_free(struct et_cm *cm, struct et_cm_conn *c)
+{
+	if (c->deadline != NONE)
+		cm->dl_dirty = true;
+	cm->slot[c->idx] = NULL;
+	free(c);
+}
+
+/* Ours by the ID we gave it (a MAD's remote communication ID). */
+static struct et_cm_conn *
+find_local(const struct et_cm *cm, uint32_t id)
+{
+	uint32_t x = id ^ cm->id_mask, i = x & 0xffff;
+	struct et_cm_conn *c;
+
+	if (i >= cm->conf.max_conns || (c = cm->slot[i]) == NULL || c->local_id != id)
+		return NULL;
+	return c;
+}
+
+/* The one the peer knows by its ID (a REQ's local communication ID). */
+static struct et_cm_conn *
+find_remote(const struct et_cm *cm, uint32_t remote_id, uint64_t guid)
+{
+	for (uint32_t i = 0; i < cm->hi; i++) {
+		struct et_cm_conn *c = cm->slot[i];
+
+		if (c && c->remote_guid == guid && c->remote_id == remote_id &&
+		    c->state != ET_CMS_REQ_SENT && c->state != ET_CMS_MRA_REQ_RCVD)
+			return c;
+	}
+	return NULL;
+}
+
+/* ---- timers ---- */
+
+static void
+arm(struct et_cm *cm, struct et_cm_conn *c, uint64_t at)
+{
+	if (c->deadline == cm->next_dl && at > c->deadline)
+		cm->dl_dirty = true;
+	c->deadline = at;
+	if (at < cm->next_dl)
+		cm->next_dl = at;
+}
+
+static void
+disarm(struct et_cm *cm, struct et_cm_conn *c)
+{
+	if (c->deadline != NONE && c->deadline == cm->next_dl)
+		cm->dl_dirty = true;
+	c->deadline = NONE;
+}
+
+uint64_t
+et_cm_deadline(struct et_cm *cm)
+{
+	if (cm->dl_dirty) {
+		cm->next_dl = NONE;
+		for (uint32_t i = 0; i < cm->hi; i++)
+			if (cm->slot[i] && cm->slot[i]->deadline < cm->next_dl)
+				cm->next_dl = cm->slot[i]->deadline;
+		cm->dl_dirty = false;
+	}
+	return cm->next_dl;
+}
+
+/* ---- what leaves: MADs and events ---- */
+
+/* A full ring of *cap elements of size elem twice as big, its elements
+ * from *head on in order from 0; false when it may not grow (or no memory). */
+static bool
+ring_grow(void **ring, uint32_t *cap, uint32_t *head, uint32_t *tail, size_t elem)
+{
+	uint32_t n = *tail - *head;
+	char *r;
+
+	if (*cap >= RING_MAX || (r = malloc(2 * (size_t)*cap * elem)) == NULL)
+		return false;
+	for (uint32_t i = 0; i < n; i++)
+		memcpy(r + i * elem, (char *)*ring + ((*head + i) % *cap) * elem, elem);
+	free(*ring);
+	*ring = r;
+	*cap *= 2;
+	*head = 0;
+	*tail = n;
+	return true;
+}
+
+static void
+out_push(struct et_cm *cm, uint32_t dst_ip, const uint8_t *mad)
+{
+	struct et_cm_out *o;
+
+	if (cm->out_tail - cm->out_head == cm->out_cap &&
+	    !ring_grow((void **)&cm->out, &cm->out_cap, &cm->out_head, &cm->out_tail,
+		       sizeof(*cm->out))) {
+		cm->st.tx_full++;
+		return;
+	}
+	o = &cm->out[cm->out_tail++ % cm->out_cap];
+	o->dst_ip = dst_ip;
+	memcpy(o->mad, mad, ET_MAD_LEN);
+	cm->st.tx_mads++;
+}
+
+bool
+et_cm_pop_out(struct et_cm *cm, struct et_cm_out *o)
+{
+	if (cm->out_head == cm->out_tail)
+		return false;
+	*o = cm->out[cm->out_head++ % cm->out_cap];
+	return true;
+}
+
+/* A new event of c's (none once the consumer let go): NULL when there is
+ * none to fill. */
+static struct et_cm_event *
+event(struct et_cm *cm, struct et_cm_conn *c, enum et_cm_event_type t)
+{
+	struct et_cm_event *e;
+
+	if (c->released)
+		return NULL;
+	if (cm->ev_tail - cm->ev_head == cm->ev_cap &&
+	    !ring_grow((void **)&cm->ev, &cm->ev_cap, &cm->ev_head, &cm->ev_tail, sizeof(*cm->ev))) {
+		cm->st.events_lost++;
+		return NULL;
+	}
+	e = &cm->ev[cm->ev_tail++ % cm->ev_cap];
+	memset(e, 0, offsetof(struct et_cm_event, pdata));
+	e->type = t;
+	e->conn = c;
+	e->ctx = c->ctx;
+	e->service_id = c->service_id;
+	e->peer_ip = c->peer_ip;
+	e->peer_qpn = c->remote_qpn;
+	return e;
+}
+
+static void
+event_pdata(struct et_cm_event *e, const uint8_t *p, uint16_t len)
+{
+	if (e == NULL)
+		return;
+	if (len > 0)
+		memcpy(e->pdata, p, len);
+	e->pdata_len = len;
+}
+
+bool
+et_cm_poll_event(struct et_cm *cm, struct et_cm_event *ev)
+{
+	while (cm->ev_head != cm->ev_tail) {
+		*ev = cm->ev[cm->ev_head++ % cm->ev_cap];
+		if (ev->conn) /* else its connection was let go */
+			return true;
+	}
+	return false;
+}
+
+/* m built into c->msg and sent: the MAD c answers again, or sends again on
+ * its timeout when timeout_ns is not 0. */
+static void
+send_keep(struct et_cm *cm, struct et_cm_conn *c, const struct et_cm_msg *m, uint64_t now,
+	  uint64_t timeout_ns)
+{
+	if (et_cm_build(c->msg, m) < 0)
+		return; /* our own fields are checked before: cannot happen */
+	c->msg_attr = m->hdr.attr_id;
+	out_push(cm, c->peer_ip, c->msg);
+	if (timeout_ns) {
+		c->timeout_ns = timeout_ns;
+		c->retries_left = c->max_retries;
+		arm(cm, c, now + timeout_ns);
+	} else {
+		disarm(cm, c);
+	}
+}
+
+/* An answer to a MAD of no connection of ours, within the rate limit. */
+static void
+answer_unknown(struct et_cm *cm, uint32_t dst_ip, const struct et_cm_msg *m, uint64_t now)
+{
+	uint8_t mad[ET_MAD_LEN];
+
+	if (!et_token_bucket_take(&cm->answers, now)) {
+		cm->st.answers_limited++;
+		return;
+	}
+	if (et_cm_build(mad, m) == ET_MAD_LEN)
+		out_push(cm, dst_ip, mad);
+	if (m->hdr.attr_id == ET_CM_REJ)
+		cm->st.rej_sent++;
+}
+
+static void
+rej_init(struct et_cm_msg *m, uint64_t tid, uint32_t local, uint32_t remote, uint8_t kind,
+	 uint16_t reason)
+{
+	et_cm_msg_init(m, ET_CM_REJ, tid);
+	m->u.rej.local_comm_id = local;
+	m->u.rej.remote_comm_id = remote;
+	m->u.rej.msg_rejected = kind;
+	m->u.rej.reason = reason;
+}
+
+/* The REJ that ends c: our GUID as the ARI of a timeout (the peer finds
+ * the connection by it), what it answers by c's state. */
+static void
+conn_reject(struct et_cm *cm, struct et_cm_conn *c, uint16_t reason, const void *pdata,
+	    uint16_t len, uint64_t now)
+{
+	uint8_t kind = c->state == ET_CMS_REQ_RCVD || c->state == ET_CMS_MRA_REQ_SENT
+		     ? ET_CM_MSG_REQ : ET_CM_MSG_OTHER;
+	struct et_cm_msg m;
+
+	rej_init(&m, c->tid, c->local_id, c->remote_id, kind, reason);
+	if (reason == ET_CM_REJ_TIMEOUT) {
+		m.u.rej.ari_len = 8;
+		for (int k = 0; k < 8; k++)
+			m.u.rej.ari[k] = (uint8_t)(cm->conf.ca_guid >> (56 - 8 * k));
+	}
+	m.pdata = pdata;
+	m.pdata_len = len;
+	send_keep(cm, c, &m, now, 0);
+	cm->st.rej_sent++;
+	c->state = ET_CMS_CLOSED;
+}
+
+/* Closed: freed at once if the consumer let go, else when it does. */
+static void
+conn_closed(struct et_cm *cm, struct et_cm_conn *c)
+{
+	c->state = ET_CMS_CLOSED;
+	disarm(cm, c);
+	if (c->released)
+		conn_free(cm, c);
+}
+
+static void
+timewait(struct et_cm *cm, struct et_cm_conn *c, uint64_t now)
+{
+	c->state = ET_CMS_TIMEWAIT;
+	arm(cm, c, now + cm->conf.timewait_ns);
+}
+
+/* How long our REQ waits for its answer: the peer answers within our
+ * response timeout, the REQ and its answer each live a packet life on the
+ * way.  A DREQ waits as long: its DREP comes at once from any CM (a passive
+ * side's peer may have said it takes seconds to answer a REP: Linux's
+ * rdma_cm says 4.3 s, which a closing program would not wait out). */
+static uint64_t
+own_timeout(const struct et_cm *cm)
+{
+	return 2 * et_cm_timeout_ns(cm->conf.packet_life) + et_cm_timeout_ns(cm->conf.response_timeout);
+}
+
+static void
+dreq_send(struct et_cm *cm, struct et_cm_conn *c, uint64_t now)
+{
+	struct et_cm_msg m;
+
+	et_cm_msg_init(&m, ET_CM_DREQ, c->tid);
+	m.u.ids.local_comm_id = c->local_id;
+	m.u.ids.remote_comm_id = c->remote_id;
+	m.u.ids.remote_qpn = c->remote_qpn;
+	c->max_retries = cm->conf.max_cm_retries;
+	send_keep(cm, c, &m, now, own_timeout(cm));
+	c->state = ET_CMS_DREQ_SENT;
+}
+
+/* ---- the consumer's calls ---- */
+
+int
+et_cm_listen(struct et_cm *cm, uint64_t service_id, void *ctx)
+{
+	for (uint32_t i = 0; i < cm->n_lis; i++)
+		if (cm->lis[i].service_id == service_id)
+			return -EADDRINUSE;
+	if (cm->n_lis == cm->cap_lis) {
+		uint32_t cap = cm->cap_lis ? 2 * cm->cap_lis : 4;
+		struct listener *l = realloc(cm->lis, cap * sizeof(*l));
+
+		if (l == NULL)
+			return -ENOMEM;
+		cm->lis = l;
+		cm->cap_lis = cap;
+	}
+	cm->lis[cm->n_lis++] = (struct listener){service_id, ctx};
+	return 0;
+}
+
+int
+et_cm_unlisten(struct et_cm *cm, uint64_t service_id)
+{
+	for (uint32_t i = 0; i < cm->n_lis; i++)
+		if (cm->lis[i].service_id == service_id) {
+			cm->lis[i] = cm->lis[--cm->n_lis];
+			return 0;
+		}
+	return -ENOENT;
+}
+
+static const struct listener *
+find_listener(const struct et_cm *cm, uint64_t service_id)
+{
+	for (uint32_t i = 0; i < cm->n_lis; i++)
+		if (cm->lis[i].service_id == service_id)
+			return &cm->lis[i];
+	return NULL;
+}
+
+struct et_cm_conn *
+et_cm_connect(struct et_cm *cm, const struct et_cm_connect_param *p, void *ctx, uint64_t now,
+	      int *err)
+{
+	uint8_t pdata[ET_CM_REQ_PDATA];
+	bool ip = et_rdma_sid_is_ip(p->service_id);
+	uint16_t off = ip ? ET_CMA_HDR_LEN : 0;
+	struct et_cm_conn *c;
+	struct et_cm_req *r;
+	struct et_cm_msg m;
+
+	*err = -EINVAL;
+	if (p->qpn > 0xffffff || p->psn > 0xffffff || et_cm_mtu_code(p->mtu) == 0 ||
+	    p->retry_count > 7 || p->rnr_retry_count > 7 || p->pdata_len > ET_CM_REQ_PDATA - off ||
+	    (p->pdata_len && p->pdata == NULL) || p->dst_ip == 0)
+		return NULL;
+	*err = -ENOSPC;
+	if ((c = conn_new(cm)) == NULL)
+		return NULL;
+	*err = 0;
+	c->ctx = ctx;
+	c->peer_ip = p->dst_ip;
+	c->service_id = p->service_id;
+	c->local_qpn = p->qpn;
+	c->max_retries = cm->conf.max_cm_retries;
+	memset(pdata, 0, sizeof(pdata));
+	if (ip)
+		et_cma_hdr_build(pdata, &(struct et_cma_hdr){.src_port = p->src_port,
+							     .src_ip = cm->conf.ip,
+							     .dst_ip = p->dst_ip});
+	if (p->pdata_len)
+		memcpy(pdata + off, p->pdata, p->pdata_len);
+	et_cm_msg_init(&m, ET_CM_REQ, c->tid);
+	r = &m.u.req;
+	r->local_comm_id = c->local_id;
+	r->service_id = p->service_id;
+	r->local_ca_guid = cm->conf.ca_guid;
+	r->local_qpn = p->qpn;
+	r->responder_resources = p->responder_resources;
+	r->initiator_depth = p->initiator_depth;
+	r->remote_cm_response_timeout = cm->conf.response_timeout;
+	r->starting_psn = p->psn;
+	r->local_cm_response_timeout = cm->conf.response_timeout;
+	r->retry_count = p->retry_count;
+	r->pkey = 0xffff;
+	r->path_mtu = et_cm_mtu_code(p->mtu);
+	r->rnr_retry_count = p->rnr_retry_count;
+	r->max_cm_retries = cm->conf.max_cm_retries;
+	/* RoCE has no LIDs: permissive ones, as Linux sends for a routed
+	 * (hop limit > 1) path; the GIDs name both ends */
+	r->primary.local_lid = r->primary.remote_lid = 0xffff;
+	et_gid_from_ipv4(cm->conf.ip, r->primary.local_gid);
+	et_gid_from_ipv4(p->dst_ip, r->primary.remote_gid);
+	r->primary.hop_limit = 64;
+	/* the peer's QP retransmits after 4.096 us << this: 14, 67 ms, as the
+	 * RDMA tools set theirs */
+	r->primary.local_ack_timeout = 14;
+	m.pdata = pdata;
+	m.pdata_len = (uint16_t)(off + p->pdata_len);
+	send_keep(cm, c, &m, now, own_timeout(cm));
+	c->state = ET_CMS_REQ_SENT;
+	return c;
+}
+
+int
+et_cm_accept(struct et_cm *cm, struct et_cm_conn *c, const struct et_cm_accept_param *p,
+	     uint64_t now)
+{
+	struct et_cm_rep *r;
+	struct et_cm_msg m;
+
+	if ((c->state != ET_CMS_REQ_RCVD && c->state != ET_CMS_MRA_REQ_SENT) || c->released ||
+	    p->qpn > 0xffffff || p->psn > 0xffffff || p->rnr_retry_count > 7 ||
+	    p->target_ack_delay > 31 || p->pdata_len > ET_CM_REP_PDATA ||
+	    (p->pdata_len && p->pdata == NULL))
+		return -EINVAL;
+	c->local_qpn = p->qpn;
+	et_cm_msg_init(&m, ET_CM_REP, c->tid);
+	r = &m.u.rep;
+	r->local_comm_id = c->local_id;
+	r->remote_comm_id = c->remote_id;
+	r->local_qpn = p->qpn;
+	r->starting_psn = p->psn;
+	r->responder_resources = p->responder_resources;
+	r->initiator_depth = p->initiator_depth;
+	r->target_ack_delay = p->target_ack_delay;
+	r->rnr_retry_count = p->rnr_retry_count;
+	r->local_ca_guid = cm->conf.ca_guid;
+	m.pdata = p->pdata;
+	m.pdata_len = p->pdata_len;
+	send_keep(cm, c, &m, now, c->timeout_ns);
+	c->state = ET_CMS_REP_SENT;
+	return 0;
+}
+
+int
+et_cm_reject(struct et_cm *cm, struct et_cm_conn *c, const void *pdata, uint16_t len,
+	     uint64_t now)
+{
+	if ((c->state != ET_CMS_REQ_RCVD && c->state != ET_CMS_MRA_REQ_SENT) || c->released ||
+	    len > ET_CM_REJ_PDATA || (len && pdata == NULL))
+		return -EINVAL;
+	conn_reject(cm, c, ET_CM_REJ_CONSUMER, pdata, len, now);
+	return 0;
+}
+
+int
+et_cm_disconnect(struct et_cm *cm, struct et_cm_conn *c, uint64_t now)
+{
+	if (c->state != ET_CMS_ESTABLISHED || c->released)
+		return -EINVAL;
+	dreq_send(cm, c, now);
+	return 0;
+}
+
+static void
+establish(struct et_cm *cm, struct et_cm_conn *c, const uint8_t *pdata, uint16_t len)
+{
+	c->state = ET_CMS_ESTABLISHED;
+	disarm(cm, c);
+	cm->st.established++;
+	event_pdata(event(cm, c, ET_CM_EV_ESTABLISHED), pdata, len);
+}
+
+void
+et_cm_notify_established(struct et_cm *cm, struct et_cm_conn *c, uint64_t now)
+{
+	(void)now;
+	if (c->state == ET_CMS_REP_SENT || c->state == ET_CMS_MRA_REP_RCVD)
+		establish(cm, c, NULL, 0);
+}
+
+void
+et_cm_release(struct et_cm *cm, struct et_cm_conn *c, uint64_t now)
+{
+	switch (c->state) {
+	case ET_CMS_REQ_SENT:
+	case ET_CMS_MRA_REQ_RCVD:
+		conn_reject(cm, c, ET_CM_REJ_TIMEOUT, NULL, 0, now);
+		break;
+	case ET_CMS_REQ_RCVD:
+	case ET_CMS_MRA_REQ_SENT:
+	case ET_CMS_REP_SENT:
+	case ET_CMS_MRA_REP_RCVD:
+		conn_reject(cm, c, ET_CM_REJ_CONSUMER, NULL, 0, now);
+		break;
+	case ET_CMS_ESTABLISHED:
+		dreq_send(cm, c, now);
+		break;
+	default:
+		break;
+	}
+	c->released = true;
+	/* its events not yet polled are no longer the consumer's */
+	for (uint32_t i = cm->ev_head; i != cm->ev_tail; i++)
+		if (cm->ev[i % cm->ev_cap].conn == c)
+			cm->ev[i % cm->ev_cap].conn = NULL;
+	if (c->state == ET_CMS_CLOSED || c->state == ET_CMS_IDLE)
+		conn_free(cm, c);
+}
+
+/* ---- MADs in ---- */
+
+/* A REQ we answer with a REJ and no connection. */
+static void
+req_reject(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *q, uint16_t reason,
+	   const uint8_t *ari, uint8_t ari_len, uint64_t now)
+{
+	struct et_cm_msg m;
+
+	rej_init(&m, q->hdr.tid, 0, q->u.req.local_comm_id, ET_CM_MSG_REQ, reason);
+	m.u.rej.ari_len = ari_len;
+	if (ari_len)
+		memcpy(m.u.rej.ari, ari, ari_len);
+	answer_unknown(cm, src_ip, &m, now);
+}
+
+/* What we refuse in a REQ before it becomes a connection: its REJ reason,
+ * 0 if none. */
+static uint16_t
+req_check(struct et_cm *cm, const struct et_cm_req *r, uint8_t gid[16])
+{
+	uint32_t ip;
+
+	if (r->transport_type != 0 || r->ext_transport != 0)
+		return ET_CM_REJ_INVALID_TRANSPORT;
+	if (et_cm_mtu_bytes(r->path_mtu) == 0)
+		return ET_CM_REJ_INVALID_MTU;
+	if (et_gid_to_ipv4(r->primary.remote_gid, &ip) == 0 && ip != cm->conf.ip) {
+		et_gid_from_ipv4(cm->conf.ip, gid); /* the ARI: the GID we have */
+		return ET_CM_REJ_INVALID_GID;
+	}
+	return 0;
+}
+
+static void
+on_req(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m, uint64_t now)
+{
+	const struct et_cm_req *r = &m->u.req;
+	struct et_cma_hdr cma = {.src_ip = src_ip};
+	const struct listener *l;
+	struct et_cm_conn *c = find_remote(cm, r->local_comm_id, r->local_ca_guid);
+	struct et_cm_event *e;
+	uint8_t gid[16];
+	uint16_t reason, off = 0;
+
+	if (c) {
+		cm->st.rx_dups++;
+		switch (c->state) {
+		case ET_CMS_REQ_RCVD: { /* the consumer is still deciding */
+			struct et_cm_msg a;
+
+			et_cm_msg_init(&a, ET_CM_MRA, c->tid);
+			a.u.mra.local_comm_id = c->local_id;
+			a.u.mra.remote_comm_id = c->remote_id;
+			a.u.mra.msg_mraed = ET_CM_MSG_REQ;
+			a.u.mra.service_timeout = cm->conf.mra_timeout;
+			send_keep(cm, c, &a, now, 0);
+			c->state = ET_CMS_MRA_REQ_SENT;
+			cm->st.mra_sent++;
+			break;
+		}
+		case ET_CMS_MRA_REQ_SENT:
+		case ET_CMS_REP_SENT:
+		case ET_CMS_MRA_REP_RCVD:
+			out_push(cm, c->peer_ip, c->msg); /* the MRA, the REP again */
+			break;
+		case ET_CMS_CLOSED:
+			if (c->msg_attr == ET_CM_REJ) /* our REJ was lost */
+				out_push(cm, c->peer_ip, c->msg);
+			break;
+		case ET_CMS_TIMEWAIT: {
+			struct et_cm_msg a;
+
+			cm->st.req_stale++;
+			rej_init(&a, m->hdr.tid, c->local_id, r->local_comm_id, ET_CM_MSG_REQ,
+				 ET_CM_REJ_STALE_CONN);
+			answer_unknown(cm, src_ip, &a, now);
+			break;
+		}
+		default: /* established: an old copy */
+			break;
+		}
+		return;
+	}
+	if ((l = find_listener(cm, r->service_id)) == NULL) {
+		cm->st.req_no_listener++;
+		req_reject(cm, src_ip, m, ET_CM_REJ_INVALID_SERVICE_ID, NULL, 0, now);
+		return;
+	}
+	if ((reason = req_check(cm, r, gid)) != 0) {
+		cm->st.req_bad_param++;
+		req_reject(cm, src_ip, m, reason, gid, reason == ET_CM_REJ_INVALID_GID ? 16 : 0, now);
+		return;
+	}
+	/* rdma_cm's header: as the kernel, a consumer reject when it is
+	 * garbage or names another host */
+	if (et_rdma_sid_is_ip(r->service_id)) {
+		if (et_cma_hdr_parse(m->pdata, m->pdata_len, &cma, NULL) || cma.dst_ip != cm->conf.ip) {
+			cm->st.req_bad_pdata++;
+			req_reject(cm, src_ip, m, ET_CM_REJ_CONSUMER, NULL, 0, now);
+			return;
+		}
+		off = ET_CMA_HDR_LEN;
+	}
+	if ((c = conn_new(cm)) == NULL) {
+		cm->st.req_no_room++;
+		req_reject(cm, src_ip, m, ET_CM_REJ_NO_RESOURCES, NULL, 0, now);
+		return;
+	}
+	c->state = ET_CMS_REQ_RCVD;
+	c->ctx = l->ctx;
+	c->remote_id = r->local_comm_id;
+	c->remote_guid = r->local_ca_guid;
+	c->peer_ip = src_ip;
+	c->service_id = r->service_id;
+	c->tid = m->hdr.tid;
+	c->remote_qpn = r->local_qpn;
+	c->remote_psn = r->starting_psn;
+	/* our REP and DREQ wait as long as the peer says it may take */
+	c->timeout_ns = et_cm_timeout_ns(r->local_cm_response_timeout);
+	c->max_retries = r->max_cm_retries;
+	e = event(cm, c, ET_CM_EV_CONNECT_REQUEST);
+	if (e == NULL) { /* nobody would hear of it */
+		conn_reject(cm, c, ET_CM_REJ_NO_RESOURCES, NULL, 0, now);
+		c->released = true;
+		conn_free(cm, c);
+		return;
+	}
+	e->peer_ip = cma.src_ip;
+	e->peer_port = cma.src_port;
+	e->peer_psn = r->starting_psn;
+	e->mtu = et_cm_mtu_bytes(r->path_mtu);
+	/* what the peer's initiator may have out is what we must take in */
+	e->responder_resources = r->initiator_depth;
+	e->initiator_depth = r->responder_resources;
+	e->retry_count = r->retry_count;
+	e->rnr_retry_count = r->rnr_retry_count;
+	event_pdata(e, m->pdata + off, (uint16_t)(m->pdata_len - off));
+}
+
+static void
+on_rep(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m, uint64_t now)
+{
+	const struct et_cm_rep *r = &m->u.rep;
+	struct et_cm_conn *c = find_local(cm, r->remote_comm_id);
+	struct et_cm_event *e;
+	struct et_cm_msg a;
+
+	if (c == NULL || c->peer_ip != src_ip) {
+		cm->st.rep_unknown++;
+		rej_init(&a, m->hdr.tid, 0, r->local_comm_id, ET_CM_MSG_REP,
+			 ET_CM_REJ_INVALID_COMM_ID);
+		answer_unknown(cm, src_ip, &a, now);
+		return;
+	}
+	if (c->state == ET_CMS_ESTABLISHED && c->msg_attr == ET_CM_RTU &&
+	    r->local_comm_id == c->remote_id) {
+		cm->st.rx_dups++; /* our RTU was lost */
+		out_push(cm, c->peer_ip, c->msg);
+		return;
+	}
+	if (c->state != ET_CMS_REQ_SENT && c->state != ET_CMS_MRA_REQ_RCVD) {
+		cm->st.stray++;
+		return;
+	}
+	c->remote_id = r->local_comm_id;
+	c->remote_guid = r->local_ca_guid;
+	c->remote_qpn = r->local_qpn;
+	c->remote_psn = r->starting_psn;
+	et_cm_msg_init(&a, ET_CM_RTU, c->tid);
+	a.u.ids.local_comm_id = c->local_id;
+	a.u.ids.remote_comm_id = c->remote_id;
+	send_keep(cm, c, &a, now, 0);
+	c->state = ET_CMS_ESTABLISHED;
+	cm->st.established++;
+	e = event(cm, c, ET_CM_EV_ESTABLISHED);
+	if (e == NULL)
+		return;
+	e->peer_psn = r->starting_psn;
+	e->responder_resources = r->initiator_depth;
+	e->initiator_depth = r->responder_resources;
+	e->rnr_retry_count = r->rnr_retry_count;
+	event_pdata(e, m->pdata, m->pdata_len);
+}
+
+/* c's by the IDs a MAD carries: its remote ID ours, its local one the
+ * peer's (unknown to an active side before the REP). */
+static struct et_cm_conn *
+find_pair(const struct et_cm *cm, uint32_t src_ip, uint32_t ours, uint32_t theirs)
+{
+	struct et_cm_conn *c = find_local(cm, ours);
+
+	if (c == NULL || c->peer_ip != src_ip ||
+	    (c->remote_id != theirs && c->state != ET_CMS_REQ_SENT &&
+	     c->state != ET_CMS_MRA_REQ_RCVD))
+		return NULL;
+	return c;
+}
+
+static void
+on_rtu(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m)
+{
+	struct et_cm_conn *c = find_pair(cm, src_ip, m->u.ids.remote_comm_id,
+					 m->u.ids.local_comm_id);
+
+	if (c && (c->state == ET_CMS_REP_SENT || c->state == ET_CMS_MRA_REP_RCVD)) {
+		establish(cm, c, m->pdata, m->pdata_len);
+		return;
+	}
+	if (c && c->state == ET_CMS_ESTABLISHED)
+		cm->st.rx_dups++;
+	else
+		cm->st.stray++;
+}
+
+static void
+on_mra(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m, uint64_t now)
+{
+	const struct et_cm_mra *a = &m->u.mra;
+	struct et_cm_conn *c = find_pair(cm, src_ip, a->remote_comm_id, a->local_comm_id);
+	uint64_t wait = et_cm_timeout_ns(a->service_timeout) + et_cm_timeout_ns(cm->conf.packet_life);
+
+	if (c && c->state == ET_CMS_REQ_SENT && a->msg_mraed == ET_CM_MSG_REQ)
+		c->state = ET_CMS_MRA_REQ_RCVD;
+	else if (c && c->state == ET_CMS_REP_SENT && a->msg_mraed == ET_CM_MSG_REP)
+		c->state = ET_CMS_MRA_REP_RCVD;
+	else {
+		cm->st.stray++;
+		return;
+	}
+	/* one longer wait, then our MAD goes again (a retry) */
+	cm->st.mra_rcvd++;
+	arm(cm, c, now + wait);
+}
+
+static void
+on_rej(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m, uint64_t now)
+{
+	const struct et_cm_rej *r = &m->u.rej;
+	struct et_cm_conn *c;
+	struct et_cm_event *e;
+
+	c = find_pair(cm, src_ip, r->remote_comm_id, r->local_comm_id);
+	/* a timeout from an active side that never had our REP names us by
+	 * its ID and GUID only */
+	if (c == NULL && r->reason == ET_CM_REJ_TIMEOUT && r->ari_len >= 8) {
+		uint64_t guid = 0;
+
+		for (int k = 0; k < 8; k++)
+			guid = guid << 8 | r->ari[k];
+		c = find_remote(cm, r->local_comm_id, guid);
+	}
+	if (c == NULL || c->peer_ip != src_ip || c->state == ET_CMS_TIMEWAIT ||
+	    c->state == ET_CMS_CLOSED) {
+		cm->st.stray++;
+		return;
+	}
+	cm->st.rej_rcvd++;
+	if (c->state == ET_CMS_ESTABLISHED || c->state == ET_CMS_DREQ_SENT) {
+		cm->st.disconnected++;
+		event(cm, c, ET_CM_EV_DISCONNECTED);
+		timewait(cm, c, now);
+		return;
+	}
+	e = event(cm, c, ET_CM_EV_REJECTED);
+	if (e) {
+		e->reason = r->reason;
+		event_pdata(e, m->pdata, m->pdata_len);
+	}
+	conn_closed(cm, c);
+}
+
+static void
+drep_to(struct et_cm *cm, uint32_t dst_ip, const struct et_cm_msg *dreq, uint8_t *keep)
+{
+	struct et_cm_msg a;
+	uint8_t mad[ET_MAD_LEN];
+
+	et_cm_msg_init(&a, ET_CM_DREP, dreq->hdr.tid);
+	a.u.ids.local_comm_id = dreq->u.ids.remote_comm_id;
+	a.u.ids.remote_comm_id = dreq->u.ids.local_comm_id;
+	et_cm_build(keep ? keep : mad, &a);
+	out_push(cm, dst_ip, keep ? keep : mad);
+}
+
+static void
+on_dreq(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m, uint64_t now)
+{
+	struct et_cm_conn *c = find_pair(cm, src_ip, m->u.ids.remote_comm_id,
+					 m->u.ids.local_comm_id);
+
+	if (c == NULL) {
+		/* as Linux: a DREP, so a peer that lost ours stops asking */
+		cm->st.dreq_unknown++;
+		if (!et_token_bucket_take(&cm->answers, now)) {
+			cm->st.answers_limited++;
+			return;
+		}
+		drep_to(cm, src_ip, m, NULL);
+		return;
+	}
+	if (m->u.ids.remote_qpn != c->local_qpn) {
+		cm->st.dreq_bad_qpn++;
+		return;
+	}
+	switch (c->state) {
+	case ET_CMS_ESTABLISHED:
+	case ET_CMS_REP_SENT:
+	case ET_CMS_MRA_REP_RCVD:
+	case ET_CMS_DREQ_SENT:
+		drep_to(cm, src_ip, m, c->msg);
+		c->msg_attr = ET_CM_DREP;
+		cm->st.disconnected++;
+		event(cm, c, ET_CM_EV_DISCONNECTED);
+		timewait(cm, c, now);
+		break;
+	case ET_CMS_TIMEWAIT:
+		cm->st.rx_dups++; /* our DREP was lost, or the DREQs crossed */
+		drep_to(cm, src_ip, m, NULL);
+		break;
+	default:
+		cm->st.stray++;
+		break;
+	}
+}
+
+static void
+on_drep(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m, uint64_t now)
+{
+	struct et_cm_conn *c = find_pair(cm, src_ip, m->u.ids.remote_comm_id,
+					 m->u.ids.local_comm_id);
+
+	if (c == NULL || c->state != ET_CMS_DREQ_SENT) {
+		cm->st.stray++;
+		return;
+	}
+	cm->st.disconnected++;
+	event(cm, c, ET_CM_EV_DISCONNECTED);
+	timewait(cm, c, now);
+}
+
+int
+et_cm_input(struct et_cm *cm, uint32_t src_ip, const uint8_t *mad, size_t len, uint64_t now)
+{
+	struct et_cm_msg m;
+	int rc = et_cm_parse(mad, len, &m);
+
+	if (rc) {
+		cm->st.rx_bad[-rc]++;
+		return rc;
+	}
+	cm->st.rx_mads++;
+	switch (m.hdr.attr_id) {
+	case ET_CM_REQ: on_req(cm, src_ip, &m, now); break;
+	case ET_CM_REP: on_rep(cm, src_ip, &m, now); break;
+	case ET_CM_RTU: on_rtu(cm, src_ip, &m); break;
+	case ET_CM_MRA: on_mra(cm, src_ip, &m, now); break;
+	case ET_CM_REJ: on_rej(cm, src_ip, &m, now); break;
+	case ET_CM_DREQ: on_dreq(cm, src_ip, &m, now); break;
+	default: on_drep(cm, src_ip, &m, now); break;
+	}
+	return 0;
+}
+
+/* ---- timers ---- */
+
+static void
+expire(struct et_cm *cm, struct et_cm_conn *c, uint64_t now)
+{
+	switch (c->state) {
+	case ET_CMS_REQ_SENT:
+	case ET_CMS_MRA_REQ_RCVD:
+	case ET_CMS_REP_SENT:
+	case ET_CMS_MRA_REP_RCVD:
+	case ET_CMS_DREQ_SENT:
+		if (c->retries_left) {
+			c->retries_left--;
+			cm->st.tx_retries++;
+			out_push(cm, c->peer_ip, c->msg);
+			arm(cm, c, now + c->timeout_ns);
+			if (c->state == ET_CMS_MRA_REQ_RCVD)
+				c->state = ET_CMS_REQ_SENT;
+			else if (c->state == ET_CMS_MRA_REP_RCVD)
+				c->state = ET_CMS_REP_SENT;
+			return;
+		}
+		if (c->state == ET_CMS_DREQ_SENT) { /* closed all the same */
+			cm->st.disconnected++;
+			event(cm, c, ET_CM_EV_DISCONNECTED);
+			timewait(cm, c, now);
+			return;
+		}
+		cm->st.unreachable++;
+		event(cm, c, ET_CM_EV_UNREACHABLE);
+		conn_reject(cm, c, ET_CM_REJ_TIMEOUT, NULL, 0, now);
+		conn_closed(cm, c);
+		return;
+	case ET_CMS_TIMEWAIT:
+		conn_closed(cm, c);
+		return;
+	default:
+		disarm(cm, c);
+		return;
+	}
+}
+
+void
+et_cm_timer(struct et_cm *cm, uint64_t now)
+{
+	if (et_cm_deadline(cm) > now)
+		return;
+	for (uint32_t i = 0; i < cm->hi; i++) {
+		struct et_cm_conn *c = cm->slot[i];
+
+		if (c && c->deadline <= now) {
+			c->deadline = NONE;
+			expire(cm, c, now);
+		}
+	}
+	cm->dl_dirty = true;
+}
+
+/* ---- what a connection shows ---- */
+
+enum et_cm_state
+et_cm_conn_state(const struct et_cm_conn *c)
+{
+	return c->state;
+}
+
+void *
+et_cm_conn_ctx(const struct et_cm_conn *c)
+{
+	return c->ctx;
+}
+
+void
+et_cm_conn_set_ctx(struct et_cm_conn *c, void *ctx)
+{
+	c->ctx = ctx;
+}
+
+uint32_t
+et_cm_conn_local_id(const struct et_cm_conn *c)
+{
+	return c->local_id;
+}
+
+uint32_t
+et_cm_conn_peer_ip(const struct et_cm_conn *c)
+{
+	return c->peer_ip;
+}
+
+uint32_t
+et_cm_conn_peer_qpn(const struct et_cm_conn *c)
+{
+	return c->remote_qpn;
+}
+
+uint32_t
+et_cm_conn_peer_psn(const struct et_cm_conn *c)
+{
+	return c->remote_psn;
+}
