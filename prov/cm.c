@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * How the QPs of a connection meet: RDMA CM on the wire (host/et_rdmacm,
+ * the agent on the NIC's QP 1), one per process, every endpoint a
+ * listener on its own port of rdma_cm's TCP port space.  No side channel:
+ * the REQ's private data says what the asker wants, the REP binds it.
+ *
+ * Private data of a REQ (after rdma_cm's header): "ETFI", the QP's kind
+ * and slot, and the asker's endpoint port (the connection is known by its
+ * endpoint's address; the REQ's own source port is the CM's choice).
+ *
+ * An asker whose peer does not listen yet (its REJ: invalid service ID; an
+ * MPI rank or a fabtests server still opening its endpoint) asks again
+ * every 100 ms for 3 s, the QP still in RESET, as rdma_cm clients do.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "et_fi.h"
+#include "et_fi_cm.h"
+#include "base/et_rand.h"
+#include "host/et_rdmacm.h"
+
+#define PDATA_MAGIC "ETFI"
+#define RETRY_NS 100000000ull
+#define GIVE_UP_NS 3000000000ull
+
+struct cm_pdata {
+	char magic[4];
+	uint8_t kind, slot;
+	uint8_t port[2];   /* the asker's endpoint, big-endian */
+};
+
+/* One QP's connection: its id, or, between two asks, when to ask again. */
+struct cm_link {
+	struct et_fi_qp *q;
+	struct et_rdmacm_id *id;
+	uint32_t rq_psn;
+	uint64_t retry_at, give_up_at;
+	struct cm_link *next_wait;   /* on cm.waiting while id is NULL */
+};
+
+static struct {
+	struct et_rdmacm *rcm;
+	struct cm_link *waiting;
+} cm;
+
+static int
+cm_open(void)
+{
+	struct et_rdmacm_conf conf;
+
+	if (cm.rcm)
+		return 0;
+	et_rdmacm_conf_default(&conf);
+	/* a peer in time wait refuses IDs it has seen: new ones per process */
+	conf.cm.seed = et_fi_now() ^ ((uint64_t)getpid() << 32) ^ et_fi_proc.seed;
+	conf.cm.max_conns = 4096;
+	/* the ToR routes by IP, as for the data QPs (conn.c): any MAC */
+	memset(&conf.next_hop, 0xff, sizeof(conf.next_hop));
+	cm.rcm = et_rdmacm_create(&et_fi_proc.nic, &conf);
+	return cm.rcm ? 0 : -FI_ENOMEM;
+}
+
+int
+et_fi_cm_listen(struct et_fi_ep *ep)
+{
+	int r = cm_open();
+
+	if (r)
+		return r;
+	r = et_rdmacm_listen(cm.rcm, ep->port, ep);
+	if (r)
+		return r == -EADDRINUSE ? -FI_EADDRINUSE : -FI_ENOMEM;
+	ep->cm = cm.rcm;
+	return 0;
+}
+
+void
+et_fi_cm_unlisten(struct et_fi_ep *ep)
+{
+	if (ep->cm && cm.rcm)
+		et_rdmacm_unlisten(cm.rcm, ep->port);
+	ep->cm = NULL;
+}
+
+static struct et_rdmacm_conn_param
+conn_param(uint32_t rq_psn)
+{
+	const struct et_qp_attr *a = &et_fi_proc.rc.qp;
+
+	return (struct et_rdmacm_conn_param){
+		.psn = rq_psn,
+		.mtu = a->mtu,
+		.responder_resources = a->max_dest_rd_atomic,
+		.initiator_depth = a->max_rd_atomic,
+		.retry_count = a->retry_cnt > 7 ? 7 : a->retry_cnt,
+		.rnr_retry_count = 7,
+	};
+}
+
+static int
+ask(struct cm_link *l, uint64_t now)
+{
+	struct et_fi_qp *q = l->q;
+	struct cm_pdata pd = {.kind = q->kind, .slot = q->slot,
+			      .port = {q->conn->ep->port >> 8, q->conn->ep->port & 255}};
+	struct et_rdmacm_conn_param p = conn_param(l->rq_psn);
+	int err = 0;
+
+	memcpy(pd.magic, PDATA_MAGIC, 4);
+	p.pdata = &pd;
+	p.pdata_len = sizeof(pd);
+	l->id = et_rdmacm_connect(cm.rcm, q->conn->peer_ip, q->conn->peer_port, q->qp, &p, l,
+				  now, &err);
+	if (l->id)
+		return 0;
+	return err == -ENOMEM ? -FI_ENOMEM : err == -ENOSPC ? -FI_EAGAIN : -FI_EINVAL;
+}
+
+int
+et_fi_cm_connect(struct et_fi_qp *q, uint32_t sq_psn, uint32_t rq_psn)
+{
+	struct cm_link *l;
+	uint64_t now = et_fi_now();
+	int r;
+
+	(void)sq_psn; /* the peer's REP names the first PSN we send */
+	if (cm.rcm == NULL)
+		return -FI_EOPBADSTATE;
+	if ((l = calloc(1, sizeof(*l))) == NULL)
+		return -FI_ENOMEM;
+	l->q = q;
+	l->rq_psn = rq_psn;
+	l->give_up_at = now + GIVE_UP_NS;
+	if ((r = ask(l, now)) != 0) {
+		free(l);
+		return r;
+	}
+	q->cm = l;
+	return 0;
+}
+
+static void
+unwait(struct cm_link *l)
+{
+	for (struct cm_link **pp = &cm.waiting; *pp; pp = &(*pp)->next_wait)
+		if (*pp == l) {
+			*pp = l->next_wait;
+			return;
+		}
+}
+
+/* l is done with: its id released (no more events for it), freed. */
+static void
+link_end(struct cm_link *l, uint64_t now)
+{
+	if (l->id && cm.rcm)
+		et_rdmacm_release(cm.rcm, l->id, now);
+	else if (l->id == NULL)
+		unwait(l);
+	if (l->q)
+		l->q->cm = NULL;
+	free(l);
+}
+
+void
+et_fi_cm_drop(struct et_fi_qp *q)
+{
+	struct cm_link *l = q->cm;
+	uint64_t now = et_fi_now();
+
+	if (l == NULL)
+		return;
+	/* the peer is told (DREQ), so its end of the QP goes too */
+	if (l->id && cm.rcm && et_rdmacm_id_state(l->id) == ET_CMS_ESTABLISHED)
+		et_rdmacm_disconnect(cm.rcm, l->id, now);
+	link_end(l, now);
+}
+
+static struct et_fi_ep *
+live_ep(void *ctx)
+{
+	for (struct et_fi_ep *ep = et_fi_proc.eps; ep; ep = ep->next)
+		if (ep == ctx)
+			return ep;
+	return NULL;
+}
+
+static void
+on_request(const struct et_rdmacm_event *ev, uint64_t now)
+{
+	struct et_fi_ep *ep = live_ep(ev->ctx);
+	const struct cm_pdata *pd = (const void *)ev->pdata;
+	uint32_t rq_psn = (uint32_t)et_rand_next(&et_fi_proc.lb.rng) & ET_PSN_MASK;
+	struct et_rdmacm_conn_param p = conn_param(rq_psn);
+	struct et_fi_qp *q = NULL;
+	struct cm_link *l = NULL;
+
+	if (ep == NULL || ev->pdata_len < sizeof(*pd) || memcmp(pd->magic, PDATA_MAGIC, 4) ||
+	    (pd->kind != ET_FI_QP_CTRL && pd->kind != ET_FI_QP_DATA)) {
+		ET_FI_WARN(FI_LOG_EP_CTRL, "a connection request from %u.%u.%u.%u that is not "
+			   "a provider's: refused\n", ev->peer_ip >> 24, (ev->peer_ip >> 16) & 255,
+			   (ev->peer_ip >> 8) & 255, ev->peer_ip & 255);
+		goto refuse;
+	}
+	q = et_fi_conn_accept(ep, ev->peer_ip, (uint16_t)(pd->port[0] << 8 | pd->port[1]),
+			      pd->kind, pd->slot, ev->peer_psn, rq_psn);
+	if (q == NULL || (l = calloc(1, sizeof(*l))) == NULL ||
+	    et_rdmacm_accept(cm.rcm, ev->id, q->qp, &p, now)) {
+		free(l);
+		if (q)
+			et_fi_conn_refused(q);
+		goto refuse;
+	}
+	l->q = q;
+	l->id = ev->id;
+	et_rdmacm_id_set_ctx(ev->id, l);
+	q->cm = l;
+	et_fi_conn_accepted(q);
+	return;
+refuse:
+	et_rdmacm_reject(cm.rcm, ev->id, NULL, 0, now);
+	et_rdmacm_release(cm.rcm, ev->id, now);
+}
+
+static void
+on_event(const struct et_rdmacm_event *ev, uint64_t now)
+{
+	struct cm_link *l = ev->ctx;
+	struct et_fi_qp *q;
+
+	if (ev->type == ET_CM_EV_CONNECT_REQUEST) {
+		on_request(ev, now);
+		return;
+	}
+	q = l ? l->q : NULL;
+	if (q == NULL) {
+		if (l)
+			link_end(l, now);
+		else
+			et_rdmacm_release(cm.rcm, ev->id, now);
+		return;
+	}
+	switch (ev->type) {
+	case ET_CM_EV_ESTABLISHED:
+		if (!q->ready) /* the passive side was ready at its accept */
+			et_fi_conn_established(q);
+		break;
+	case ET_CM_EV_REJECTED:
+		if (ev->reason == ET_CM_REJ_INVALID_SERVICE_ID && now < l->give_up_at) {
+			et_rdmacm_release(cm.rcm, l->id, now);
+			l->id = NULL;
+			l->retry_at = now + RETRY_NS;
+			l->next_wait = cm.waiting;
+			cm.waiting = l;
+			break;
+		}
+		link_end(l, now);
+		et_fi_conn_rejected(q, -FI_ECONNREFUSED);
+		break;
+	case ET_CM_EV_UNREACHABLE:
+		link_end(l, now);
+		et_fi_conn_rejected(q, -FI_EHOSTUNREACH);
+		break;
+	case ET_CM_EV_DISCONNECTED:
+		/* the peer closed its end: what was in flight on it fails, and the
+		 * next message to that address connects again */
+		link_end(l, now);
+		et_fi_conn_fail(q->conn, -FI_ECONNRESET);
+		break;
+	default:
+		break;
+	}
+}
+
+void
+et_fi_cm_poll(uint64_t now)
+{
+	struct et_rdmacm_event ev;
+	struct cm_link **pp, *l;
+
+	if (cm.rcm == NULL)
+		return;
+	for (pp = &cm.waiting; (l = *pp) != NULL;) {
+		if (now < l->retry_at) {
+			pp = &l->next_wait;
+			continue;
+		}
+		*pp = l->next_wait;
+		if (ask(l, now)) {
+			struct et_fi_qp *q = l->q;
+
+			q->cm = NULL;
+			free(l);
+			et_fi_conn_rejected(q, -FI_ECONNREFUSED);
+		}
+	}
+	et_rdmacm_poll(cm.rcm, now);
+	while (et_rdmacm_get_event(cm.rcm, &ev))
+		on_event(&ev, now);
+}
+
+void
+et_fi_cm_close(void)
+{
+	struct cm_link *l;
+
+	if (cm.rcm == NULL)
+		return;
+	/* every id goes with the agent; the QPs that still name a link forget it */
+	while ((l = cm.waiting) != NULL) {
+		cm.waiting = l->next_wait;
+		l->id = NULL;
+	}
+	et_rdmacm_destroy(cm.rcm, et_fi_now());
+	cm.rcm = NULL;
+}
