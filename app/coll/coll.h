@@ -32,12 +32,24 @@ struct copts {
 	const char *port, *root, *mac;
 	uint32_t rank, world;
 	bool rank_set, world_set;
-	uint64_t min, max;       /* -b, -e; 0: the conf's or --size */
-	uint32_t factor;         /* -f */
-	uint32_t iters, warmup;
+	uint64_t min, max;       /* -b, -e (unset: the conf's size, or each other) */
+	bool min_set, max_set;
+	uint32_t factor;         /* -f; 1: add step */
+	uint64_t step;           /* -i */
+	uint32_t iters, warmup;  /* -n, -w */
+	uint32_t average;        /* -a: the time column, 0 rank 0's, 1 mean, 2 min, 3 max */
 	uint32_t timeout_s;      /* one collective, and the bootstrap */
 	bool yield;
 	bool switch_mode;        /* --switch-mode: say the switches' mode for the policy */
+	bool dry_run;            /* --dry-run: check everything, run nothing */
+	bool all_dtypes, all_ops; /* -d all, -o all */
+};
+
+/* One collective of the sweep: a row of the table. */
+struct point {
+	enum et_coll_dtype dtype;
+	enum et_coll_op op;
+	uint64_t size;           /* as -b .. -e gave it */
 };
 
 /* One rank's figures: of one collective, as its barrier message carries
@@ -46,14 +58,17 @@ struct rank_fig {
 	double us;
 	double comm_us;          /* a trace: the time with any of its collectives running */
 	uint64_t retransmits, timeouts, rerouted, paths_marked_bad;
-	uint32_t max_qps, wrong;
+	uint64_t wrong;          /* elements (-c 1) */
+	uint32_t max_qps;
 };
 
-/* One size's figures: all ranks' as the table shows them (the slowest
- * rank's time, counts summed, any rank's most QPs at once, the ranks whose
- * data was wrong), and each rank's. */
+/* One size's figures: all ranks' (the slowest rank's time, its mean over
+ * the iterations: the CCT; counts summed, any rank's most QPs at once, the
+ * wrong elements), and each rank's, from which the table's time is taken
+ * (-a). */
 struct row {
-	uint64_t size;
+	struct point at;
+	uint64_t size, count;    /* whole elements of the dtype */
 	struct rank_fig all;
 	struct rank_fig *rank;   /* world of them */
 };
@@ -102,6 +117,8 @@ struct coll {
 	uint32_t n_early, early_cap;
 	struct row *rows;
 	uint32_t n_rows, n_rows_cap;
+	struct point *points;    /* the sweep's collectives, checked before the start */
+	uint32_t n_points;
 	struct rank_fig first;   /* the first collective (warm-up or not): its plan is --plan's */
 	uint64_t first_size;
 	bool first_done;
@@ -112,7 +129,9 @@ extern volatile sig_atomic_t coll_stop;
 void coll_usage(FILE *o);
 /* 0, or -1 after a one-line message. */
 int coll_parse(int argc, char **argv, struct copts *o);
-/* The conf and the rank's place in it; 0 or -1 after a message. */
+/* The conf, the rank's place in it, and every collective the run will
+ * run checked (et_coll_check, before any rank starts); 0 or -1 after a
+ * message. */
 int coll_setup(struct coll *c);
 
 int coll_open_port(struct coll *c);
@@ -120,9 +139,9 @@ void coll_close(struct coll *c);
 void coll_free_trace(struct coll *c);
 /* Every rank there, its port up: 0, or -1 after a message. */
 int coll_start(struct coll *c);
-/* One size: warm-up and timed iterations (last: this rank leaves after
- * them); 0, or -1 after a message. */
-int coll_run_size(struct coll *c, uint64_t size, bool last, struct row *out);
+/* One collective of the sweep: warm-up and timed iterations (last: this
+ * rank leaves after them); 0, or -1 after a message. */
+int coll_run_point(struct coll *c, const struct point *at, bool last, struct row *out);
 /* --trace: its iteration, once; every rank's figures in c->fig after the
  * closing barrier.  0, or -1 after a message. */
 int coll_run_trace(struct coll *c);
@@ -152,6 +171,8 @@ void ctrace_far_end(struct coll *c, uint32_t id, int delta);
 
 void coll_print_header(const struct coll *c);
 void coll_print_row(const struct coll *c, const struct row *r);
+/* nccl-tests' closing lines: wrong elements, the mean bus bandwidth. */
+void coll_print_end(const struct coll *c);
 void coll_print_trace(const struct coll *c);
 int coll_write_json(const struct coll *c, const char *file);
 

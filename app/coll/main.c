@@ -91,6 +91,7 @@ coll_close(struct coll *c)
 	for (uint32_t i = 0; c->rows && i < c->n_rows_cap; i++)
 		free(c->rows[i].rank);
 	free(c->rows);
+	free(c->points);
 	coll_free_trace(c);
 	cli_free(&c->o.f);
 }
@@ -104,32 +105,36 @@ coll_free_trace(struct coll *c)
 	c->trace = NULL;
 }
 
-/* The sizes, as nccl-tests runs them; 0 or 1 (said why). */
+/* The sweep, as nccl-tests runs it (a collective with wrong data is
+ * counted, and the sweep goes on); 0, or 1 when one failed (said why) or
+ * had wrong data. */
 static int
-run_sizes(struct coll *c)
+run_sweep(struct coll *c)
 {
-	uint32_t n = 0;
+	uint32_t n = c->n_points, i;
 	int bad;
 
-	for (uint64_t s = c->o.min; s <= c->o.max; s *= c->o.factor)
-		n++;
 	c->rows = calloc(n, sizeof(*c->rows));
 	bad = c->rows == NULL;
 	c->n_rows_cap = bad ? 0 : n;
-	for (uint32_t i = 0; !bad && i < n; i++)
+	for (i = 0; !bad && i < n; i++)
 		bad = (c->rows[i].rank = calloc(c->o.world, sizeof(*c->rows[i].rank))) == NULL;
+	if (bad)
+		return et_cli_error("out of memory");
 	if (c->o.rank == 0)
 		coll_print_header(c);
-	for (uint64_t s = c->o.min; !bad && s <= c->o.max; s *= c->o.factor) {
+	for (i = 0; i < n; i++) {
 		struct row *row = &c->rows[c->n_rows];
 
-		if (coll_run_size(c, s, s * c->o.factor > c->o.max, row))
+		if (coll_run_point(c, &c->points[i], i + 1 == n, row))
 			return 1; /* said why; a row of a run that did not end is no figure */
-		bad = row->all.wrong != 0;
+		bad |= row->all.wrong != 0;
 		c->n_rows++;
 		if (c->o.rank == 0)
 			coll_print_row(c, row);
 	}
+	if (c->o.rank == 0)
+		coll_print_end(c);
 	return bad;
 }
 
@@ -144,11 +149,13 @@ main(int argc, char **argv)
 		coll_usage(stdout);
 		return ET_EXIT_OK;
 	}
-	/* a question about the conf: no DPDK */
+	/* a question about the conf, or a dry run: no DPDK */
 	r = et_app_args_start(argc, argv);
 	for (int i = r; i < argc; i++)
-		if (strcmp(argv[i], "--switch-mode") == 0) {
+		if (strcmp(argv[i], "--switch-mode") == 0 || strcmp(argv[i], "--dry-run") == 0) {
 			bad = coll_parse(argc - r, argv + r, &c.o) || coll_setup(&c);
+			coll_free_trace(&c);
+			free(c.points);
 			cli_free(&c.o.f);
 			return bad ? ET_EXIT_USAGE : ET_EXIT_OK;
 		}
@@ -157,6 +164,7 @@ main(int argc, char **argv)
 		return ET_EXIT_FAIL;
 	if (coll_parse(argc - r, argv + r, &c.o) || coll_setup(&c) || c.o.switch_mode) {
 		coll_free_trace(&c);
+		free(c.points);
 		cli_free(&c.o.f);
 		rte_eal_cleanup();
 		return c.o.switch_mode ? ET_EXIT_OK : ET_EXIT_USAGE;
@@ -171,7 +179,7 @@ main(int argc, char **argv)
 			if (!bad && c.o.rank == 0)
 				coll_print_trace(&c);
 		} else {
-			bad = run_sizes(&c);
+			bad = run_sweep(&c);
 		}
 		if (!bad && c.o.rank == 0 && c.o.f.json && coll_write_json(&c, c.o.f.json))
 			bad = 1;

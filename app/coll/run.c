@@ -263,20 +263,16 @@ coll_start(struct coll *c)
 
 /* ---- one collective ---- */
 
+/* The elements of this rank's result that are wrong (all of them when
+ * there is no memory to tell). */
 static uint32_t
 wrong_data(const struct coll *c, const struct et_coll_sched *s)
 {
-	uint8_t *want = malloc(c->rc.size ? c->rc.size : 1);
-	uint64_t off, len;
-	uint32_t bad;
+	uint64_t wrong;
 
-	if (want == NULL)
-		return 1;
-	et_coll_expect(s, c->o.rank, c->rc.seed, ET_DT_INT32, want);
-	et_coll_checked_range(s, c->o.rank, &off, &len);
-	bad = memcmp(c->rt.data + off, want + off, len) != 0;
-	free(want);
-	return bad;
+	if (et_coll_wrong(s, c->o.rank, c->rc.seed, c->rt.data, &wrong))
+		return (uint32_t)s->count;
+	return (uint32_t)wrong; /* at most 2^32 - 1 elements */
 }
 
 const char *
@@ -303,7 +299,7 @@ run_once(struct coll *c, const struct et_coll_sched *s, struct msg *fig)
 			       &c->ref0, NULL, &c->lb)) {
 		et_rt_host_free(h);
 		return et_cli_error("rank %u: out of memory for %" PRIu64 " bytes", c->o.rank,
-				    c->rc.size);
+				    s->size);
 	}
 	h->peer_cc = c->peer_cc;
 	if (c->plan) {
@@ -369,18 +365,23 @@ coll_fig_all(const struct coll *c)
 }
 
 int
-coll_run_size(struct coll *c, uint64_t size, bool last, struct row *out)
+coll_run_point(struct coll *c, const struct point *at, bool last, struct row *out)
 {
+	uint64_t size = at->size;
+	struct et_coll_spec spec = et_coll_spec_of(c->p.kind, c->p.algo, c->o.world, size,
+						   at->dtype, at->op, c->p.chunk);
 	struct et_coll_sched s;
 	const char *why = NULL;
 	int rc = 0;
 
-	if (et_coll_build(&s, c->p.kind, c->p.algo, c->o.world, size, c->p.chunk, &why))
+	/* coll_setup checked it: only memory can fail here */
+	if (et_coll_build(&s, &spec, &why))
 		return et_cli_error("%s %s of %" PRIu64 " bytes over %u ranks: %s",
 				    et_coll_kind_name(c->p.kind), et_coll_algo_name(c->p.algo), size,
 				    c->o.world, why);
-	c->rc.size = size;
-	out->size = size;
+	out->at = *at;
+	out->size = s.size;
+	out->count = s.count;
 	out->all = (struct rank_fig){0};
 	memset(out->rank, 0, c->o.world * sizeof(*out->rank));
 	for (uint32_t it = 0; it < c->o.warmup + c->o.iters && rc == 0; it++) {
@@ -414,8 +415,13 @@ coll_run_size(struct coll *c, uint64_t size, bool last, struct row *out)
 			c->first_size = size;
 			c->first_done = true;
 		}
-		if (it < c->o.warmup)
+		if (it < c->o.warmup) {
+			/* untimed, but its data is checked all the same */
+			for (uint32_t r = 0; r < c->o.world; r++)
+				out->rank[r].wrong += c->fig[r].wrong;
+			out->all.wrong += sum.wrong;
 			continue;
+		}
 		for (uint32_t r = 0; r < c->o.world; r++) {
 			coll_fig_add_counts(&out->rank[r], &c->fig[r]);
 			out->rank[r].us += c->fig[r].us / c->o.iters;

@@ -155,16 +155,18 @@ trace_build(struct coll *c, struct ctrace *tr)
 	tr->buf_len = 1;
 	for (uint32_t k = 0; k < n; k++) {
 		const struct et_trace_node *x = &t->nodes[k];
+		struct et_coll_spec spec;
 		const char *why = NULL;
 
 		tr->deps_left[k] = x->n_deps;
 		if (x->type != ET_TRACE_COMM)
 			continue;
-		/* load_trace checked that each can be built */
-		if (et_coll_build(&tr->sched[k], x->kind, c->p.algo, t->groups[x->group].size,
-				  x->size, c->p.chunk, &why))
+		spec = et_coll_spec_of(x->kind, c->p.algo, t->groups[x->group].size, x->size,
+				       c->p.dtype, c->p.op, c->p.chunk);
+		/* load_trace checked that each can run: only memory can fail here */
+		if (et_coll_build(&tr->sched[k], &spec, &why))
 			return et_cli_error("node %s (line %u): %s", x->name, x->line, why);
-		tr->buf_len = RTE_MAX(tr->buf_len, x->size + 1);
+		tr->buf_len = RTE_MAX(tr->buf_len, tr->sched[k].size + 1);
 		tr->buf_len = RTE_MAX(tr->buf_len, tr->sched[k].staging_bytes + 1);
 	}
 	tr->buf = calloc(1, tr->buf_len);

@@ -23,8 +23,12 @@ usage(FILE *o)
 		"  --config FILE        fabric conf: [topology] [link] [switch] [transport] [lb] [run]\n"
 		"  --lb POLICY          ethereal | ecmp | mprdma:X | spray | reps | reps:flow\n"
 		"  --collective KIND    allreduce | allgather | reducescatter | alltoall\n"
-		"  --algo ALGO          a2a | rd | ring | dbt\n"
-		"  --size N[K|M|G]      bytes per rank\n"
+		"  --algo ALGO          a2a | rd | ring | dbt | rd-far (README: which serves which)\n"
+		"  --size N[K|M|G]      bytes per rank: whole elements of --dtype (rounded down,\n"
+		"                       as nccl-tests counts them); 0 runs nothing\n"
+		"  --dtype TYPE         int8 | uint8 | int32 | uint32 | int64 | uint64 | half |\n"
+		"                       float | double | bfloat16 (nccl-tests' -d; default float)\n"
+		"  --op OP              sum | prod | max | min | avg (nccl-tests' -o; default sum)\n"
 		"  --workload FILE      a sequence of collectives instead of one (see conf/gpt2.workload)\n"
 		"  --trace FILE         one iteration as a DAG of compute and collectives on rank\n"
 		"                       groups, on one fabric (see conf/gpt2-16.trace); --algo\n"
@@ -288,6 +292,7 @@ parse_cli(int argc, char **argv, struct cli *o)
 		{"plan", required_argument, NULL, 'P'},
 		{"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'},
 		{"fault", required_argument, NULL, 'F'}, {"check", no_argument, NULL, 'K'},
+		{"dtype", required_argument, NULL, 'd'}, {"op", required_argument, NULL, 'o'},
 		{NULL, 0, NULL, 0}};
 	int c;
 
@@ -319,6 +324,8 @@ parse_cli(int argc, char **argv, struct cli *o)
 		case 'q': o->quiet = true; break;
 		case 'K': o->check = true; break;
 		case 'F': o->faults = optarg; break;
+		case 'd': o->dtype = optarg; break;
+		case 'o': o->op = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		case ':':
 			et_cli_error("%s: expected a value (see --help)",
@@ -352,6 +359,33 @@ uplink_faults(struct et_fabric_params *p)
 	p->host_link.rate_bps = host;
 }
 
+/* --dtype and --op, nccl-tests' -d and -o */
+static int
+parse_elements(const struct cli *o, struct et_fabric_params *p)
+{
+	if (o->dtype && et_coll_parse_dtype(o->dtype, &p->dtype))
+		return et_cli_bad("--dtype (-d)", "int8, uint8, int32, uint32, int64, uint64, half, "
+				  "float, double or bfloat16", o->dtype);
+	if (o->op && et_coll_parse_op(o->op, &p->op))
+		return et_cli_bad("--op (-o)", "sum, prod, max, min or avg", o->op);
+	return 0;
+}
+
+int
+check_collective(const char *where, const struct et_fabric_params *p, enum et_coll_kind kind,
+		 uint32_t ranks, uint64_t bytes)
+{
+	struct et_coll_spec c = et_coll_spec_of(kind, p->algo, ranks, bytes, p->dtype, p->op,
+						p->chunk);
+	const char *why = NULL;
+
+	if (et_coll_check(&c, &why) == 0)
+		return 0;
+	return et_cli_error("%s%s%s by %s of %" PRIu64 " bytes over %u ranks: %s", where ? where : "",
+			    where ? ": " : "", et_coll_kind_name(kind), et_coll_algo_name(p->algo),
+			    bytes, ranks, why);
+}
+
 int
 finish_params(struct cli *o, struct et_fabric_params *p)
 {
@@ -366,8 +400,12 @@ finish_params(struct cli *o, struct et_fabric_params *p)
 				  "allreduce, allgather, reducescatter or alltoall", o->collective);
 	if (o->algo && et_coll_parse_algo(o->algo, &p->algo))
 		return et_cli_bad(origin(o, "--algo"), "a2a, rd, ring, dbt or rd-far", o->algo);
-	if (o->size && et_cli_bytes(origin(o, "--size"), o->size, 1, UINT64_MAX, &p->size))
+	if (o->size && et_cli_bytes(origin(o, "--size"), o->size, 0, UINT64_MAX, &p->size))
 		return -1;
+	if (parse_elements(o, p))
+		return -1;
+	/* whole elements, as nccl-tests counts them: what runs is what is reported */
+	p->size -= p->size % et_coll_dtype_size(p->dtype);
 	if (o->clock && strcmp(o->clock, "virtual") && strcmp(o->clock, "real"))
 		return et_cli_bad(origin(o, "--clock"), "virtual or real", o->clock);
 	p->real_clock = o->clock && strcmp(o->clock, "real") == 0;
@@ -412,10 +450,11 @@ plan_write(void *fp, const struct et_rt_host *h, const struct et_rt_sub *s)
 }
 
 int
-load_workload(const char *file, struct workload *w)
+load_workload(const char *file, const struct et_fabric_params *p, struct workload *w)
 {
+	uint32_t hosts = et_topo_hosts(&p->t);
 	FILE *fp = fopen(file, "r");
-	char line[256];
+	char line[256], where[4200];
 	unsigned int ln = 0;
 
 	memset(w, 0, sizeof(*w));
@@ -437,13 +476,15 @@ load_workload(const char *file, struct workload *w)
 		n = sscanf(line, "%31s %31s %7s", kind, size, extra);
 		if (n <= 0)
 			continue;
-		if (n != 2 || et_coll_parse_kind(kind, &k) || et_parse_bytes(size, &bytes) ||
-		    bytes == 0) {
+		if (n != 2 || et_coll_parse_kind(kind, &k) || et_parse_bytes(size, &bytes)) {
 			et_cli_error("%s:%u: expected 'KIND SIZE' "
 				"(allreduce|allgather|reducescatter|alltoall, bytes like 16M), got '%s'",
 				file, ln, strtok(line, "\n"));
 			goto fail;
 		}
+		snprintf(where, sizeof(where), "%s:%u", file, ln);
+		if (check_collective(where, p, k, hosts, bytes))
+			goto fail;
 		grown = realloc(w->step, (w->n + 1) * sizeof(*w->step));
 		if (grown == NULL) {
 			et_cli_error("--workload %s: out of memory", file);
@@ -451,7 +492,7 @@ load_workload(const char *file, struct workload *w)
 		}
 		w->step = grown;
 		w->step[w->n].kind = k;
-		w->step[w->n++].size = bytes;
+		w->step[w->n++].size = bytes - bytes % et_coll_dtype_size(p->dtype);
 	}
 	fclose(fp);
 	if (w->n == 0) {
@@ -527,22 +568,18 @@ load_trace(const char *file, const struct et_fabric_params *p, struct et_trace *
 			     hosts);
 		goto fail;
 	}
-	/* every collective buildable with --algo before the fabric is */
+	/* every collective able to run with --algo before the fabric is built */
 	for (uint32_t k = 0; k < t->n_nodes; k++) {
 		const struct et_trace_node *x = &t->nodes[k];
 		const struct et_trace_group *g = &t->groups[x->group];
-		struct et_coll_sched s;
-		const char *why = NULL;
+		char where[600];
 
 		if (x->type != ET_TRACE_COMM)
 			continue;
-		if (et_coll_build(&s, x->kind, p->algo, g->size, x->size, p->chunk, &why)) {
-			et_cli_error("%s:%u: %s: %s by %s over the %u ranks of group %s: %s", file,
-				     x->line, x->name, et_coll_kind_name(x->kind),
-				     et_coll_algo_name(p->algo), g->size, g->name, why);
+		snprintf(where, sizeof(where), "%s:%u: %s (group %s)", file, x->line, x->name,
+			 g->name);
+		if (check_collective(where, p, x->kind, g->size, x->size))
 			goto fail;
-		}
-		et_coll_free(&s);
 	}
 	return 0;
 fail:

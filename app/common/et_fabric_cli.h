@@ -16,6 +16,7 @@
 struct cli {
 	const char *config, *lb, *collective, *algo, *size, *workload, *trace, *clock, *fail;
 	const char *json, *pcap, *faults, *plan;
+	const char *dtype, *op;     /* nccl-tests' names: float, sum */
 	uint64_t seed;
 	bool seed_set, verify, quiet, check;
 	uint32_t from_conf; /* bit per conf_opts[] entry: the value came from the conf */
@@ -37,7 +38,13 @@ void usage(FILE *o);
 int parse_cli(int argc, char **argv, struct cli *o);
 int load_conf(const char *file, struct et_fabric_params *p, struct cli *o);
 int finish_params(struct cli *o, struct et_fabric_params *p);
-int load_workload(const char *file, struct workload *w);
+/* Every line checked as check_collective() checks, FILE:LINE. */
+int load_workload(const char *file, const struct et_fabric_params *p, struct workload *w);
+/* Whether kind of bytes per rank can run over ranks with p's algo, dtype,
+ * op and chunk (coll/et_coll_check, the one judgement): 0, or -1 after
+ * "[WHERE: ]KIND by ALGO of BYTES bytes over N ranks: why". */
+int check_collective(const char *where, const struct et_fabric_params *p, enum et_coll_kind kind,
+		     uint32_t ranks, uint64_t bytes);
 /* A trace (coll/et_trace) for the fabric of p, every collective of it
  * checked with p's algorithm before anything runs. */
 int load_trace(const char *file, const struct et_fabric_params *p, struct et_trace *t);

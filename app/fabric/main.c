@@ -234,7 +234,7 @@ run_trace(const struct et_trace *t, const struct et_fabric_params *p, struct out
 			else
 				snprintf(what, sizeof(what), "%s %" PRIu64 " bytes on %s",
 					 et_coll_kind_name(x->kind), x->size, t->groups[x->group].name);
-			if (nt->end_ns)
+			if (nt->done)
 				printf("node %-12s %-44s %12.2f .. %12.2f us\n", x->name, what,
 				       nt->start_ns / 1e3, nt->end_ns / 1e3);
 			else
@@ -304,10 +304,11 @@ report(const struct et_fabric_params *p, const struct cli *o, const struct outco
 		       r->lower_bound_ns ? (double)r->cct_ns / r->lower_bound_ns : 0,
 		       s->max_qps_per_host, s->retransmits, s->timeouts, s->drops, s->ecn_marks,
 		       !p->verify ? "off" : verified[0] == 't' ? "ok" : "FAILED");
-		printf("%s, %u hosts, %.0f Gbit/s, %s clock, seed %" PRIu64 "%s, %s: %" PRIu64
+		printf("%s, %u hosts, %.0f Gbit/s, %s clock, seed %" PRIu64 "%s, %s %s, %s: %" PRIu64
 		       " packet-hops in %.2f s (%.2f M/s, %.0f ns each)\n",
 		       topo, r->n_hosts, p->host_link.rate_bps / 1e9,
 		       p->real_clock ? "real" : "virtual", p->seed, o->workload ? " (+1 per collective)" : "",
+		       et_coll_dtype_name(p->dtype), et_coll_op_name(p->op),
 		       rte_eal_has_hugepages() ? "hugepages" : "no hugepages",
 		       s->packet_hops, r->wall_s, s->packet_hops / (r->wall_s > 0 ? r->wall_s : 1) / 1e6,
 		       s->packet_hops ? r->wall_s * 1e9 / s->packet_hops : 0);
@@ -383,8 +384,10 @@ main(int argc, char **argv)
 	sep = et_app_args_start(argc, argv); /* the conf sizes the EAL's memory */
 	et_fabric_params_default(&p);
 	if (parse_cli(argc - sep, argv + sep, &o) || load_conf(o.config, &p, &o) ||
-	    finish_params(&o, &p) || (o.workload && load_workload(o.workload, &w)) ||
-	    (o.trace && load_trace(o.trace, &p, &t))) {
+	    finish_params(&o, &p) || (o.workload && load_workload(o.workload, &p, &w)) ||
+	    (o.trace && load_trace(o.trace, &p, &t)) ||
+	    (!o.workload && !o.trace &&
+	     check_collective(NULL, &p, p.kind, et_topo_hosts(&p.t), p.size))) {
 		cli_free(&o);
 		return ET_EXIT_USAGE;
 	}

@@ -213,7 +213,6 @@ static int
 do_comm(struct parser *p, char **f, int n)
 {
 	struct et_trace_node x = {.type = ET_TRACE_COMM};
-	const struct et_trace_group *g;
 	int gi;
 
 	if (n < 5)
@@ -224,17 +223,13 @@ do_comm(struct parser *p, char **f, int n)
 	if (et_coll_parse_kind(f[2], &x.kind))
 		return bad(p, "%s: collective '%s': allreduce, allgather, reducescatter or alltoall",
 			   f[1], f[2]);
-	if (et_parse_bytes(f[3], &x.size) || x.size == 0)
+	if (et_parse_bytes(f[3], &x.size))
 		return bad(p, "%s: size '%s': bytes per rank like 6291456 or 6M", f[1], f[3]);
 	gi = find_group(p->t, f[4]);
 	if (gi < 0)
 		return bad(p, "%s: no group '%s' (define it above with 'group NAME SIZE STRIDE')",
 			   f[1], f[4]);
 	x.group = (uint32_t)gi;
-	g = &p->t->groups[gi];
-	if (x.size % (4ull * g->size))
-		return bad(p, "%s: size %llu is no multiple of 4 x %u (the ranks of group %s)", f[1],
-			   (unsigned long long)x.size, g->size, g->name);
 	return add_node(p, &x, f + 5, n - 5);
 }
 

@@ -24,8 +24,9 @@
  * the rank count.  mp 4 1 and dp 4 4 on 16 ranks: {0,1,2,3}.. and
  * {0,4,8,12}..: disjoint model- and data-parallel groups.  A dependency
  * names a node defined above it, so the graph has no cycle.  SIZE of a
- * collective is bytes per rank as for --size (K, M, G: powers of 2), a
- * multiple of 4 x the group size.
+ * collective is bytes per rank as for --size (K, M, G: powers of 2), any
+ * number (whole elements of the run's dtype; 0 runs nothing); whether the
+ * run's algorithm serves the collective is et_coll_check()'s to say.
  *
  * Parsing is from memory (this layer reads no files); errors name
  * FILE:LINE.  Control path.

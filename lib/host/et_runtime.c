@@ -429,13 +429,16 @@ advance(struct et_rt_host *h, uint64_t now)
 			return 0;
 		if (h->c->verify)
 			for (uint32_t i = 0; i < st->nrecv; i++)
-				et_coll_apply(&r->recvs[st->first_recv + i], h->data, h->staging,
-					      ET_DT_INT32);
+				et_coll_apply(h->sched, &r->recvs[st->first_recv + i], h->data,
+					      h->staging);
 		h->step++;
 		h->step_started = false;
 	}
-	if (h->done_ns == 0)
+	if (h->done_ns == 0) {
+		if (h->c->verify)
+			et_coll_finish(h->sched, h->rank, h->data);
 		h->done_ns = now + 1; /* +1: 0 means not done */
+	}
 	return 0;
 }
 
@@ -600,7 +603,7 @@ et_rt_host_init_in(struct et_rt_host *h, const struct et_rt_conf *c,
 		   struct et_lb_host *lb)
 {
 	const struct et_coll_rank *r = &sched->rank[rank];
-	uint64_t size = c->size ? c->size : 1;
+	uint64_t size = sched->size ? sched->size : 1;
 	uint64_t slen = r->staging_bytes ? r->staging_bytes : 1;
 	int rc;
 
@@ -624,7 +627,7 @@ et_rt_host_init_in(struct et_rt_host *h, const struct et_rt_conf *c,
 		h->staging = calloc(1, slen);
 		if (!h->data || !h->staging)
 			return -ENOMEM;
-		et_coll_fill(sched, rank, c->seed, ET_DT_INT32, h->data);
+		et_coll_fill(sched, rank, c->seed, h->data);
 	}
 	/* by READ, the receivers read the senders' data */
 	h->data_key = et_host_reg(&h->host, h->data, size,

@@ -92,7 +92,6 @@ struct et_rt_conf {
 	struct et_topo t;
 	uint64_t seed;
 	bool verify;              /* real data, reduced at every step */
-	uint64_t size;            /* bytes per rank */
 	bool data_by_read;        /* the receiving end RDMA READs each subflow
 				   * ([transport] data = read); else the
 				   * sender WRITEs it */

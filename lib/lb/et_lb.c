@@ -136,7 +136,8 @@ et_lb_attach(struct et_lb_host *h, struct et_qp *qp, uint32_t dst, void **state)
 void
 et_lb_far_timeout(struct et_lb_host *h, uint32_t dst, uint16_t id, uint64_t now)
 {
-	et_lb_paths_suspect(&h->paths, dst, id, now);
+	if (h->c.ops->path_state)
+		et_lb_paths_suspect(&h->paths, dst, id, now);
 }
 
 void

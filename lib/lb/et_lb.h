@@ -107,9 +107,9 @@ int et_lb_attach(struct et_lb_host *h, struct et_qp *qp, uint32_t dst, void **st
 void et_lb_detach(struct et_lb_host *h, void *state);
 
 /* A subflow of ours to host dst on path id timed out at its far end (data
- * by READ: the receiver asks, its timeouts are its own): the path's links
- * are suspect here too, as if our own QP had timed out on it, so that the
- * next assignments avoid them. */
+ * by READ: the receiver asks, its timeouts are its own): for a policy with
+ * path state, the path's links are suspect here too, as if our own QP had
+ * timed out on it, so that the next assignments avoid them. */
 void et_lb_far_timeout(struct et_lb_host *h, uint32_t dst, uint16_t id, uint64_t now);
 
 /* Flows to the same ToR as this host: they need no path (Ethereal sends

@@ -265,6 +265,7 @@ detach(struct et_lb_host *h, void *state)
 const struct et_lb_ops et_lb_ethereal = {
 	.name = "ethereal",
 	.batched = true,
+	.path_state = true,
 	.plan_max = plan_max,
 	.plan = plan,
 	.attach = attach,

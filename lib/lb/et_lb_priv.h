@@ -17,6 +17,8 @@ struct et_lb_ops {
 	bool ecmp_switches;  /* switches hash the 5-tuple, not the path ID */
 	bool per_packet;     /* multipath QPs: every packet asks for a path */
 	bool batched;        /* Ethereal's interceptor holds remote flows */
+	bool path_state;     /* timeouts suspect links (et_lb_paths): a far
+			      * end's too (et_lb_far_timeout) */
 	/* "name:ARG": the argument (NULL for the name alone); NULL when the
 	 * policy takes none.  -1 with a message. */
 	int (*parse_arg)(const char *arg, struct et_lb_conf *c, char *err, size_t errlen);

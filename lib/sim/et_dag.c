@@ -218,6 +218,7 @@ node_done(struct dag *d, uint32_t r, uint32_t k, uint64_t now)
 
 	if (now > d->r->node[k].end_ns)
 		d->r->node[k].end_ns = now;
+	d->r->node[k].done = true;
 	for (uint32_t i = 0; i < d->t->nodes[k].n_succ; i++) {
 		uint32_t s = d->t->nodes[k].succ[i];
 
@@ -321,21 +322,20 @@ dag_build(struct dag *d, enum et_coll_algo algo, uint64_t chunk)
 		const struct et_trace_node *x = &t->nodes[k];
 		const struct et_trace_group *g;
 		const char *why = NULL;
+		struct et_coll_spec spec;
 		uint32_t groups;
 
-		d->r->node[k] = (struct et_dag_node_time){UINT64_MAX, 0};
+		d->r->node[k] = (struct et_dag_node_time){UINT64_MAX, 0, false};
 		if (x->type == ET_TRACE_COMPUTE)
 			continue;
 		g = &t->groups[x->group];
-		if (et_coll_build(&d->sched[k], x->kind, algo, g->size, x->size, chunk, &why))
+		spec = et_coll_spec_of(x->kind, algo, g->size, x->size, f->p.dtype, f->p.op, chunk);
+		if (et_coll_build(&d->sched[k], &spec, &why))
 			return et_fabric_fail(f, "node %s (line %u): %s %s over %u ranks: %s", x->name,
 					      x->line, et_coll_kind_name(x->kind),
 					      et_coll_algo_name(algo), g->size, why);
-		if (x->size > UINT32_MAX)
-			return et_fabric_fail(f, "node %s (line %u): at most 4G per rank", x->name,
-					      x->line);
-		if (x->size + 1 > d->buf_len)
-			d->buf_len = x->size + 1;
+		if (d->sched[k].size + 1 > d->buf_len)
+			d->buf_len = d->sched[k].size + 1;
 		if (d->sched[k].staging_bytes + 1 > d->buf_len)
 			d->buf_len = d->sched[k].staging_bytes + 1;
 		groups = et_trace_group_count(t, g);

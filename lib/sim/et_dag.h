@@ -20,14 +20,17 @@
 #ifndef ET_DAG_H
 #define ET_DAG_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "coll/et_trace.h"
 #include "sim/et_fabric.h"
 
-/* One node over all ranks: when it first started and when it last ended. */
+/* One node over all ranks: when it first started and when it last ended
+ * (a collective of one rank, or of no bytes, may end when it starts). */
 struct et_dag_node_time {
 	uint64_t start_ns, end_ns;
+	bool done;
 };
 
 struct et_dag_result {
@@ -37,7 +40,8 @@ struct et_dag_result {
 };
 
 /* Run t on f (built with hosts_only, t->ranks hosts, no verify), each
- * collective by algo (chunk: dbt's unit, 0: default), and collect the
+ * collective by algo (chunk: dbt's unit, 0: default) on elements of f's
+ * dtype (its size in bytes rounded down to them), and collect the
  * fabric's counters (et_fabric_collect: not again).  0; -EINVAL when it
  * cannot start (a collective that cannot be built names its node and
  * line), -EIO when the run failed; f->error says why. */

@@ -44,7 +44,9 @@ struct et_fabric_params {
 	struct et_lb_conf lb;
 	enum et_coll_kind kind;
 	enum et_coll_algo algo;
-	uint64_t size;
+	uint64_t size;                   /* bytes per rank: whole elements of dtype count */
+	enum et_coll_dtype dtype;
+	enum et_coll_op op;
 	uint64_t chunk;                  /* dbt pipelining unit, 0: default */
 	uint64_t seed;
 	bool verify;                     /* real data, reduced and checked */
