@@ -225,7 +225,9 @@ def main():
     names = [d.split("_")[0] for d in debs]
     before = installed(names)
     try:
-        r = run(["apt-get", "install", "-y", "-q", "--no-install-recommends"]
+        # --reinstall: a package of the same version left installed is replaced
+        # by this build's, not kept as "already the newest"
+        r = run(["apt-get", "install", "-y", "-q", "--reinstall", "--no-install-recommends"]
                 + ["./" + d for d in debs], work, env=dict(ENV, DEBIAN_FRONTEND="noninteractive"))
         if check(f"apt-get install ./*.deb ({', '.join(names)})", r.returncode == 0, tail(r)):
             try_installed(src, work, has_provider)
