@@ -235,8 +235,10 @@ def main():
         ours = [n for n in names if n not in before]
         if ours:
             r = run(["dpkg", "--purge"] + ours, work)
-            check(f"dpkg --purge {' '.join(ours)} (the machine as it was)", r.returncode == 0,
-                  tail(r))
+            left = [d for d in ("/usr/share/ethereal", "/usr/include/ethereal")
+                    if os.path.exists(d)]
+            check(f"dpkg --purge {' '.join(ours)} (the machine as it was)",
+                  r.returncode == 0 and not left, f"{tail(r)}; left behind: {left}")
     print(f"packages: {passes} passed, {len(fails)} failed")
     sys.exit(1 if fails else 0)
 
