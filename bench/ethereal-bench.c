@@ -209,13 +209,13 @@ main(int argc, char **argv)
 		names[b] = benches[b].name;
 	for (i = consumed; i < argc; i++)
 		if (et_cli_choice("benchmark", names, argv[i]) < 0) {
-			rte_eal_cleanup();
+			et_app_eal_cleanup();
 			return ET_EXIT_USAGE;
 		}
 	pool = et_app_pool("bench", POOL_SIZE, RTE_MBUF_DEFAULT_DATAROOM + 4096);
 	if (pool == NULL) {
 		et_cli_error("cannot create mbuf pool");
-		rte_eal_cleanup();
+		et_app_eal_cleanup();
 		return 1;
 	}
 	o.obj = json_object();
@@ -233,6 +233,6 @@ main(int argc, char **argv)
 	}
 	et_json_print(stdout, o.obj, 2);
 	rte_mempool_free(pool);
-	rte_eal_cleanup();
+	et_app_eal_cleanup();
 	return rc;
 }

@@ -7,6 +7,7 @@ set -euo pipefail
 packages=(
 	gcc clang meson ninja-build pkg-config
 	libdpdk-dev libnuma-dev libcmocka-dev libisal-dev
+	dpdk-dev                    # dpdk-telemetry.py, the telemetry client README shows
 	libjansson-dev              # the programs' JSON results (app/common)
 	libclang-rt-14-dev          # libFuzzer runtime for -Dfuzz=true
 	python3 python3-scapy tshark # independent RoCEv2 decoders for the interop tests

@@ -56,6 +56,12 @@ et_sw_default_ecn_k(uint64_t rate_bps)
 	return k < 20000 ? 20000 : k;
 }
 
+uint64_t
+et_sw_pfc_headroom(uint64_t rate_bps, uint64_t latency_ns, uint32_t max_frame)
+{
+	return (uint64_t)(2.0 * (double)latency_ns * (double)rate_bps / 8e9) + 2ull * max_frame;
+}
+
 /* ---- buffer accounting and PFC ---- */
 
 /* The poll runs a port's egress only when it is due or was changed: every
@@ -80,6 +86,11 @@ send_pause(struct et_switch *sw, uint16_t pi, uint16_t quanta)
 	p->st.pause_tx++;
 }
 
+/* An ingress is paused (XOFF) when it holds more of the buffer than
+ * pfc_alpha x the free buffer, and let go (XON) once it holds PFC_HYST
+ * less than that. */
+#define PFC_HYST (2 * 4096)
+
 static uint64_t
 pfc_xoff(const struct et_switch *sw)
 {
@@ -87,20 +98,32 @@ pfc_xoff(const struct et_switch *sw)
 }
 
 /* A packet left an egress queue: give its buffer back to the ingress it
- * came in on, and let that ingress go (XON) once it is low enough. */
+ * came in on.  The threshold rose for every ingress, so every paused one
+ * is looked at, not only that one: an ingress paused while the buffer was
+ * full, whose own frames have all left since, has nothing more to dequeue
+ * and would stay paused for ever (PFC refreshes the XOFF), the switch
+ * upstream filling behind it; that is what held the fat-tree in a storm
+ * of timeouts (docs/reproduce.md, "Failure on the fat-tree"). */
 static void
 on_dequeue(void *ctx, const struct et_egress_slot *s, uint64_t now)
 {
 	struct et_switch *sw = ctx;
-	struct et_sw_port *in = &sw->ports[s->port];
 	uint32_t len = s->len;
+	uint64_t t;
 
 	sw->used -= len;
-	in->in_bytes -= len;
-	if (in->xoff && in->in_bytes + 2 * 4096 < pfc_xoff(sw)) {
-		in->xoff = false;
-		sw->xoff_ports &= ~(1ull << s->port);
-		send_pause(sw, s->port, 0);
+	sw->ports[s->port].in_bytes -= len;
+	if (sw->xoff_ports == 0)
+		return;
+	t = pfc_xoff(sw);
+	for (uint64_t x = sw->xoff_ports; x; x &= x - 1) {
+		uint16_t pi = (uint16_t)__builtin_ctzll(x);
+
+		if (sw->ports[pi].in_bytes + PFC_HYST < t) {
+			sw->ports[pi].xoff = false;
+			sw->xoff_ports &= ~(1ull << pi);
+			send_pause(sw, pi, 0);
+		}
 	}
 }
 
@@ -346,6 +369,23 @@ et_switch_restore(struct et_switch *sw, uint16_t port, uint64_t at_ns)
 	if (p->eg.down_until > p->restore_at)
 		p->eg.down_until = p->restore_at;
 	sw->fail_next = 0;
+}
+
+bool
+et_switch_set_link(struct et_switch *sw, uint16_t port, bool up, uint64_t now)
+{
+	struct et_sw_port *p = &sw->ports[port];
+	bool was_up = !p->link_down, seen = p->link_seen;
+
+	p->link_down = !up;
+	p->link_seen |= up;
+	if (up == was_up || !seen)
+		return false;
+	if (up)
+		et_switch_restore(sw, port, now);
+	else
+		et_switch_fail(sw, port, now, 0);
+	return true;
 }
 
 struct et_rx_hint
@@ -619,7 +659,7 @@ forward(struct et_switch *sw, uint16_t in, struct rte_mbuf *m, uint64_t now)
 	uint8_t *f;
 	uint32_t len, nh, ihl, tot, dst;
 	uint8_t *ip, *l4;
-	bool roce;
+	bool roce, whole;
 	int out;
 
 	ip_->st.rx_pkts++;
@@ -647,10 +687,19 @@ forward(struct et_switch *sw, uint16_t in, struct rte_mbuf *m, uint64_t now)
 	if (ip[8] <= 1)
 		return drop(ip_, ET_SW_DROP_TTL, m);
 	l4 = ip + ihl;
-	/* RoCEv2: unfragmented UDP 4791 with room for BTH and ICRC */
-	roce = ip[9] == IPPROTO_UDP && !(et_load16(ip + 6) & 0x3fff) &&
-	       tot >= ihl + 8 + ET_BTH_LEN + ET_ICRC_LEN &&
-	       et_load16(l4 + 2) == ET_ROCE_UDP_PORT;
+	/* not a fragment; a fragment is hashed on its addresses alone (only
+	 * the first has the ports), so all of a datagram's take one path */
+	whole = !(et_load16(ip + 6) & 0x3fff);
+	roce = false;
+	if (ip[9] == IPPROTO_UDP && whole) {
+		/* UDP's length is the IP payload's; RoCEv2 (UDP 4791) has room
+		 * for a BTH and the ICRC */
+		if (tot < ihl + 8 || et_load16(l4 + 4) != tot - ihl)
+			return drop(ip_, ET_SW_DROP_MALFORMED, m);
+		roce = et_load16(l4 + 2) == ET_ROCE_UDP_PORT;
+		if (roce && tot < ihl + 8 + ET_BTH_LEN + ET_ICRC_LEN)
+			return drop(ip_, ET_SW_DROP_MALFORMED, m);
+	}
 
 	dst = (uint32_t)et_load16(ip + 16) << 16 | et_load16(ip + 18);
 	if (route_lookup(sw, dst, &nh) == 0) {
@@ -662,7 +711,7 @@ forward(struct et_switch *sw, uint16_t in, struct rte_mbuf *m, uint64_t now)
 		out = pick_live(sw, g->port, g->n,
 				g->n == 1 ? 0
 				: roce ? et_path_down_lane(et_load16(l4), g->n)
-				       : flow_hash(sw, ip, l4, ip[9] == IPPROTO_UDP) % g->n);
+				       : flow_hash(sw, ip, l4, whole && ip[9] == IPPROTO_UDP) % g->n);
 	} else if (roce && sw->p.mode == ET_SW_SOURCE_ROUTE) {
 		uint8_t u = et_path_uplink(et_load16(l4));
 
@@ -681,7 +730,7 @@ forward(struct et_switch *sw, uint16_t in, struct rte_mbuf *m, uint64_t now)
 		if (out >= 0 && out != sw->uplink_port[u])
 			sw->ports[sw->uplink_port[u]].st.reroutes++;
 	} else {
-		bool ports = ip[9] == IPPROTO_UDP || ip[9] == IPPROTO_TCP;
+		bool ports = whole && (ip[9] == IPPROTO_UDP || ip[9] == IPPROTO_TCP);
 		uint32_t h = flow_hash(sw, ip, l4, ports && tot >= ihl + 4);
 
 		if (unlikely(sw->n_withdrawn)) {
@@ -695,6 +744,8 @@ forward(struct et_switch *sw, uint16_t in, struct rte_mbuf *m, uint64_t now)
 	}
 	if (out < 0)
 		return drop(ip_, ET_SW_DROP_NO_ROUTE, m);
+	if (unlikely(sw->ports[out].link_down))
+		return drop(&sw->ports[out], ET_SW_DROP_LINK_DOWN, m);
 	if (roce)
 		et_roce_set_sport(ip, et_path_swap(et_load16(l4)));
 	et_ipv4_dec_ttl(ip);

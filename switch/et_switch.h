@@ -53,6 +53,7 @@ enum et_sw_mode { ET_SW_SOURCE_ROUTE, ET_SW_ECMP };
 	X(BUFFER, buffer)           /* shared buffer or dynamic threshold */ \
 	X(QUEUE, queue_full)        /* egress queue array full */ \
 	X(FAILED, link_failed)      /* sent to or received from a failed link */ \
+	X(LINK_DOWN, link_down)     /* sent to a port whose link reads down */ \
 	X(OVERSIZE, oversize)       /* longer than the switch's largest frame */ \
 	X(LOCAL, local)             /* IPv4 to a port address: no IP stack here */
 
@@ -89,6 +90,9 @@ struct et_sw_port {
 	uint8_t uplink;            /* ET_SW_UP: its index */
 	struct rte_ether_addr mac;
 	struct rte_ether_addr peer_mac;
+	/* the link as its device reports it (et_switch_set_link) */
+	bool link_down;            /* frames for it are dropped: link_down */
+	bool link_seen;            /* it has been up: going down is a failure */
 	/* failure: scheduled and/or forced at run time */
 	bool failed;
 	uint64_t failed_since;
@@ -227,6 +231,15 @@ int et_switch_withdraw(struct et_switch *sw, uint32_t prefix, uint8_t depth, uin
 /* Bring a port's link back at at_ns (0: now). */
 void et_switch_restore(struct et_switch *sw, uint16_t port, uint64_t at_ns);
 
+/* The port's link as its device reports it (real ports: polled, or an LSC
+ * event).  Down, what the switch sends there is dropped as link_down; a
+ * link that was up and goes down fails at now, as et_switch_fail(), and
+ * is routed around after the detection delay; back up, it is restored at
+ * now (and used again after the delay).  A link that was never up (its
+ * peer not there yet) fails nothing.  Returns whether a failure or a
+ * restore was made.  Control path. */
+bool et_switch_set_link(struct et_switch *sw, uint16_t port, bool up, uint64_t now);
+
 /* Record a port's traffic, both ways (NULL: stop). */
 struct et_capture;
 void et_switch_set_capture(struct et_switch *sw, uint16_t port, struct et_capture *c);
@@ -241,5 +254,10 @@ uint64_t et_switch_next_event(const struct et_switch *sw, uint64_t now);
 /* ECN threshold a link of rate_bps gets by default: C x 10 us / 7 (the
  * DCTCP rule K > C RTT / 7 for a 10 us datacenter RTT), at least 20 KB. */
 uint64_t et_sw_default_ecn_k(uint64_t rate_bps);
+
+/* What still arrives at a port after it sent XOFF, which its share of the
+ * buffer must hold for PFC to lose nothing: a round trip of its link (rate,
+ * latency) and a frame of max_frame bytes on the wire at either end. */
+uint64_t et_sw_pfc_headroom(uint64_t rate_bps, uint64_t latency_ns, uint32_t max_frame);
 
 #endif /* ET_SWITCH_H */

@@ -7,7 +7,9 @@
  * is the gateway kernel hosts behind it resolve by ARP: docs/switch.md.
  * Counters are served by rte_telemetry under /ethereal/switch/ and printed
  * at exit (stdout; messages go to stderr through et_cli's log); /ethereal/switch/fail,PORT fails a port's link at run time and
- * /ethereal/switch/restore,PORT brings it back.
+ * /ethereal/switch/restore,PORT brings it back.  Every port's link is read
+ * every 10 ms, and at once on a PMD's link event: a link that goes down is
+ * a failed one, routed around after the detection delay (docs/switch.md).
  *
  * Exit codes: 0, 1 when DPDK or memory fails, 2 for a bad command line or
  * conf (a port that cannot start is named by its conf key: 2 too).
@@ -39,12 +41,16 @@
 #include "et_switch_conf.h"
 
 #define MAX_ROUTES 64
+/* how often every port's link is read (LSC events read them at once):
+ * well inside the detection delay it starts */
+#define LINK_POLL_NS 10000000ull
 
 static volatile sig_atomic_t stop;
 static struct et_switch sw;
 static _Atomic int fail_request = -1, restore_request = -1;
 /* prefix << 16 | depth << 8 | uplink; -1: none */
 static _Atomic int64_t withdraw_request = -1;
+static _Atomic int link_event; /* a PMD told of a link change (LSC) */
 
 static void
 on_signal(int sig)
@@ -313,6 +319,42 @@ out:
 	return rc;
 }
 
+/* ---- links ---- */
+
+static int
+on_link_event(uint16_t port, enum rte_eth_event_type type, void *arg, void *ret)
+{
+	(void)port;
+	(void)type;
+	(void)arg;
+	(void)ret;
+	atomic_store(&link_event, 1); /* from the interrupt thread: the loop reads them */
+	return 0;
+}
+
+/* Every port's link as its PMD reports it; a change is a failure or a
+ * restore of the link (et_switch_set_link), said once. */
+static void
+watch_links(uint64_t now)
+{
+	unsigned int delay_ms = (unsigned int)(sw.p.detect_delay_ns / 1000000);
+
+	for (uint16_t i = 0; i < sw.n_ports; i++) {
+		struct et_sw_port *p = &sw.ports[i];
+		bool seen = p->link_seen;
+		int up = et_port_link_up(&p->port);
+
+		if (up < 0 || up == !p->link_down)
+			continue;
+		if (et_switch_set_link(&sw, i, up, now))
+			et_warn("port%u: link %s: %s after %u ms (the detection delay)", i,
+				up ? "up again" : "down", up ? "used again" : "routed around",
+				delay_ms);
+		else if (up && !seen)
+			et_info("port%u: link up", i);
+	}
+}
+
 /* ---- telemetry ---- */
 
 static int
@@ -334,6 +376,7 @@ tel_ports(const char *cmd, const char *params, struct rte_tel_data *d)
 		et_tel_add_counters(c, &et_sw_port_ctrs, &p->st, "");
 		et_tel_add_counters(c, &et_egress_ctrs, &p->eg.st, "");
 		rte_tel_data_add_dict_u64(c, "failed", p->failed);
+		rte_tel_data_add_dict_string(c, "link", p->link_down ? "down" : "up");
 		format_ipv4(p->ip, ip, sizeof(ip));
 		rte_tel_data_add_dict_string(c, "ip", p->ip ? ip : "none");
 		snprintf(name, sizeof(name), "port%u", i);
@@ -509,7 +552,7 @@ main(int argc, char **argv)
 	const char *file = NULL, *pcap_dir = NULL, *fail = NULL;
 	struct et_capture *cap[ET_SW_MAX_PORTS] = {0};
 	struct rte_mempool *mp;
-	uint64_t start, now, end = UINT64_MAX;
+	uint64_t start, now, end = UINT64_MAX, link_next = 0;
 	int n, opt, rc = 0, yield = 0;
 	uint16_t i;
 
@@ -607,6 +650,8 @@ main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 
+	for (i = 0; i < sw.n_ports; i++)
+		et_port_watch_link(&sw.ports[i].port, on_link_event, NULL); /* else polled */
 	start = et_tsc_ns();
 	et_info("%s: %u ports, %u uplinks, %s mode%s", sw.name, sw.n_ports, sw.n_uplinks,
 		sw.p.mode == ET_SW_ECMP ? "ECMP" : "source-route", sw.p.pfc ? ", PFC on" : "");
@@ -618,6 +663,10 @@ main(int argc, char **argv)
 		now = et_tsc_ns() - start + 1;
 		if (now >= end)
 			break;
+		if (now >= link_next || atomic_exchange(&link_event, 0)) {
+			watch_links(now);
+			link_next = now + LINK_POLL_NS;
+		}
 		req = atomic_exchange(&fail_request, -1);
 		if (req >= 0)
 			et_switch_fail(&sw, (uint16_t)req, now, 0);
@@ -645,6 +694,6 @@ done:
 	for (i = 0; i < sw.n_ports; i++)
 		et_port_close(&sw.ports[i].port);
 	et_switch_free(&sw);
-	rte_eal_cleanup();
+	et_app_eal_cleanup();
 	return rc;
 }

@@ -49,6 +49,10 @@ FABRIC = [
      ["FILE: [link] rate-gbps", "'fast'"]),
     ("link: out of range", TOPO + "[link]\nlatency-ns = 2000000000\n", [], None,
      ["FILE: [link] latency-ns", "'2000000000'"]),
+    ("link: latency 0", TOPO + "[link]\nlatency-ns = 0\n", [], None,
+     ["FILE: [link] latency-ns", "1..10000000", "'0'"]),
+    ("link: a round trip beyond the RTO", TOPO + "[link]\nlatency-ns = 1000000\n", [], None,
+     ["FILE: [link] latency-ns", "every packet would time out", "at most 124956"]),
     ("link: bad mtu", TOPO + "[link]\nmtu = 9000\n", [], None,
      ["FILE: [link] mtu", "4096", "'9000'"]),
     ("link: fault out of range", TOPO + "[link]\nloss-ppm = 2000000\n", [], None,
@@ -66,6 +70,8 @@ FABRIC = [
      ["FILE: [switch] max-frame", "'10'"]),
     ("switch: alpha out of range", TOPO + "[switch]\ndt-alpha = 100\n", [], None,
      ["FILE: [switch] dt-alpha", "'100'"]),
+    ("switch: buffer too small for PFC", TOPO + "[switch]\npfc = on\nbuffer = 16K\n", [], None,
+     ["FILE: [switch] buffer", "pfc = on", "4 ports", "at least"]),
     # [transport]
     ("transport: unknown key", TOPO + "[transport]\nrto = 5\n", [], None,
      ["FILE: [transport] rto", "unknown key"]),
@@ -105,6 +111,18 @@ FABRIC = [
      ["FILE: [run] seed", "'5000000000'"]),
     ("run: zero time limit", TOPO + "[run]\ntime-limit-ms = 0\n", [], None,
      ["FILE: [run] time-limit-ms", "'0'"]),
+    ("run: too few mbufs", TOPO + "[run]\nmbufs = 256\n", [], None,
+     ["FILE: [run] mbufs", "256: at least"]),
+    # rte_cfgfile reads the first of two keys and never a second section
+    ("key given twice", TOPO + "leaves = 4\n", [], None,
+     ["FILE:6: [topology] leaves: set a second time (first at line 3)"]),
+    ("section given twice", GOOD + "[run]\nseed = 3\n", [], None,
+     ["FILE:8: [run]: a second section of this name (the first at line 6)"]),
+    # memory: what the run takes at least, against what the machine has,
+    # before anything starts (256 hosts, each with 1 GB to verify)
+    ("memory refused up front", TOPO.replace("leaves = 2", "leaves = 16")
+     .replace("hosts-per-leaf = 2", "hosts-per-leaf = 16"), ["--size", "1G", "--verify"], None,
+     ["the run needs at least", "MB of payload (--verify: every host its own)", "MB available"]),
     # the command line overrides the conf, and is named when it is wrong
     ("cli beats conf", TOPO + "[run]\nalgo = ring\n", ["--algo", "fastest"], None,
      ["--algo: expected", "'fastest'"]),

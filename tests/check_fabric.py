@@ -12,6 +12,7 @@ check_fabric.py ETHEREAL_FABRIC CONF_DIR WORKDIR [--quick]
 """
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -229,6 +230,23 @@ def main():
     t.check(r.returncode == 1 and "transport retry counter exceeded" in r.stderr,
             "retry-cnt 1 into a dead link: an error completion names the QP, exit 1",
             f"exit {r.returncode}\n{r.stderr}")
+    # a run that fails is not drained (its hosts would go on sending), yet
+    # its JSON has its frames made and accounted for, and it says where the
+    # others are: the three add up
+    limit = os.path.join(work, "time-limit.ini")
+    with open(limit, "w") as f:
+        f.write("[topology]\nkind = leaf-spine\nleaves = 2\nspines = 2\nhosts-per-leaf = 2\n"
+                "[run]\ntime-limit-ms = 1\n")
+    r, _ = t.run(limit, ["--size", "64M"], eal=warnings)
+    res = json.load(open(os.path.join(work, f"run{t.n}.json")))
+    m = re.search(r"the failed run's frames: (\d+) made, (\d+) received or dropped, (\d+) still "
+                  r"queued or on a link\n", r.stderr)
+    made, ended, held = (int(x) for x in m.groups()) if m else (0, 0, 0)
+    t.check(r.returncode == 1 and "not done after 0.001 s" in r.stderr and made > 0 and held > 0
+            and made == ended + held and res.get("frames_made") == made
+            and res.get("frames_accounted") == ended,
+            f"a failed run's frames: {made} made = {ended} received or dropped + {held} held",
+            f"exit {r.returncode}\n{r.stderr}\n{res}")
     # messages go through rte_log under ethereal.fabric: DPDK's --log-level quiets
     # them; the exit status still tells
     quiet = [exe] + EAL[:-1] + ["--log-level=ethereal.fabric:critical", "--", "--config", dead,

@@ -10,9 +10,12 @@ is a marker comment:
                                      their arguments and conf and run nothing
 
 A block runs in a fresh folder where conf/, scripts/ and build/ lead to the
-source tree and to the build being tested, so README's relative paths work
-and its outputs (out.json, results/) land there; /tmp/ in a block becomes
-that folder too.  Jobs a block puts in the background must end with status 0.
+source tree and to the build being tested, whatever its folder is called, so
+README's relative paths work and its outputs (out.json, results/) land there;
+/tmp/ in a block becomes that folder too.  scripts/ is a folder of links to
+each script, so that a script finding the build beside itself
+(scripts/../build) finds this one.  Jobs a block puts in the background must
+end with status 0.
 
 check_readme.py SOURCE_ROOT BUILD_ROOT WORKDIR
 """
@@ -68,9 +71,11 @@ def main():
         d = os.path.join(work, f"block{n}")
         shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d)
-        for name, target in (("conf", os.path.join(src, "conf")),
-                             ("scripts", os.path.join(src, "scripts")), ("build", build)):
+        for name, target in (("conf", os.path.join(src, "conf")), ("build", build)):
             os.symlink(target, os.path.join(d, name))
+        os.makedirs(os.path.join(d, "scripts"))
+        for name in os.listdir(os.path.join(src, "scripts")):
+            os.symlink(os.path.join(src, "scripts", name), os.path.join(d, "scripts", name))
         script = with_check(body) if mark == "check" else body
         script = script.replace("/tmp/", d + "/")
         script = ("set -e\n" + script +

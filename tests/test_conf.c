@@ -42,6 +42,12 @@ static const struct conf_case cases[] = {
 	 {"[topology] pods", "got '0'"}},
 	{"inconsistent", "[topology]\nkind = leaf-spine\nleaves = 4\nspines = 64\nhosts-per-leaf = 4\nlinks-per-pair = 5\n",
 	 {"[topology]: inconsistent topology", "320 uplinks"}},
+	/* rte_cfgfile keeps the first of two keys and never reads a second
+	 * section of a name: both are refused, by line */
+	{"key twice", "[topology]\nkind = leaf-spine\nleaves = 4\n; ok\nleaves = 2\nleaves = 8\n",
+	 {":5: [topology] leaves: set a second time", "first at line 3"}},
+	{"section twice", "[topology]\nkind = leaf-spine\n[other]\nx = 1\n[ topology ]\nleaves = 2\n",
+	 {":5: [topology]: a second section of this name", "first at line 1"}},
 	{"too many hosts", "[topology]\nkind = leaf-spine\nleaves = 4096\nspines = 4\nhosts-per-leaf = 4096\n",
 	 {"inconsistent topology", "hosts"}},
 };

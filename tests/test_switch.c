@@ -524,18 +524,26 @@ send_at(struct et_net *n, uint64_t now, uint16_t id)
 	return send_from(n, now, 0, 1, id);
 }
 
+/* Two ToRs of one host each under two spines, source-routed. */
+static void
+two_tors(struct et_net *n)
+{
+	struct et_net_params p;
+	struct et_topo t;
+
+	net_params(&p, false, ET_SW_SOURCE_ROUTE);
+	et_topo_leaf_spine(&t, 2, 2, 1, 1);
+	assert_int_equal(et_net_build(n, &t, &p, pool, 0), 0);
+}
+
 static void
 test_link_failure(void **state)
 {
 	const uint64_t ms = 1000000;
-	struct et_net_params p;
 	struct et_net n;
-	struct et_topo t;
 	struct et_sw_port *up0, *up1;
 
-	net_params(&p, false, ET_SW_SOURCE_ROUTE);
-	et_topo_leaf_spine(&t, 2, 2, 1, 1);
-	assert_int_equal(et_net_build(&n, &t, &p, pool, 0), 0);
+	two_tors(&n);
 	up0 = &n.sw[0].ports[1];
 	up1 = &n.sw[0].ports[2];
 	et_switch_fail(&n.sw[0], 1, 10 * ms, 190 * ms); /* 10 ms .. 200 ms */
@@ -556,6 +564,51 @@ test_link_failure(void **state)
 	assert_int_equal(send_at(&n, 301 * ms, 0x0000), 1);
 	assert_int_equal(up1->eg.st.tx_pkts, 3);
 	assert_int_equal(up0->eg.st.tx_pkts, 2);
+	et_net_free(&n);
+	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+}
+
+/* A port's link read down (a dead peer, a pulled cable): what is sent there
+ * is dropped as link_down, and once the detection delay has passed the
+ * switch routes around it, as for a failure; back up, it is used again
+ * after the same delay.  A link never up (its peer not there yet) fails
+ * nothing. */
+static void
+test_link_state(void **state)
+{
+	const uint64_t ms = 1000000;
+	struct et_net n;
+	struct et_sw_port *up0, *up1;
+
+	(void)state;
+	two_tors(&n);
+	up0 = &n.sw[0].ports[1];
+	up1 = &n.sw[0].ports[2];
+	/* down before it was ever up: dropped, not failed */
+	assert_false(et_switch_set_link(&n.sw[0], 1, false, 1 * ms));
+	assert_int_equal(send_at(&n, 1 * ms, 0x0000), 0);
+	assert_int_equal(up0->st.drops[ET_SW_DROP_LINK_DOWN], 1);
+	assert_false(et_switch_set_link(&n.sw[0], 1, true, 2 * ms));
+	assert_false(et_switch_set_link(&n.sw[0], 1, true, 3 * ms));
+	assert_int_equal(send_at(&n, 3 * ms, 0x0000), 1);
+	/* up, then down at 10 ms: a failure from then */
+	assert_true(et_switch_set_link(&n.sw[0], 1, false, 10 * ms));
+	assert_false(et_switch_set_link(&n.sw[0], 1, false, 11 * ms));
+	assert_int_equal(send_at(&n, 20 * ms, 0x0000), 0);
+	assert_int_equal(send_at(&n, 109 * ms, 0x0000), 0);
+	assert_int_equal(up0->st.drops[ET_SW_DROP_LINK_DOWN], 3);
+	assert_int_equal(up0->st.drops[ET_SW_DROP_NO_ROUTE] + up0->eg.st.fail_drops, 0);
+	/* detected: routed around */
+	assert_int_equal(send_at(&n, 111 * ms, 0x0000), 1);
+	assert_int_equal(up0->st.reroutes, 1);
+	assert_int_equal(up1->eg.st.tx_pkts, 1);
+	/* back at 200 ms, used again from 300 ms */
+	assert_true(et_switch_set_link(&n.sw[0], 1, true, 200 * ms));
+	assert_int_equal(send_at(&n, 250 * ms, 0x0000), 1);
+	assert_int_equal(up1->eg.st.tx_pkts, 2);
+	assert_int_equal(send_at(&n, 301 * ms, 0x0000), 1);
+	assert_int_equal(up0->eg.st.tx_pkts, 2);
+	assert_int_equal(up0->st.drops[ET_SW_DROP_LINK_DOWN], 3);
 	et_net_free(&n);
 	assert_int_equal(rte_mempool_in_use_count(pool), 0);
 }
@@ -714,17 +767,13 @@ test_fat_tree_compact_routes(void **state)
 static void
 test_malformed_frames(void **state)
 {
-	struct et_net_params p;
 	struct et_net n;
-	struct et_topo t;
 	struct et_sw_port *in;
 	uint64_t seed = 9;
 	struct rte_mbuf *m;
 	uint8_t *f;
 
-	net_params(&p, false, ET_SW_SOURCE_ROUTE);
-	et_topo_leaf_spine(&t, 2, 2, 1, 1);
-	assert_int_equal(et_net_build(&n, &t, &p, pool, 0), 0);
+	two_tors(&n);
 	in = &n.sw[0].ports[0];
 
 	/* random garbage of every short length */
@@ -862,6 +911,36 @@ static void sp_reth(struct rte_mbuf *m, uint8_t *ip)
 	bth_set32(ip, 20, 0xdeadbeef); /* rkey */
 }
 static void sp_fragment(struct rte_mbuf *m, uint8_t *ip) { (void)m; et_ipv4_update_word(ip, 6, 0x2000); }
+/* UDP 4791 cut to bytes of payload, its IP and UDP lengths saying so */
+static void
+udp_cut(struct rte_mbuf *m, uint8_t *ip, uint16_t bytes)
+{
+	trim_to(m, ET_ETH_HLEN + 20 + 8 + bytes);
+	et_ipv4_update_word(ip, 2, (uint16_t)(20 + 8 + bytes));
+	et_store16(ip + 20 + 4, (uint16_t)(8 + bytes));
+}
+static void sp_roce_6(struct rte_mbuf *m, uint8_t *ip) { udp_cut(m, ip, 6); }
+static void sp_roce_0(struct rte_mbuf *m, uint8_t *ip) { udp_cut(m, ip, 0); }
+static void sp_udp_trunc(struct rte_mbuf *m, uint8_t *ip)
+{
+	trim_to(m, ET_ETH_HLEN + 20 + 4); /* ports, no length */
+	et_ipv4_update_word(ip, 2, 20 + 4);
+}
+static void sp_udp_long(struct rte_mbuf *m, uint8_t *ip)
+{
+	udp_cut(m, ip, 100);
+	et_store16(ip + 20 + 4, 500); /* beyond the IP payload's 108 */
+}
+static void sp_udp_short(struct rte_mbuf *m, uint8_t *ip)
+{
+	(void)m;
+	et_store16(ip + 20 + 4, (uint16_t)(et_load16(ip + 20 + 4) - 4)); /* below it */
+}
+static void sp_frag_udp_long(struct rte_mbuf *m, uint8_t *ip)
+{
+	sp_udp_long(m, ip);
+	et_ipv4_update_word(ip, 6, 0x2000); /* a first fragment: the datagram goes on */
+}
 static void sp_not_roce(struct rte_mbuf *m, uint8_t *ip) { (void)m; et_store16(ip + 20 + 2, 4792); }
 static void sp_padding(struct rte_mbuf *m, uint8_t *ip)
 {
@@ -888,12 +967,20 @@ static const struct hostile hostile[] = {
 	DROPS("VLAN tag", sp_vlan, ET_SW_DROP_NON_IP),
 	DROPS("path ID names a missing uplink", sp_uplink, ET_SW_DROP_BAD_UPLINK),
 	DROPS("oversize frame (chained)", sp_oversize, ET_SW_DROP_OVERSIZE),
+	/* every frame is forwarded as valid or dropped for one reason */
+	DROPS("UDP 4791 with 6 bytes: no room for a BTH", sp_roce_6, ET_SW_DROP_MALFORMED),
+	DROPS("UDP 4791 without payload", sp_roce_0, ET_SW_DROP_MALFORMED),
+	DROPS("UDP header cut", sp_udp_trunc, ET_SW_DROP_MALFORMED),
+	DROPS("UDP length beyond the IP payload", sp_udp_long, ET_SW_DROP_MALFORMED),
+	DROPS("UDP length below the IP payload", sp_udp_short, ET_SW_DROP_MALFORMED),
 	CARRIES("bad ICRC: carried, still bad", sp_icrc, PASSES_BAD_ICRC, 0),
 	CARRIES("corrupt payload: carried, still bad", sp_payload, PASSES_BAD_ICRC, 0),
 	CARRIES("unknown QPN: carried", sp_qpn, PASSES, 0),
 	CARRIES("PSN far away: carried", sp_psn, PASSES, 0),
 	CARRIES("RETH outside any region, wrong rkey: carried", sp_reth, PASSES, 0),
 	CARRIES("IP fragment: carried as plain IP", sp_fragment, PASSES_BAD_ICRC, KEEP_SPORT),
+	CARRIES("first fragment of a longer datagram: carried as plain IP", sp_frag_udp_long,
+		PASSES_BAD_ICRC, KEEP_SPORT),
 	CARRIES("UDP port 4792: carried as plain UDP", sp_not_roce, PASSES_BAD_ICRC, KEEP_SPORT),
 	CARRIES("Ethernet padding: carried", sp_padding, PASSES, 0),
 };
@@ -902,13 +989,9 @@ static void
 test_hostile_frames(void **state)
 {
 	const uint16_t id = et_path_make(1, 0);
-	struct et_net_params p;
 	struct et_net n;
-	struct et_topo t;
 
-	net_params(&p, false, ET_SW_SOURCE_ROUTE);
-	et_topo_leaf_spine(&t, 2, 2, 1, 1);
-	assert_int_equal(et_net_build(&n, &t, &p, pool, 0), 0);
+	two_tors(&n);
 
 	for (size_t i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
 		const struct hostile *h = &hostile[i];
@@ -1022,19 +1105,15 @@ arp_exchange(struct et_net *n, struct rte_mbuf *m, uint64_t now)
 static void
 test_arp_gateway(void **state)
 {
-	struct et_net_params p;
 	struct rte_ether_addr host;
 	struct et_sw_port *port;
 	struct rte_mbuf *m, *got;
 	struct et_net n;
-	struct et_topo t;
 	const uint8_t *g;
 	uint32_t host_ip;
 
 	(void)state;
-	net_params(&p, false, ET_SW_SOURCE_ROUTE);
-	et_topo_leaf_spine(&t, 2, 2, 1, 1);
-	assert_int_equal(et_net_build(&n, &t, &p, pool, 0), 0);
+	two_tors(&n);
 	port = &n.sw[0].ports[0]; /* ToR 0's port to host 0 */
 	et_net_host_mac(0, &host);
 	host_ip = et_net_host_ip(&n.t, 0);
@@ -1109,7 +1188,7 @@ test_arp_gateway(void **state)
 	/* a flood: the burst (8) answered, the rest counted; 25 ms later two
 	 * more tokens (one per 10 ms) */
 	{
-		const uint64_t t0 = 1000000000, burst = p.sw.arp_burst;
+		const uint64_t t0 = 1000000000, burst = n.sw[0].p.arp_burst;
 		uint64_t replies = port->st.arp_replies, k;
 		struct rte_mbuf *back[32];
 
@@ -1152,6 +1231,7 @@ main(void)
 		cmocka_unit_test(test_link_failure),
 		cmocka_unit_test(test_malformed_frames),
 		cmocka_unit_test(test_hostile_frames),
+		cmocka_unit_test(test_link_state),
 		cmocka_unit_test(test_remote_failure_withdrawn),
 		cmocka_unit_test(test_fat_tree_compact_routes),
 		cmocka_unit_test(test_arp_gateway),

@@ -122,6 +122,7 @@ struct coll {
 	struct rank_fig first;   /* the first collective (warm-up or not): its plan is --plan's */
 	uint64_t first_size;
 	bool first_done;
+	uint64_t link_next;      /* when the port's link is read next */
 };
 
 extern volatile sig_atomic_t coll_stop;
@@ -151,6 +152,9 @@ extern const struct et_rt_peer_ops coll_peer_ops;
 /* Messages until none is waiting; -1 after a message when a peer failed,
  * is gone or said something wrong. */
 int coll_drain_mesh(struct coll *c);
+/* The port's link, read every few ms: while it is down, what the NIC
+ * sends is dropped and counted instead of held (et_nic_set_link). */
+void coll_watch_link(struct coll *c, uint64_t now);
 /* A rank's figures of a collective (or a trace), as its barrier message
  * carries them. */
 struct rank_fig coll_fig_of(const struct msg *m);

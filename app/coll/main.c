@@ -166,7 +166,7 @@ main(int argc, char **argv)
 		coll_free_trace(&c);
 		free(c.points);
 		cli_free(&c.o.f);
-		rte_eal_cleanup();
+		et_app_eal_cleanup();
 		return c.o.switch_mode ? ET_EXIT_OK : ET_EXIT_USAGE;
 	}
 	signal(SIGINT, on_signal);
@@ -186,6 +186,6 @@ main(int argc, char **argv)
 		fflush(stdout);
 	}
 	coll_close(&c);
-	rte_eal_cleanup();
+	et_app_eal_cleanup();
 	return bad ? ET_EXIT_FAIL : ET_EXIT_OK;
 }

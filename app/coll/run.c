@@ -215,6 +215,20 @@ coll_drain_mesh(struct coll *c)
 	return 0;
 }
 
+void
+coll_watch_link(struct coll *c, uint64_t now)
+{
+	int up;
+
+	if (now < c->link_next)
+		return;
+	c->link_next = now + 10000000; /* 10 ms: on af_packet, a system call */
+	up = et_port_link_up(&c->port);
+	if (up >= 0 && et_nic_set_link(&c->nic, up))
+		et_warn("rank %u: --port %s: link %s", c->o.rank, c->o.port,
+			up ? "up again" : "down: what this rank sends is dropped until it is back");
+}
+
 /* Every rank at barrier seq, with this rank's figures mine (everyone's in
  * c->fig then).  The NIC is polled meanwhile: a peer's retransmission still
  * gets its ACK.  0, or -1 when a peer failed or is gone. */
@@ -234,6 +248,7 @@ coll_barrier(struct coll *c, const struct msg *mine)
 
 		if (coll_drain_mesh(c))
 			return -1;
+		coll_watch_link(c, now);
 		if (now > deadline || coll_stop)
 			return et_cli_error("rank %u: %u of %u ranks at barrier %u %s", c->o.rank,
 					    c->barrier_in + 1, c->mesh.world, c->seq,
@@ -316,6 +331,7 @@ run_once(struct coll *c, const struct et_coll_sched *s, struct msg *fig)
 
 		if (c->nic.n_qps > c->max_qps)
 			c->max_qps = c->nic.n_qps;
+		coll_watch_link(c, now);
 		if (coll_drain_mesh(c))
 			rc = -1;
 		else if (h->fail.why != ET_RT_OK)

@@ -205,6 +205,7 @@ trace_poll(struct coll *c, uint64_t now)
 	uint32_t work = et_nic_poll(&c->nic, now);
 	char why[200];
 
+	coll_watch_link(c, now);
 	if (coll_drain_mesh(c) || c->peer_failed)
 		return -1;
 	if (c->nic.n_qps > tr->max_qps)

@@ -36,6 +36,14 @@ int et_app_args_start(int argc, char **argv);
  * -1 after "PROGRAM: cannot initialise DPDK: why". */
 int et_app_eal_init(const struct et_app_eal *d, int argc, char **argv);
 
+/* rte_eal_cleanup(), then the EAL's runtime folder (/var/run/dpdk/PREFIX
+ * for root), which DPDK 22.11 leaves behind with its files (a few MB, on
+ * what is RAM on a stock host), when this process made it for itself: a
+ * primary with a shared config, whose lock no other process could share.
+ * Under --no-shconf the folder (possibly another process's of the same
+ * prefix) stays. */
+void et_app_eal_cleanup(void);
+
 /* Room for a frame of a 4 KB MTU with its headers, after the headroom. */
 #define ET_APP_MBUF_4K_FRAME (RTE_PKTMBUF_HEADROOM + 4096 + 256)
 

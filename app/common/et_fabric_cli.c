@@ -165,6 +165,37 @@ check_ports(struct et_conf *c, const struct et_topo *t)
 			    n, ET_SW_MAX_PORTS);
 }
 
+/* What each key allows alone that still cannot run: a round trip longer
+ * than the RTO (every packet times out), a buffer too small for PFC (it
+ * drops all the same), a pool smaller than its own caches. */
+static int
+check_ranges(struct et_conf *c, const struct et_fabric_params *p)
+{
+	const struct et_link_model *up = p->net.uplink.rate_bps ? &p->net.uplink : &p->net.link;
+	uint64_t lat = p->net.link.latency_ns, max = et_fabric_max_latency_ns(p);
+	uint64_t rate = RTE_MAX(p->net.link.rate_bps, up->rate_bps);
+	uint32_t ports = et_topo_max_ports(&p->t);
+	uint64_t room = et_sw_pfc_headroom(rate, lat, p->qp.mtu + 78);
+
+	if (lat > max)
+		return et_conf_fail(c, "link", "latency-ns",
+				    "%" PRIu64 ": a round trip over the fabric's longest path takes %.1f us, "
+				    "not less than [transport] rto-us = %" PRIu64 ", so every packet "
+				    "would time out; at most %" PRIu64 " with this RTO",
+				    lat, et_fabric_base_rtt_ns(p) / 1e3, p->qp.rto_ns / 1000, max);
+	if (p->net.sw.pfc && p->net.sw.buffer_bytes < ports * room)
+		return et_conf_fail(c, "switch", "buffer",
+				    "%" PRIu64 " bytes with pfc = on: a switch of this fabric has %u ports, "
+				    "each taking up to %" PRIu64 " bytes after its PAUSE (a round trip of "
+				    "its link and two frames); at least %" PRIu64 " (%" PRIu64 "K)",
+				    p->net.sw.buffer_bytes, ports, room, ports * room,
+				    (ports * room + 1023) >> 10);
+	if (p->mbufs && p->mbufs < ET_FABRIC_MIN_MBUFS)
+		return et_conf_fail(c, "run", "mbufs", "%u: at least %u (or 0: sized by the fabric)",
+				    p->mbufs, ET_FABRIC_MIN_MBUFS);
+	return 0;
+}
+
 int
 load_conf(const char *file, struct et_fabric_params *p, struct cli *o)
 {
@@ -203,7 +234,7 @@ load_conf(const char *file, struct et_fabric_params *p, struct cli *o)
 	    et_conf_check_keys(&c, "lb", lb_keys) || et_conf_check_keys(&c, "run", run_keys) ||
 	    et_conf_double(&c, "link", "rate-gbps", 0.001, 100000, false, 400, &rate) ||
 	    et_conf_double(&c, "link", "uplink-rate-gbps", 0, 100000, false, 0, &uprate) ||
-	    et_conf_u32(&c, "link", "latency-ns", 0, 1000000000, false, 500, &lat) ||
+	    et_conf_u32(&c, "link", "latency-ns", 1, 10000000, false, 500, &lat) ||
 	    et_conf_enum(&c, "link", "mtu", mtus, false, 4, &mtu) ||
 	    et_link_faults_load(&c, "link", &p->net.link) ||
 	    et_sw_params_load(&c, "switch", &p->net.sw) ||
@@ -261,6 +292,8 @@ load_conf(const char *file, struct et_fabric_params *p, struct cli *o)
 	p->chunk = chunk;
 	p->seed = seed;
 	p->time_limit_ns = (uint64_t)limit * 1000000;
+	if (check_ranges(&c, p))
+		goto out;
 	/* [run] and [lb] policy give defaults the command line overrides */
 	for (size_t i = 0; i < RTE_DIM(conf_opts); i++) {
 		const char **v = (const char **)((char *)o + conf_opts[i].off);

@@ -36,6 +36,7 @@ struct outcome {
 	struct et_lane_speed lanes[8]; /* and each lane's (sim/et_lanes.c) */
 	uint32_t n_lanes;
 	uint32_t pool_mbufs;       /* the most the frame pool grew to */
+	uint64_t frames_held;      /* a failed run's frames still queued or on a link */
 	struct et_dag_result dag;  /* a trace's times */
 };
 
@@ -90,6 +91,7 @@ add_run(struct outcome *out, const struct et_fabric *f, const struct timespec *t
 	out->n_lanes = f->n_lanes;
 	if (f->pool_mbufs > out->pool_mbufs)
 		out->pool_mbufs = f->pool_mbufs;
+	out->frames_held += f->frames_held;
 	for (uint32_t k = 0; k < f->n_lanes; k++) {
 		out->lanes[k].busy_s += f->lane_speed[k].busy_s;
 		out->lanes[k].wait_s += f->lane_speed[k].wait_s;
@@ -363,6 +365,54 @@ report(const struct et_fabric_params *p, const struct cli *o, const struct outco
 	return 0;
 }
 
+/* MemAvailable of /proc/meminfo, bytes; 0 when it cannot be read. */
+static uint64_t
+mem_available(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	unsigned long long kb = 0;
+	char line[128];
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return (uint64_t)kb << 10;
+}
+
+/* The least memory the run takes (its largest collective's), against what
+ * the machine has: refused before anything starts, not failed halfway
+ * ("host 3: out of memory").  0, or -1 after the message. */
+static int
+check_memory(const struct et_fabric_params *p, const struct workload *w)
+{
+	struct et_fabric_params q = *p;
+	uint64_t need = 0, payload = 0, avail = mem_available();
+
+	for (uint32_t i = 0; i < (w->n ? w->n : 1); i++) {
+		uint64_t pl, b;
+
+		if (w->n) {
+			q.kind = w->step[i].kind;
+			q.size = w->step[i].size;
+		}
+		b = et_fabric_mem_bytes(&q, &pl);
+		if (b > need) {
+			need = b;
+			payload = pl;
+		}
+	}
+	if (avail == 0 || need <= avail)
+		return 0;
+	return et_cli_error("the run needs at least %" PRIu64 " MB: %" PRIu64 " MB of payload%s and a "
+			    "frame pool of %" PRIu64 " MB; this machine has %" PRIu64 " MB available%s",
+			    need >> 20, payload >> 20,
+			    p->verify ? " (--verify: every host its own)" : "",
+			    (need - payload) >> 20, avail >> 20,
+			    p->verify ? " (without --verify the hosts share one region)" : "");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -387,7 +437,10 @@ main(int argc, char **argv)
 	    finish_params(&o, &p) || (o.workload && load_workload(o.workload, &p, &w)) ||
 	    (o.trace && load_trace(o.trace, &p, &t)) ||
 	    (!o.workload && !o.trace &&
-	     check_collective(NULL, &p, p.kind, et_topo_hosts(&p.t), p.size))) {
+	     check_collective(NULL, &p, p.kind, et_topo_hosts(&p.t), p.size)) ||
+	    check_memory(&p, &w)) {
+		free(w.step);
+		et_trace_free(&t);
 		cli_free(&o);
 		return ET_EXIT_USAGE;
 	}
@@ -429,10 +482,17 @@ main(int argc, char **argv)
 	}
 	if (rc && r.error[0])
 		et_cli_error("%s", r.error);
+	if (rc && r.st.frames_made) /* a failed run is not drained: where its frames are */
+		et_warn("the failed run's frames: %" PRIu64 " made, %" PRIu64 " received or dropped, "
+			"%" PRIu64 " still queued or on a link%s", r.st.frames_made,
+			r.st.frames_accounted, r.frames_held,
+			r.st.frames_made == r.st.frames_accounted + r.frames_held
+				? ""
+				: " (they do not add up: a frame was lost uncounted)");
 	et_dag_result_free(&r.dag);
 	if (p.plan_ctx && fclose(p.plan_ctx) && rc == 0)
 		rc = et_cli_error("--plan %s: %s", o.plan, strerror(errno)) ? ET_EXIT_FAIL : 0;
-	rte_eal_cleanup();
+	et_app_eal_cleanup();
 	cli_free(&o);
 	return rc;
 }

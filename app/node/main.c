@@ -43,7 +43,7 @@ main(int argc, char **argv)
 	if (r < 0)
 		return ET_EXIT_FAIL;
 	if (parse_options(argc - r, argv + r, &n.o)) {
-		rte_eal_cleanup();
+		et_app_eal_cleanup();
 		return ET_EXIT_USAGE;
 	}
 	n.oob.fd = -1;
@@ -76,6 +76,6 @@ main(int argc, char **argv)
 		fflush(stdout); /* the results are out even if tearing down fails */
 	}
 	node_close(&n);
-	rte_eal_cleanup();
+	et_app_eal_cleanup();
 	return n.bad ? ET_EXIT_FAIL : ET_EXIT_OK;
 }

@@ -43,35 +43,108 @@ join_names(const char *const names[], char *out, size_t size)
 				names[i]);
 }
 
-/* rte_cfgfile skips lines it does not understand; we name them instead. */
+/* Where a section or a key was first seen, for the duplicate check. */
+struct seen {
+	char name[CFG_NAME_LEN];
+	int line;
+};
+
+struct seen_list {
+	struct seen *v;
+	int n, cap;
+};
+
+/* The line of name in l, or 0; -1 when it could not be recorded. */
+static int
+seen_before(struct seen_list *l, const char *name, int line)
+{
+	for (int i = 0; i < l->n; i++)
+		if (strcmp(l->v[i].name, name) == 0)
+			return l->v[i].line;
+	if (l->n == l->cap) {
+		int cap = l->cap ? 2 * l->cap : 32;
+		struct seen *v = realloc(l->v, (size_t)cap * sizeof(*v));
+
+		if (v == NULL)
+			return -1;
+		l->v = v;
+		l->cap = cap;
+	}
+	snprintf(l->v[l->n].name, sizeof(l->v[l->n].name), "%s", name);
+	l->v[l->n++].line = line;
+	return 0;
+}
+
+/* s[0..n) without the blanks around it, as rte_cfgfile strips names. */
+static void
+strip(char *out, size_t size, const char *s, size_t n)
+{
+	while (n && (*s == ' ' || *s == '\t'))
+		s++, n--;
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+		n--;
+	snprintf(out, size, "%.*s", (int)n, s);
+}
+
+/* rte_cfgfile skips lines it does not understand, keeps the first of two
+ * keys of one name (the others are never read) and makes a second section
+ * of a name that nothing looks up: we name all three instead, by line. */
 static int
 check_lines(struct et_conf *c)
 {
 	FILE *f = fopen(c->file, "r");
-	char line[1024];
-	int n = 0;
+	struct seen_list sections = {0}, keys = {0};
+	char line[1024], name[CFG_NAME_LEN], section[CFG_NAME_LEN] = "";
+	int n = 0, first, rc = 0;
 
 	if (f == NULL)
 		return 0; /* reported by the caller */
-	while (fgets(line, sizeof(line), f)) {
-		char *p = line, *end;
+	while (rc == 0 && fgets(line, sizeof(line), f)) {
+		char *p = line, *end, *eq;
 
 		n++;
 		while (*p == ' ' || *p == '\t')
 			p++;
 		end = p + strcspn(p, "\r\n");
 		*end = '\0';
-		if (*p == '\0' || *p == ';' || *p == '#' || strchr(p, '=') ||
-		    (*p == '[' && end[-1] == ']'))
+		if (*p == '\0' || *p == ';' || *p == '#')
 			continue;
-		snprintf(c->err, sizeof(c->err),
-			 "%s:%d: expected '[section]' or 'key = value', got '%.64s'",
-			 c->file, n, p);
-		fclose(f);
-		return -1;
+		if (*p == '[' && end[-1] == ']') {
+			strip(name, sizeof(name), p + 1, strcspn(p + 1, "]"));
+			first = seen_before(&sections, name, n);
+			rc = first < 0 ? -ENOMEM : first > 0 ? -EEXIST : 0;
+			if (first > 0)
+				snprintf(c->err, sizeof(c->err),
+					 "%s:%d: [%s]: a second section of this name (the "
+					 "first at line %d): give each key once, in one section",
+					 c->file, n, name, first);
+			snprintf(section, sizeof(section), "%s", name);
+			keys.n = 0;
+			continue;
+		}
+		eq = strchr(p, '=');
+		if (eq == NULL) {
+			snprintf(c->err, sizeof(c->err),
+				 "%s:%d: expected '[section]' or 'key = value', got '%.64s'",
+				 c->file, n, p);
+			rc = -EINVAL;
+			break;
+		}
+		strip(name, sizeof(name), p, (size_t)(eq - p));
+		first = seen_before(&keys, name, n);
+		rc = first < 0 ? -ENOMEM : first > 0 ? -EEXIST : 0;
+		if (first > 0)
+			snprintf(c->err, sizeof(c->err),
+				 "%s:%d: [%s] %s: set a second time (first at line %d): "
+				 "give each key once",
+				 c->file, n, section, name, first);
 	}
+	if (rc == -ENOMEM)
+		snprintf(c->err, sizeof(c->err), "%s: out of memory", c->file);
+	free(sections.v);
+	free(keys.v);
 	fclose(f);
-	return 0;
+	return rc ? -1 : 0;
 }
 
 int

@@ -659,3 +659,12 @@ et_nic_next_event(const struct et_nic *n, uint64_t now)
 		t = now;
 	return t;
 }
+
+bool
+et_nic_set_link(struct et_nic *n, bool up)
+{
+	if (n->eg.failed == !up)
+		return false;
+	n->eg.failed = !up;
+	return true;
+}

@@ -196,4 +196,10 @@ uint32_t et_nic_poll(struct et_nic *n, uint64_t now);
 /* When the NIC next has work; UINT64_MAX if none. */
 uint64_t et_nic_next_event(const struct et_nic *n, uint64_t now);
 
+/* The NIC's link as its port reads it (real ports, polled by the
+ * program): while it is down what the NIC sends is dropped and counted
+ * (its egress's fail_drops) rather than held for a port that takes
+ * nothing.  Whether that changed. */
+bool et_nic_set_link(struct et_nic *n, bool up);
+
 #endif /* ET_NIC_H */

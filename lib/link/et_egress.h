@@ -223,4 +223,13 @@ et_egress_qlen(const struct et_egress *e)
 	return e->q_tail - e->q_head;
 }
 
+/* Every frame the egress holds: queued, control, on the wire, refused by
+ * the port (control path: a run's accounting). */
+static inline uint32_t
+et_egress_held(const struct et_egress *e)
+{
+	return (e->q_tail - e->q_head) + (e->ctrl_tail - e->ctrl_head) +
+	       (e->fly_tail - e->fly_head) + e->pend_n;
+}
+
 #endif /* ET_EGRESS_H */

@@ -89,6 +89,9 @@ start_ethdev(uint16_t port, struct rte_mempool *mp, uint16_t nb_desc, uint16_t q
 		return rc;
 	if (queues > info.max_rx_queues || queues > info.max_tx_queues)
 		return -E2BIG;
+	/* link changes as events where the PMD has them (et_port_watch_link) */
+	if (info.dev_flags && (*info.dev_flags & RTE_ETH_DEV_INTR_LSC))
+		conf.intr_conf.lsc = 1;
 	if (queues > 1 && (info.flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP))) {
 		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
 		conf.rx_adv_conf.rss_conf.rss_hf =
@@ -221,18 +224,37 @@ et_port_free_rings(struct et_port *p)
 	}
 }
 
+int
+et_port_link_up(const struct et_port *p)
+{
+	struct rte_eth_link link;
+	int rc;
+
+	if (p->kind != ET_PORT_ETHDEV)
+		return 1;
+	rc = rte_eth_link_get_nowait(p->eth_port, &link);
+	return rc ? rc : link.link_status == RTE_ETH_LINK_UP;
+}
+
+int
+et_port_watch_link(const struct et_port *p, rte_eth_dev_cb_fn fn, void *arg)
+{
+	struct rte_eth_conf conf;
+
+	if (p->kind != ET_PORT_ETHDEV)
+		return -ENOTSUP;
+	if (rte_eth_dev_conf_get(p->eth_port, &conf) != 0 || !conf.intr_conf.lsc)
+		return -ENOTSUP;
+	return rte_eth_dev_callback_register(p->eth_port, RTE_ETH_EVENT_INTR_LSC, fn, arg);
+}
+
 void
 et_port_await_peer_gone(const struct et_port *p, unsigned int max_ms)
 {
 	if (p->kind != ET_PORT_ETHDEV)
 		return;
-	for (unsigned int k = 0; k < max_ms / 10; k++) {
-		struct rte_eth_link link;
-
-		if (rte_eth_link_get_nowait(p->eth_port, &link) == 0 && !link.link_status)
-			break;
+	for (unsigned int k = 0; k < max_ms / 10 && et_port_link_up(p) != 0; k++)
 		usleep(10000);
-	}
 	usleep(100000); /* the interrupt thread finishes what it began */
 }
 
@@ -241,9 +263,7 @@ et_port_await_link_up(const struct et_port *p, unsigned int max_ms,
 		      const volatile sig_atomic_t *stop)
 {
 	for (unsigned int k = 0; p->kind == ET_PORT_ETHDEV; k++) {
-		struct rte_eth_link link;
-
-		if (rte_eth_link_get_nowait(p->eth_port, &link) == 0 && link.link_status)
+		if (et_port_link_up(p) == 1)
 			return 0;
 		if (stop && *stop)
 			return -EINTR;

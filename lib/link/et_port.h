@@ -124,6 +124,14 @@ et_prefetch_frame(const struct rte_mbuf *m)
 	rte_prefetch0(f + rte_pktmbuf_data_len(m) - 1);
 }
 
+/* Frames waiting in the port's receive ring (a ring port, or net_ring's
+ * ring under an ethdev one); 0 for other ports. */
+static inline uint32_t
+et_port_rx_pending(const struct et_port *p)
+{
+	return p->rx ? rte_ring_count(p->rx) : 0;
+}
+
 /* Two ring-backed ports joined back to back: what a sends, b receives. */
 int et_port_ring_pair(struct et_port *a, struct et_port *b, const char *name,
 		      unsigned int size, int socket);
@@ -155,6 +163,17 @@ et_port_queue(const struct et_port *p, uint16_t q)
  * Of a pair, close the side without rings first: its ethdev may still
  * point at them. */
 void et_port_close(struct et_port *p);
+
+/* The link as the port's PMD reports it now, without waiting: 1 up, 0
+ * down, a negative errno when it cannot tell; a ring port is always up.
+ * A system call on some PMDs (af_packet): poll it every few ms, not every
+ * burst. */
+int et_port_link_up(const struct et_port *p);
+
+/* fn(port, RTE_ETH_EVENT_INTR_LSC, arg, NULL) from DPDK's interrupt thread
+ * when the link changes, where the PMD signals it (et_port_ethdev enables
+ * that when it can); -ENOTSUP where it does not: poll et_port_link_up. */
+int et_port_watch_link(const struct et_port *p, rte_eth_dev_cb_fn fn, void *arg);
 
 /* After the far end went away (its process died or closed): wait, at most
  * max_ms, until the link reads down, then a little more.  DPDK 22.11's

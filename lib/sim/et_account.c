@@ -162,19 +162,41 @@ links_balance(struct et_fabric *f)
 	return true;
 }
 
+/* Frames still in the fabric: queued or on a link at an egress, or
+ * handed to a port and not yet read. */
+static uint64_t
+frames_held(const struct et_fabric *f)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < f->n_hosts; i++)
+		n += et_egress_held(&f->h[i].nic.eg) + et_port_rx_pending(&f->h[i].nic.port);
+	for (uint32_t i = 0; i < f->net.n_sw; i++)
+		for (uint16_t k = 0; k < f->net.sw[i].n_ports; k++)
+			n += et_egress_held(&f->net.sw[i].ports[k].eg) +
+			     et_port_rx_pending(&f->net.sw[i].ports[k].port);
+	return n;
+}
+
 /* Every frame made is accounted for once the links are empty: every frame
  * that began (a MADE counter: built by a QP, duplicated by a link, a PAUSE)
  * ended (a GONE, DROP or FAULT counter); and on every link, sent =
- * received.  Virtual clock only: real-clock workers may still hold frames. */
+ * received.  A run that failed is not drained: what it made either ended
+ * or is still held somewhere (f->frames_held).  Virtual clock only:
+ * real-clock workers may still hold frames. */
 static void
 account(struct et_fabric *f, const struct tally *y)
 {
-	if (f->p.real_clock || f->error[0])
+	if (f->p.real_clock)
 		return;
 	f->st.frames_made = y->made;
 	f->st.frames_accounted = y->ended;
 	f->st.mbufs_in_use = et_pool_in_use(f->pool);
 	f->pool_mbufs = et_pool_size(f->pool);
+	if (f->error[0]) {
+		f->frames_held = frames_held(f);
+		return;
+	}
 	if (y->made != y->ended)
 		et_fabric_fail(f, "accounting: %" PRIu64 " frames made, %" PRIu64
 			       " received or dropped", y->made, y->ended);

@@ -67,6 +67,28 @@ et_fabric_pool_bytes(const struct et_fabric_params *p)
 	       (RTE_PKTMBUF_HEADROOM + p->qp.mtu + 256 + sizeof(struct rte_mbuf) + 64);
 }
 
+uint64_t
+et_fabric_mem_bytes(const struct et_fabric_params *p, uint64_t *payload)
+{
+	uint32_t hosts = et_topo_hosts(&p->t);
+	struct et_coll_spec c = et_coll_spec_of(p->kind, p->algo, hosts, p->size, p->dtype, p->op,
+						p->chunk);
+	uint64_t staging = 0;
+	struct et_coll_sched s;
+	const char *why;
+
+	if (!p->hosts_only && et_coll_build(&s, &c, &why) == 0) {
+		staging = s.staging_bytes;
+		et_coll_free(&s);
+	}
+	/* as et_fabric_build sizes them: one shared region memory-light, each
+	 * host its data and staging with --verify */
+	*payload = p->hosts_only ? 0
+		   : p->verify	  ? hosts * (p->size + staging)
+				  : (p->size > staging ? p->size : staging);
+	return *payload + et_fabric_pool_bytes(p);
+}
+
 /* Links a packet crosses on the fabric's longest path. */
 uint32_t
 et_fabric_longest_path_hops(const struct et_topo *t)
@@ -76,15 +98,38 @@ et_fabric_longest_path_hops(const struct et_topo *t)
 	return t->kind == ET_TOPO_FAT_TREE && t->pods > 1 ? 6 : 4;
 }
 
+/* The base RTT without the links' latency: a full frame out store-and-
+ * forward, the ACK back. */
+static uint64_t
+rtt_serialization_ns(const struct et_fabric_params *p)
+{
+	const struct et_link_model *lm = &p->net.link;
+
+	return et_fabric_longest_path_hops(&p->t) *
+	       (et_link_tx_ns(lm, p->qp.mtu + 78) + et_link_tx_ns(lm, 64));
+}
+
+uint64_t
+et_fabric_base_rtt_ns(const struct et_fabric_params *p)
+{
+	return 2 * et_fabric_longest_path_hops(&p->t) * p->net.link.latency_ns +
+	       rtt_serialization_ns(p);
+}
+
+uint64_t
+et_fabric_max_latency_ns(const struct et_fabric_params *p)
+{
+	uint64_t fixed = rtt_serialization_ns(p);
+
+	if (p->qp.rto_ns <= fixed + 1)
+		return 0;
+	return (p->qp.rto_ns - fixed - 1) / (2 * et_fabric_longest_path_hops(&p->t));
+}
+
 uint32_t
 et_fabric_bdp_bytes(const struct et_fabric_params *p)
 {
-	uint32_t hops = et_fabric_longest_path_hops(&p->t);
-	const struct et_link_model *lm = &p->net.link;
-	/* data out store-and-forward, the ACK back: the base RTT */
-	uint64_t rtt = 2 * hops * lm->latency_ns + hops * et_link_tx_ns(lm, p->qp.mtu + 78) +
-		       hops * et_link_tx_ns(lm, 64);
-	uint64_t bdp = (uint64_t)((double)p->host_link.rate_bps * rtt / 8e9);
+	uint64_t bdp = (uint64_t)((double)p->host_link.rate_bps * et_fabric_base_rtt_ns(p) / 8e9);
 
 	return (uint32_t)(bdp > p->qp.mtu ? bdp : p->qp.mtu);
 }
@@ -214,6 +259,11 @@ et_fabric_build(struct et_fabric *f, const struct et_fabric_params *p)
 	f->p = *p;
 	if (et_topo_validate(&p->t, err, sizeof(err)))
 		return et_fabric_fail(f, "topology: %s", err);
+	/* virtual time hands a frame to the far end one latency before it
+	 * arrives (sim/et_lanes.c): a link needs one */
+	if (!p->real_clock && (p->net.link.latency_ns == 0 || p->host_link.latency_ns == 0 ||
+			       (p->net.uplink.rate_bps && p->net.uplink.latency_ns == 0)))
+		return et_fabric_fail(f, "a link of latency 0: virtual time needs 1 ns or more");
 	f->n_hosts = et_topo_hosts(&p->t);
 	if (p->hosts_only) {
 		/* every host's own rank has nothing to do: a driver runs them */
@@ -244,10 +294,13 @@ et_fabric_build(struct et_fabric *f, const struct et_fabric_params *p)
 	mbufs = et_fabric_pool_mbufs(p);
 	f->pool = et_pool_create("fabric", mbufs, p->mbufs ? mbufs : pool_ceiling(p, mbufs),
 				 RTE_PKTMBUF_HEADROOM + p->qp.mtu + 256, (int)rte_socket_id());
-	if (f->pool == NULL)
+	if (f->pool == NULL && rte_errno == ENOMEM)
 		return et_fabric_fail(f, "cannot create a pool of %u mbufs (%" PRIu64 " MB): %s (give EAL more "
 			    "memory, -m or hugepages, or fewer with [run] mbufs)",
 			    mbufs, et_fabric_pool_bytes(p) >> 20, rte_strerror(rte_errno));
+	if (f->pool == NULL)
+		return et_fabric_fail(f, "cannot create a pool of %u mbufs: %s (at least %u: "
+				      "[run] mbufs)", mbufs, rte_strerror(rte_errno), ET_FABRIC_MIN_MBUFS);
 	if (et_net_build(&f->net, &p->t, &f->p.net, f->pool, (int)rte_socket_id()))
 		return et_fabric_fail(f, "cannot build the fabric's switches and links");
 	f->h = calloc(f->n_hosts, sizeof(*f->h));

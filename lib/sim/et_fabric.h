@@ -66,12 +66,24 @@ struct et_fabric_params {
 };
 
 void et_fabric_params_default(struct et_fabric_params *p);
+/* The fewest mbufs a fixed frame pool ([run] mbufs) may have: the pool's
+ * per-lcore cache must fit in it one and a half times over. */
+#define ET_FABRIC_MIN_MBUFS 384u
 /* The frame pool a fabric of p needs: mbufs, and bytes of EAL memory. */
 uint32_t et_fabric_pool_mbufs(const struct et_fabric_params *p);
 uint64_t et_fabric_pool_bytes(const struct et_fabric_params *p);
+/* The least memory a run of p takes: its payload buffers (*payload: one
+ * region shared by every host, or each host's own with verify) and the
+ * frame pool as it starts.  Control path: builds the schedule to size it. */
+uint64_t et_fabric_mem_bytes(const struct et_fabric_params *p, uint64_t *payload);
 /* One bandwidth-delay product of the fabric's longest path: the DCTCP
  * window a QP starts with unless the conf says otherwise. */
 uint32_t et_fabric_bdp_bytes(const struct et_fabric_params *p);
+/* The round trip of that path without queues (a full frame out, its ACK
+ * back), and the longest link latency whose round trip stays below the
+ * QPs' RTO (beyond it every packet times out); 0 if none does. */
+uint64_t et_fabric_base_rtt_ns(const struct et_fabric_params *p);
+uint64_t et_fabric_max_latency_ns(const struct et_fabric_params *p);
 /* What every host's runtime of a run of p shares (a window of one round
  * trip where p gives none): for the fabric, and for a process per host. */
 void et_fabric_rt_conf(const struct et_fabric_params *p, struct et_rt_conf *rc);
@@ -118,9 +130,11 @@ struct et_fabric_host {
 	X(fault_drops, INFO, "frames lost by the link fault model: loss, bursts, flaps") \
 	X(rx_bad, INFO, "frames an endpoint refused (bad ICRC, ...)") \
 	X(rx_unknown_qpn, INFO, "frames for a QP that does not exist") \
-	X(frames_made, INFO, "frames made: equal to frames_accounted once the links drained") \
+	X(frames_made, INFO, "frames made: equal to frames_accounted once the links drained " \
+	  "(a failed run is not drained: the rest are still queued or on a link)") \
 	X(frames_accounted, INFO, "frames received or dropped") \
-	X(mbufs_in_use, INFO, "mbufs still in use once the links drained: 0")
+	X(mbufs_in_use, INFO, "mbufs still in use once the links drained: 0 (a failed run: " \
+	  "those its frames hold)")
 
 struct et_fabric_stats {
 	ET_FABRIC_COUNTERS(ET_CTR_FIELD, ET_CTR_ARRAY_FIELD)
@@ -152,6 +166,8 @@ struct et_fabric {
 	struct et_net net;
 	struct rte_mempool *pool;
 	uint32_t pool_mbufs;      /* its mbufs once collected: it grows when it runs dry */
+	uint64_t frames_held;     /* a failed run, collected: frames still queued or on a
+				   * link (made = accounted + held) */
 	uint32_t n_hosts;
 	struct et_fabric_host *h;
 	struct et_coll_sched sched;

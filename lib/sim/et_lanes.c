@@ -398,7 +398,7 @@ deal(struct lanes *w)
 }
 
 static unsigned int
-lanes_wanted(const struct et_fabric *f, uint64_t span)
+lanes_wanted(const struct et_fabric *f)
 {
 	unsigned int n = rte_lcore_count();
 
@@ -406,10 +406,7 @@ lanes_wanted(const struct et_fabric *f, uint64_t span)
 		n = f->p.lanes;
 	if (n > MAX_LANES)
 		n = MAX_LANES;
-	if (n > 1 + f->net.n_sw)
-		n = 1 + f->net.n_sw;
-	/* a link without latency leaves no window to run apart in */
-	return span == 0 ? 1 : n;
+	return n > 1 + f->net.n_sw ? 1 + f->net.n_sw : n;
 }
 
 static void
@@ -432,10 +429,8 @@ et_lanes_run(struct et_fabric *f)
 	struct lanes w = {.f = f};
 	unsigned int lcore, k;
 
-	w.span = shortest_latency(f);
-	w.n = lanes_wanted(f, w.span);
-	if (w.span == 0)
-		w.span = 1;
+	w.span = shortest_latency(f); /* at least 1 ns: et_fabric_build */
+	w.n = lanes_wanted(f);
 	w.owner = calloc(nodes, sizeof(*w.owner));
 	w.lane = aligned_alloc(RTE_CACHE_LINE_SIZE, w.n * sizeof(*w.lane));
 	if (w.lane)

@@ -2,10 +2,13 @@
  * libFuzzer target for the switch pipeline: a frame (or a burst of copies)
  * enters a small leaf-spine network of switch instances at a host port and
  * the network runs in virtual time until it is idle.  Beyond "no crash":
- * every frame a host receives has a right IPv4 header checksum, a RoCEv2
- * frame that entered valid leaves valid, one that entered with a bad ICRC
- * leaves with a bad ICRC (the switch must not launder it), and every mbuf
- * comes back to the pool.  The ToRs have their gateway addresses, so ARP
+ * every frame a host receives has a right IPv4 header checksum and, a UDP
+ * datagram not fragmented, a UDP length equal to its IP payload and, UDP
+ * 4791, room for a BTH and the ICRC (the switch's parse is total: what it
+ * forwards is valid, the rest it drops for a reason); a RoCEv2 frame that
+ * entered valid leaves valid, one that entered with a bad ICRC leaves with
+ * a bad ICRC (the switch must not launder it), and every mbuf comes back
+ * to the pool.  The ToRs have their gateway addresses, so ARP
  * for them is answered (corpus-switch/arp-*).
  *
  * Input: one control byte, then the frame.  Control bits:
@@ -117,9 +120,18 @@ check_delivered(const struct rte_mbuf *m, int entered)
 
 	if (m->nb_segs != 1)
 		abort();
-	if (len >= ET_ETH_HLEN + 20 && et_load16(f + 12) == RTE_ETHER_TYPE_IPV4 &&
-	    !et_ipv4_csum_ok(f + ET_ETH_HLEN, (size_t)(f[ET_ETH_HLEN] & 0xf) * 4))
-		abort(); /* the switch only forwards good headers and updates them right */
+	if (len >= ET_ETH_HLEN + 20 && et_load16(f + 12) == RTE_ETHER_TYPE_IPV4) {
+		const uint8_t *ip = f + ET_ETH_HLEN;
+		uint32_t ihl = (uint32_t)(ip[0] & 0xf) * 4, tot = et_load16(ip + 2);
+
+		if (!et_ipv4_csum_ok(ip, ihl))
+			abort(); /* the switch only forwards good headers and updates them right */
+		if (ip[9] == IPPROTO_UDP && !(et_load16(ip + 6) & 0x3fff) &&
+		    (tot < ihl + 8 || et_load16(ip + ihl + 4) != tot - ihl ||
+		     (et_load16(ip + ihl + 2) == ET_ROCE_UDP_PORT &&
+		      tot < ihl + 8 + ET_BTH_LEN + ET_ICRC_LEN)))
+			abort(); /* lengths that disagree are malformed, not forwarded */
+	}
 	if (entered != 2 && judge(f, len) != entered)
 		abort();
 }
