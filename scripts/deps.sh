@@ -19,6 +19,11 @@ packages=(
 	libopenmpi-dev g++           # mpicc for IMB-MPI1 (../shared/third-party), MPI over the provider
 	# the Linux Soft-RoCE peer (tests/rxe): a Debian guest under qemu
 	qemu-system-x86 qemu-utils debootstrap e2fsprogs tcpdump iputils-ping
+	# the Debian packages (debian/), built, linted and tried by the packages test
+	build-essential debhelper    # dpkg-buildpackage and dh (dpkg-buildpackage wants build-essential)
+	lintian                      # the packages' checks: no error allowed
+	man-db                       # man, to read the installed man pages
+	libfabric-dev libfabric-bin  # the provider's package builds against it (Build-Depends); fi_info
 )
 
 if [ "${1:-}" = "--list" ]; then
