@@ -11,6 +11,7 @@
 #include <netdb.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "et_fi.h"
 
@@ -461,11 +462,18 @@ et_fi_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void 
 
 /* At exit: the port closes, unless the process is leaving from inside
  * the provider (a signal handler that calls exit(), as psm's does for
- * SIGTERM, while a read held the lock): then the lock is never free. */
+ * SIGTERM, while a read held the lock): then the lock is never free.  The
+ * keeper thread holds it a while too (a bounded burst of progress), so
+ * the lock is waited for, briefly: giving up on the keeper's hold left it
+ * running in a library libfabric then unloaded. */
 static void
 et_fi_cleanup(void)
 {
-	if (pthread_mutex_trylock(&et_fi_proc.lock))
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 1;
+	if (pthread_mutex_timedlock(&et_fi_proc.lock, &until))
 		return;
 	if (et_fi_proc.eps) /* endpoints never closed: their counters now */
 		et_fi_report();
