@@ -71,6 +71,25 @@ def main():
     return 1 if bad else 0
 
 
+def preload_wrappers(bin_dir, work, env):
+    """Under the sanitizers (meson sets LD_PRELOAD to their runtimes) only
+    the suite's programs, which load the provider, get the preload: in
+    runfabtests.sh's own tools it deadlocked ps.  The folder to give
+    runfabtests.sh's -p."""
+    preload = env.pop("LD_PRELOAD", "")
+    if not preload:
+        return bin_dir
+    wrap = os.path.join(work, "bin-preload")
+    os.makedirs(wrap, exist_ok=True)
+    for name in os.listdir(bin_dir):
+        if name.startswith("fi_"):
+            path = os.path.join(wrap, name)
+            with open(path, "w") as f:
+                f.write(f"#!/bin/sh\nLD_PRELOAD={preload} exec {bin_dir}/{name} \"$@\"\n")
+            os.chmod(path, 0o755)
+    return wrap
+
+
 def run_sets(bin_dir, build_root, work, sets, extra_env):
     """runfabtests.sh -t SETS with the exclude file; true if anything failed."""
     os.makedirs(work, exist_ok=True)
@@ -78,11 +97,12 @@ def run_sets(bin_dir, build_root, work, sets, extra_env):
     sw = Switch(build_root, work)
     # the provider's warnings in a failure's output say what it met
     env = provider_env(build_root, work, dict(extra_env, FI_LOG_LEVEL="warn"))
+    test_bin = preload_wrappers(bin_dir, work, env)
     # the server's and client's addresses on the namespace's loopback: the
     # tests' own out-of-band sockets (-E, FT_OPT_OOB_CTRL) use them
     inner = ("ip link set lo up && ip addr add 10.0.0.1/32 dev lo && "
              "ip addr add 10.0.0.2/32 dev lo && "
-             f"exec {bin_dir}/runfabtests.sh -v -p {bin_dir} -T 120 -f {exclude} "
+             f"exec {bin_dir}/runfabtests.sh -v -p {test_bin} -T 120 -f {exclude} "
              f"-s 10.0.0.1 -c 10.0.0.2 -t {sets} ethereal")
     try:
         r = subprocess.run(["unshare", "--pid", "--net", "--fork", "--mount-proc",
