@@ -538,6 +538,10 @@ define_params(void)
 			"the port's MAC, over the device's (%%d: the slot)");
 }
 
+/* libfabric's entry point for an external provider (FI_EXT_INI defines
+ * it, with no prototype of its own) */
+struct fi_provider *fi_prov_ini(void);
+
 FI_EXT_INI
 {
 	define_params();

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include <rte_eal.h>
+#include <rte_mbuf.h>
 
 static inline void
 fuzz_eal_init(const char *mem_mb)
@@ -16,6 +17,20 @@ fuzz_eal_init(const char *mem_mb)
 
 	if (rte_eal_init(10, eal) < 0)
 		abort();
+}
+
+/* EAL up with mem_mb of memory and the targets' pool of frames up to
+ * 4 KB of payload: 4095 mbufs (a mempool's best size is 2^n - 1). */
+static inline struct rte_mempool *
+fuzz_eal_pool(const char *mem_mb)
+{
+	struct rte_mempool *pool;
+
+	fuzz_eal_init(mem_mb);
+	pool = rte_pktmbuf_pool_create("fz", 4095, 0, 0, RTE_PKTMBUF_HEADROOM + 4096 + 256, 0);
+	if (pool == NULL)
+		abort();
+	return pool;
 }
 
 #endif

@@ -37,11 +37,10 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	fuzz_eal_init("256");
-	pool = rte_pktmbuf_pool_create("fz", 4095, 0, 0, RTE_PKTMBUF_HEADROOM + 4096 + 256, 0);
+	pool = fuzz_eal_pool("256");
 	mem = aligned_alloc(64, MEM);
 	snap = malloc(MEM);
-	if (!pool || !mem || !snap)
+	if (!mem || !snap)
 		abort();
 	for (uint32_t i = 0; i < MEM; i++)
 		mem[i] = (uint8_t)(i * 7 + 3);

@@ -53,10 +53,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	fuzz_eal_init("256");
-	pool = rte_pktmbuf_pool_create("fz", 4095, 0, 0, RTE_PKTMBUF_HEADROOM + 4096 + 256, 0);
-	if (!pool)
-		abort();
+	pool = fuzz_eal_pool("256");
 	return 0;
 }
 
