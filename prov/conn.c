@@ -43,7 +43,12 @@ post_data_recv(struct et_fi_qp *q)
 		ET_FI_WARN(FI_LOG_EP_DATA, "data QP %u refused a receive\n", et_qp_qpn(q->qp));
 }
 
-/* The path a new QP of c starts on: the policy's plan for one flow. */
+/* The path a new QP of c starts on: the policy's plan for one flow.  A
+ * per-packet policy's plan names no path (each packet draws its own), so
+ * a QP of it that keeps one path (the control QP: its SENDs go in order)
+ * takes one of the host's real paths: a made-up one named an uplink the
+ * ToR does not have (spraying over a leaf-spine: every control packet
+ * dropped as bad_uplink). */
 static uint16_t
 first_path(struct et_fi_conn *c)
 {
@@ -51,6 +56,8 @@ first_path(struct et_fi_conn *c)
 	struct et_lb_flow f = {c->peer_host, 1};
 	struct et_lb_sub out[ET_LB_MAX_PATHS];
 
+	if (et_lb_per_packet(&et_fi_proc.rc.lb) && lb->paths.n)
+		return lb->paths.id[et_rand_next(&lb->rng) % lb->paths.n];
 	if (c->peer_host == UINT32_MAX || et_lb_plan_max(lb, 1) > ET_LB_MAX_PATHS ||
 	    et_lb_plan(lb, &f, 1, et_fi_now(), out) == 0)
 		return (uint16_t)et_rand_next(&lb->rng);
