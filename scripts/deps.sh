@@ -14,7 +14,7 @@ packages=(
 	iproute2                     # veth pairs and bridged taps in the node tests
 	python3-matplotlib           # the sweep's plots
 	openmpi-bin                  # mpirun, the launcher scripts/testbed can use
-	libfabric-dev libfabric-bin  # the libfabric provider (prov/) builds against it; fi_info
+	libfabric-dev libfabric-bin  # the libfabric provider (prov/) and its package build against it; fi_info
 	autoconf automake libtool make # fabtests, built by a test from ../shared/third-party
 	libopenmpi-dev g++           # mpicc for IMB-MPI1 (../shared/third-party), MPI over the provider
 	# the Linux Soft-RoCE peer (tests/rxe): a Debian guest under qemu
@@ -23,7 +23,6 @@ packages=(
 	build-essential debhelper    # dpkg-buildpackage and dh (dpkg-buildpackage wants build-essential)
 	lintian                      # the packages' checks: no error allowed
 	man-db                       # man, to read the installed man pages
-	libfabric-dev libfabric-bin  # the provider's package builds against it (Build-Depends); fi_info
 )
 
 if [ "${1:-}" = "--list" ]; then
