@@ -19,7 +19,6 @@
 
 #include "et_fi.h"
 #include "et_fi_cm.h"
-#include "base/et_rand.h"
 #include "host/et_rdmacm.h"
 
 #define PDATA_MAGIC "ETFI"
@@ -120,13 +119,12 @@ ask(struct cm_link *l, uint64_t now)
 }
 
 int
-et_fi_cm_connect(struct et_fi_qp *q, uint32_t sq_psn, uint32_t rq_psn)
+et_fi_cm_connect(struct et_fi_qp *q, uint32_t rq_psn)
 {
 	struct cm_link *l;
 	uint64_t now = et_fi_now();
 	int r;
 
-	(void)sq_psn; /* the peer's REP names the first PSN we send */
 	if (cm.rcm == NULL)
 		return -FI_EOPBADSTATE;
 	if ((l = calloc(1, sizeof(*l))) == NULL)
@@ -193,7 +191,7 @@ on_request(const struct et_rdmacm_event *ev, uint64_t now)
 {
 	struct et_fi_ep *ep = live_ep(ev->ctx);
 	const struct cm_pdata *pd = (const void *)ev->pdata;
-	uint32_t rq_psn = (uint32_t)et_rand_next(&et_fi_proc.lb.rng) & ET_PSN_MASK;
+	uint32_t rq_psn = et_fi_psn();
 	struct et_rdmacm_conn_param p = conn_param(rq_psn);
 	struct et_fi_qp *q = NULL;
 	struct cm_link *l = NULL;

@@ -172,21 +172,22 @@ conn_new(struct et_fi_ep *ep, uint32_t ip, uint16_t port, bool active)
 	return c;
 }
 
-static uint32_t
-psn(void)
+uint32_t
+et_fi_psn(void)
 {
 	return (uint32_t)et_rand_next(&et_fi_proc.lb.rng) & ET_PSN_MASK;
 }
 
-/* Make a QP of c and ask the peer for its end. */
+/* Make a QP of c and ask the peer for its end (the first PSN we send is
+ * the one the peer's REP names). */
 static int
 qp_connect(struct et_fi_conn *c, struct et_fi_qp *q, uint8_t kind, uint8_t slot, uint16_t path)
 {
-	uint32_t sq = psn(), rq = psn();
-	int r = qp_make(c, q, kind, slot, path, sq, rq);
+	uint32_t rq = et_fi_psn();
+	int r = qp_make(c, q, kind, slot, path, 0, rq);
 
 	if (r == 0)
-		r = et_fi_cm_connect(q, sq, rq);
+		r = et_fi_cm_connect(q, rq);
 	return r;
 }
 

@@ -607,6 +607,8 @@ void et_fi_conn_fail(struct et_fi_conn *c, int err);
 /* What the connection manager tells (et_fi_cm.h).  Active side: q's QP
  * is connected and ready (its mechanism bound it to the peer's), or the
  * peer refused or never answered. */
+/* A random first PSN, from the process's seeded PRNG. */
+uint32_t et_fi_psn(void);
 void et_fi_conn_established(struct et_fi_qp *q);
 void et_fi_conn_rejected(struct et_fi_qp *q, int err);
 /* Passive side: the peer endpoint (ip, port) asks for a QP of the kind and

@@ -16,10 +16,10 @@ struct et_fi_qp;
 /* Listen as ep (its ip and port).  0 or -FI_EADDRINUSE, -FI_ENOMEM. */
 int et_fi_cm_listen(struct et_fi_ep *ep);
 void et_fi_cm_unlisten(struct et_fi_ep *ep);
-/* Ask q's peer for its end.  Later (from et_fi_cm_poll) one of
- * et_fi_conn_established(q) and et_fi_conn_rejected(q, err).
- * 0 or -FI_errno. */
-int et_fi_cm_connect(struct et_fi_qp *q, uint32_t sq_psn, uint32_t rq_psn);
+/* Ask q's peer for its end; rq_psn is the first PSN q expects.  Later
+ * (from et_fi_cm_poll) one of et_fi_conn_established(q) and
+ * et_fi_conn_rejected(q, err).  0 or -FI_errno. */
+int et_fi_cm_connect(struct et_fi_qp *q, uint32_t rq_psn);
 /* Requests in, answers in, retries: from every progress, for every
  * endpoint of the process. */
 void et_fi_cm_poll(uint64_t now);
