@@ -332,8 +332,10 @@ on_link_event(uint16_t port, enum rte_eth_event_type type, void *arg, void *ret)
 	return 0;
 }
 
-/* Every port's link as its PMD reports it; a change is a failure or a
- * restore of the link (et_switch_set_link), said once. */
+/* Every port's link as its PMD reports it, every reading (a link already
+ * up at the first must be marked seen, or its death fails nothing); a
+ * change is a failure or a restore of the link (et_switch_set_link), said
+ * once. */
 static void
 watch_links(uint64_t now)
 {
@@ -344,7 +346,7 @@ watch_links(uint64_t now)
 		bool seen = p->link_seen;
 		int up = et_port_link_up(&p->port);
 
-		if (up < 0 || up == !p->link_down)
+		if (up < 0)
 			continue;
 		if (et_switch_set_link(&sw, i, up, now))
 			et_warn("port%u: link %s: %s after %u ms (the detection delay)", i,
@@ -500,6 +502,23 @@ dump_counters(FILE *f)
 	}
 }
 
+/* When each port that is down now was routed around, on the machine's
+ * CLOCK_MONOTONIC (the switch's own clock starts at start_mono_ms): what
+ * another process's moments can be set against (scripts/testbed
+ * --kill-spine asks whether its leaves stopped sending into a dead spine
+ * before the first collective ended). */
+static void
+note_routed_around(uint64_t start_mono_ms)
+{
+	for (uint16_t i = 0; i < sw.n_ports; i++) {
+		const struct et_sw_port *p = &sw.ports[i];
+
+		if (p->down)
+			et_info("port%u: routed around from %" PRIu64 " ms (CLOCK_MONOTONIC)", i,
+				start_mono_ms + (p->failed_since + sw.p.detect_delay_ns) / 1000000);
+	}
+}
+
 /* A bare net_ring device is a ring of this process alone: nothing arrives
  * on it (conf/switch-example.ini's ports, until replaced); say so rather
  * than let empty counters and captures puzzle. */
@@ -552,7 +571,7 @@ main(int argc, char **argv)
 	const char *file = NULL, *pcap_dir = NULL, *fail = NULL;
 	struct et_capture *cap[ET_SW_MAX_PORTS] = {0};
 	struct rte_mempool *mp;
-	uint64_t start, now, end = UINT64_MAX, link_next = 0;
+	uint64_t start, start_mono_ms = 0, now, end = UINT64_MAX, link_next = 0;
 	int n, opt, rc = 0, yield = 0;
 	uint16_t i;
 
@@ -653,6 +672,7 @@ main(int argc, char **argv)
 	for (i = 0; i < sw.n_ports; i++)
 		et_port_watch_link(&sw.ports[i].port, on_link_event, NULL); /* else polled */
 	start = et_tsc_ns();
+	start_mono_ms = et_mono_ms();
 	et_info("%s: %u ports, %u uplinks, %s mode%s", sw.name, sw.n_ports, sw.n_uplinks,
 		sw.p.mode == ET_SW_ECMP ? "ECMP" : "source-route", sw.p.pfc ? ", PFC on" : "");
 	note_addresses();
@@ -684,6 +704,7 @@ main(int argc, char **argv)
 			sched_yield();
 	}
 	dump_counters(stdout);
+	note_routed_around(start_mono_ms);
 	for (i = 0; i < sw.n_ports; i++)
 		if (cap[i])
 			et_info("%s/%s-p%u.pcapng: %" PRIu64 " frames", pcap_dir, sw.name, i,

@@ -609,6 +609,13 @@ test_link_state(void **state)
 	assert_int_equal(send_at(&n, 301 * ms, 0x0000), 1);
 	assert_int_equal(up0->eg.st.tx_pkts, 2);
 	assert_int_equal(up0->st.drops[ET_SW_DROP_LINK_DOWN], 3);
+	/* up at its first reading (its peer was there before the switch
+	 * looked): seen all the same, so its death is a failure (a testbed's
+	 * spine killed was once never routed around by the leaf that had
+	 * found its uplink already up) */
+	assert_false(et_switch_set_link(&n.sw[0], 2, true, 400 * ms));
+	assert_true(up1->link_seen);
+	assert_true(et_switch_set_link(&n.sw[0], 2, false, 410 * ms));
 	et_net_free(&n);
 	assert_int_equal(rte_mempool_in_use_count(pool), 0);
 }

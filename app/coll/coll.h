@@ -122,6 +122,9 @@ struct coll {
 	struct rank_fig first;   /* the first collective (warm-up or not): its plan is --plan's */
 	uint64_t first_size;
 	bool first_done;
+	/* when its barrier let this rank go, on CLOCK_MONOTONIC (rank 0's:
+	 * every rank had ended it) */
+	uint64_t first_end_mono_ms;
 	uint64_t link_next;      /* when the port's link is read next */
 };
 

@@ -227,6 +227,7 @@ coll_write_json(const struct coll *c, const char *file)
 	json_t *first = fig_json(&c->first, "cct_ns");
 
 	et_json_set_u64(first, "size", c->first_size);
+	et_json_set_u64(first, "ended_mono_ms", c->first_end_mono_ms);
 	json_object_set_new(o, "first_collective", first);
 	return et_json_write(file, o);
 }

@@ -430,6 +430,7 @@ coll_run_point(struct coll *c, const struct point *at, bool last, struct row *ou
 			c->first = sum;
 			c->first_size = size;
 			c->first_done = true;
+			c->first_end_mono_ms = et_mono_ms();
 		}
 		if (it < c->o.warmup) {
 			/* untimed, but its data is checked all the same */
