@@ -42,6 +42,10 @@ FABRIC = [
      ["FILE: [topology]", "inconsistent topology"]),
     ("topology: too many ports", TOPO + "links-per-pair = 40\n", [], None,
      ["FILE: [topology]", "would have 82 ports", "at most 64"]),
+    # a core's route to every ToR of 64 pods of 3 (aggregated, 128)
+    ("topology: too many routes", "[topology]\nkind = fat-tree\npods = 64\ntors-per-pod = 3\n"
+     "aggs-per-pod = 1\ncores-per-agg = 1\nhosts-per-tor = 1\n", [], None,
+     ["FILE: [topology]", "a core would need 128 routes", "at most 64", "tors-per-pod a power of two"]),
     # [link]
     ("link: unknown key", TOPO + "[link]\nrate = 100\n", [], None,
      ["FILE: [link] rate", "unknown key", "rate-gbps"]),

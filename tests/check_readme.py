@@ -12,10 +12,9 @@ is a marker comment:
 A block runs in a fresh folder where conf/, scripts/ and build/ lead to the
 source tree and to the build being tested, whatever its folder is called, so
 README's relative paths work and its outputs (out.json, results/) land there;
-/tmp/ in a block becomes that folder too.  scripts/ is a folder of links to
-each script, so that a script finding the build beside itself
-(scripts/../build) finds this one.  Jobs a block puts in the background must
-end with status 0.
+/tmp/ in a block becomes that folder too.  The scripts find the build being
+tested as a user would point them at any build: ETHEREAL_BUILD names it.
+Jobs a block puts in the background must end with status 0.
 
 check_readme.py SOURCE_ROOT BUILD_ROOT WORKDIR
 """
@@ -71,18 +70,17 @@ def main():
         d = os.path.join(work, f"block{n}")
         shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d)
-        for name, target in (("conf", os.path.join(src, "conf")), ("build", build)):
-            os.symlink(target, os.path.join(d, name))
-        os.makedirs(os.path.join(d, "scripts"))
-        for name in os.listdir(os.path.join(src, "scripts")):
-            os.symlink(os.path.join(src, "scripts", name), os.path.join(d, "scripts", name))
+        for name in ("conf", "scripts"):
+            os.symlink(os.path.join(src, name), os.path.join(d, name))
+        os.symlink(build, os.path.join(d, "build"))
         script = with_check(body) if mark == "check" else body
         script = script.replace("/tmp/", d + "/")
         script = ("set -e\n" + script +
                   "\nfor j in $(jobs -p); do wait $j || { echo \"a background job failed\"; exit 1; }; done\n")
         t0 = time.monotonic()
         r = subprocess.run(["bash", "-c", script], cwd=d, capture_output=True, text=True,
-                           timeout=240, env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
+                           timeout=240, env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1",
+                                                 ETHEREAL_BUILD=build))
         ran += 1
         ok = r.returncode == 0 and "Sanitizer" not in r.stderr
         print(("ok  " if ok else "FAIL") +

@@ -277,6 +277,42 @@ test_fat_tree(void **state)
 	assert_int_equal(rte_mempool_in_use_count(pool), 0);
 }
 
+/* 12 pods of 6 ToRs: 72 ToRs, past what a core could hold as a route a
+ * ToR (64); each pod's ToRs are a few aligned blocks, a route each, and
+ * every host is reached from host 0 across the cores (a 1,024-host
+ * fat-tree of 128 ToRs could not be built before). */
+static void
+test_fat_tree_many_tors(void **state)
+{
+	struct et_net_params p;
+	struct et_net n;
+	struct et_topo t;
+	char err[256];
+
+	(void)state;
+	net_params(&p, false, ET_SW_SOURCE_ROUTE);
+	p.sw.compact_routes = true;
+	et_topo_fat_tree(&t, 12, 6, 1, 1, 1, 1);
+	assert_int_equal(et_net_check(&t, err, sizeof(err)), 0);
+	assert_int_equal(et_net_build(&n, &t, &p, pool, 0), 0);
+	for (uint32_t d = 1; d < et_topo_hosts(&t); d++) {
+		struct rte_mbuf *m;
+		uint16_t id;
+
+		assert_int_equal(et_path_enumerate(&t, 0, d, &id, 1), 1);
+		inject(&n, 0, frame(&n, 0, d, id, 100, 0));
+		drain(&n, 0);
+		assert_int_equal(receive(&n, d, &m, 1), 1);
+		rte_pktmbuf_free(m);
+	}
+	et_net_free(&n);
+	assert_int_equal(rte_mempool_in_use_count(pool), 0);
+	/* 64 pods of 3: 128 blocks, refused with why */
+	et_topo_fat_tree(&t, 64, 3, 1, 1, 1, 1);
+	assert_int_equal(et_net_check(&t, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "128 routes"));
+}
+
 static void
 test_ecmp_spreads_flows(void **state)
 {
@@ -1231,6 +1267,7 @@ main(void)
 		cmocka_unit_test(test_leaf_spine_net_ring),
 		cmocka_unit_test(test_leaf_spine_parallel_links),
 		cmocka_unit_test(test_fat_tree),
+		cmocka_unit_test(test_fat_tree_many_tors),
 		cmocka_unit_test(test_ecmp_spreads_flows),
 		cmocka_unit_test(test_ecn_and_buffer),
 		cmocka_unit_test(test_pfc),

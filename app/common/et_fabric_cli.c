@@ -152,17 +152,15 @@ parse_fails(const char *spec, const char *what, struct et_fabric_params *p)
 	return 0;
 }
 
-/* Every switch of the shape must fit the switch's port table. */
+/* Every switch of the shape must fit the switch's tables. */
 static int
 check_ports(struct et_conf *c, const struct et_topo *t)
 {
-	uint32_t n = et_topo_max_ports(t);
+	char err[256];
 
-	if (n <= ET_SW_MAX_PORTS)
+	if (et_net_check(t, err, sizeof(err)) == 0)
 		return 0;
-	return et_conf_fail(c, "topology", NULL,
-			    "a switch of this shape would have %u ports (hosts, links, lanes); a switch has at most %u",
-			    n, ET_SW_MAX_PORTS);
+	return et_conf_fail(c, "topology", NULL, "%s", err);
 }
 
 /* What each key allows alone that still cannot run: a round trip longer

@@ -254,10 +254,11 @@ et_fabric_build(struct et_fabric *f, const struct et_fabric_params *p)
 	uint32_t links, mbufs;
 	uint64_t shared_len = 0;
 	char err[256];
+	int rc;
 
 	memset(f, 0, sizeof(*f));
 	f->p = *p;
-	if (et_topo_validate(&p->t, err, sizeof(err)))
+	if (et_topo_validate(&p->t, err, sizeof(err)) || et_net_check(&p->t, err, sizeof(err)))
 		return et_fabric_fail(f, "topology: %s", err);
 	/* virtual time hands a frame to the far end one latency before it
 	 * arrives (sim/et_lanes.c): a link needs one */
@@ -301,8 +302,10 @@ et_fabric_build(struct et_fabric *f, const struct et_fabric_params *p)
 	if (f->pool == NULL)
 		return et_fabric_fail(f, "cannot create a pool of %u mbufs: %s (at least %u: "
 				      "[run] mbufs)", mbufs, rte_strerror(rte_errno), ET_FABRIC_MIN_MBUFS);
-	if (et_net_build(&f->net, &p->t, &f->p.net, f->pool, (int)rte_socket_id()))
-		return et_fabric_fail(f, "cannot build the fabric's switches and links");
+	rc = et_net_build(&f->net, &p->t, &f->p.net, f->pool, (int)rte_socket_id());
+	if (rc)
+		return et_fabric_fail(f, "cannot build the fabric's switches and links: %s%s",
+				      strerror(-rc), rc == -ENOMEM ? " (give EAL more memory, -m)" : "");
 	f->h = calloc(f->n_hosts, sizeof(*f->h));
 	if (f->h == NULL)
 		return et_fabric_fail(f, "out of memory");

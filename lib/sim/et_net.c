@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/et_bits.h"
 #include "sim/et_net.h"
 
 uint32_t
@@ -18,6 +19,53 @@ static uint32_t
 tor_prefix(uint32_t tor)
 {
 	return 10u << 24 | tor << 8;
+}
+
+/* The aligned block of ToRs that starts at tor and ends by end: a power
+ * of two, so one prefix (tor_prefix(tor), 24 - log2 of it) covers them.
+ * A core reaches a pod's ToRs, consecutive, by the fewest such blocks, as
+ * a routing protocol aggregates them: a ToR each would pass a switch's
+ * ET_SW_MAX_PORTS routes at 64 ToRs. */
+static uint32_t
+tor_block(uint32_t tor, uint32_t end)
+{
+	uint32_t size = tor ? tor & -tor : 1u << 16;
+
+	while (tor + size > end)
+		size >>= 1;
+	return size;
+}
+
+static uint32_t
+pod_blocks(const struct et_topo *t, uint32_t pod)
+{
+	uint32_t n = 0, end = (pod + 1) * t->tors_per_pod;
+
+	for (uint32_t j = pod * t->tors_per_pod; j < end; j += tor_block(j, end))
+		n++;
+	return n;
+}
+
+int
+et_net_check(const struct et_topo *t, char *err, size_t errlen)
+{
+	uint32_t ports = et_topo_max_ports(t), routes = 0;
+
+	if (ports > ET_SW_MAX_PORTS) {
+		snprintf(err, errlen, "a switch of this shape would have %u ports (hosts, links, "
+			 "lanes); a switch has at most %u", ports, ET_SW_MAX_PORTS);
+		return -1;
+	}
+	for (uint32_t pod = 0; t->kind == ET_TOPO_FAT_TREE && pod < t->pods; pod++)
+		routes += pod_blocks(t, pod);
+	if (routes > ET_SW_MAX_PORTS) {
+		snprintf(err, errlen, "a core would need %u routes to the pods' ToRs (a route "
+			 "for each aligned power-of-two block of a pod's ToRs); a switch has at most "
+			 "%u: fewer pods, or tors-per-pod a power of two (a route a pod)",
+			 routes, ET_SW_MAX_PORTS);
+		return -1;
+	}
+	return 0;
 }
 
 void
@@ -180,9 +228,15 @@ et_net_build(struct et_net *n, const struct et_topo *t, const struct et_net_para
 					 core, ET_SW_DOWN, 0, l));
 				TRY(et_net_port_to(n, core, agg, l));
 				down = (uint16_t)rc;
-				for (j = pod * t->tors_per_pod; j < (pod + 1) * t->tors_per_pod; j++)
+				uint32_t end = (pod + 1) * t->tors_per_pod, b;
+
+				for (j = pod * t->tors_per_pod; j < end; j += b) {
+					b = tor_block(j, end);
 					TRY(et_switch_add_route(&n->sw[sw_index(n, core)],
-								tor_prefix(j), 24, down));
+								tor_prefix(j),
+								(uint8_t)(24 - et_ilog2(b)),
+								down));
+				}
 			}
 		}
 	}

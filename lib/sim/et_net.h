@@ -41,6 +41,12 @@ struct et_net {
 	uint32_t gen;                /* tells apart the rings of nets alive at once */
 };
 
+/* Whether the switches of t fit a switch's tables (ports and routes, at
+ * most ET_SW_MAX_PORTS each): 0, or -1 with err saying which and what to
+ * change. */
+int et_net_check(const struct et_topo *t, char *err, size_t errlen);
+/* 0, or a negative errno: -ENOSPC past et_net_check's limits, -ENOMEM
+ * (rings, ports), or the ethdev layer's. */
 int et_net_build(struct et_net *n, const struct et_topo *t,
 		 const struct et_net_params *p, struct rte_mempool *mp, int socket);
 void et_net_free(struct et_net *n);
