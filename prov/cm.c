@@ -6,7 +6,10 @@
  *
  * Private data of a REQ (after rdma_cm's header): "ETFI", the QP's kind
  * and slot, and the asker's endpoint port (the connection is known by its
- * endpoint's address; the REQ's own source port is the CM's choice).
+ * endpoint's address; the REQ's own source port is the CM's choice); the
+ * session: the asker endpoint's instance, whether it resumes one it has
+ * with us (resume.c), and the seq it takes next of ours.  A REP's: "ETFI",
+ * our instance and the seq we take next.
  *
  * An asker whose peer does not listen yet (its REJ: invalid service ID; an
  * MPI rank or a fabtests server still opening its endpoint) asks again
@@ -19,16 +22,27 @@
 
 #include "et_fi.h"
 #include "et_fi_cm.h"
+#include "base/et_bytes.h"
 #include "host/et_rdmacm.h"
 
 #define PDATA_MAGIC "ETFI"
 #define RETRY_NS 100000000ull
 #define GIVE_UP_NS 3000000000ull
 
+#define PD_RESUME 1u
+
 struct cm_pdata {
 	char magic[4];
 	uint8_t kind, slot;
 	uint8_t port[2];   /* the asker's endpoint, big-endian */
+	uint8_t flags;     /* PD_RESUME */
+	uint8_t rsvd[3];
+	uint8_t instance[8], rx_seq[4]; /* big-endian */
+};
+
+struct cm_rep_pdata {
+	char magic[4];
+	uint8_t instance[8], rx_seq[4];
 };
 
 /* One QP's connection: its id, or, between two asks, when to ask again. */
@@ -36,6 +50,7 @@ struct cm_link {
 	struct et_fi_qp *q;
 	struct et_rdmacm_id *id;
 	uint32_t rq_psn;
+	bool resume;
 	uint64_t retry_at, give_up_at;
 	struct cm_link *next_wait;   /* on cm.waiting while id is NULL */
 };
@@ -104,11 +119,14 @@ ask(struct cm_link *l, uint64_t now)
 {
 	struct et_fi_qp *q = l->q;
 	struct cm_pdata pd = {.kind = q->kind, .slot = q->slot,
-			      .port = {q->conn->ep->port >> 8, q->conn->ep->port & 255}};
+			      .port = {q->conn->ep->port >> 8, q->conn->ep->port & 255},
+			      .flags = l->resume ? PD_RESUME : 0};
 	struct et_rdmacm_conn_param p = conn_param(l->rq_psn);
 	int err = 0;
 
 	memcpy(pd.magic, PDATA_MAGIC, 4);
+	et_store64(pd.instance, q->conn->ep->instance);
+	et_store32(pd.rx_seq, q->conn->rx_seq);
 	p.pdata = &pd;
 	p.pdata_len = sizeof(pd);
 	l->id = et_rdmacm_connect(cm.rcm, q->conn->peer_ip, q->conn->peer_port, q->qp, &p, l,
@@ -119,7 +137,7 @@ ask(struct cm_link *l, uint64_t now)
 }
 
 int
-et_fi_cm_connect(struct et_fi_qp *q, uint32_t rq_psn)
+et_fi_cm_connect(struct et_fi_qp *q, uint32_t rq_psn, bool resume)
 {
 	struct cm_link *l;
 	uint64_t now = et_fi_now();
@@ -131,7 +149,9 @@ et_fi_cm_connect(struct et_fi_qp *q, uint32_t rq_psn)
 		return -FI_ENOMEM;
 	l->q = q;
 	l->rq_psn = rq_psn;
-	l->give_up_at = now + GIVE_UP_NS;
+	l->resume = resume;
+	/* a peer that listened once and does not now has closed: no waiting */
+	l->give_up_at = resume ? now : now + GIVE_UP_NS;
 	if ((r = ask(l, now)) != 0) {
 		free(l);
 		return r;
@@ -193,8 +213,11 @@ on_request(const struct et_rdmacm_event *ev, uint64_t now)
 	const struct cm_pdata *pd = (const void *)ev->pdata;
 	uint32_t rq_psn = et_fi_psn();
 	struct et_rdmacm_conn_param p = conn_param(rq_psn);
+	struct cm_rep_pdata rep;
+	struct et_fi_ask ask;
 	struct et_fi_qp *q = NULL;
 	struct cm_link *l = NULL;
+	int err = 0;
 
 	if (ep == NULL || ev->pdata_len < sizeof(*pd) || memcmp(pd->magic, PDATA_MAGIC, 4) ||
 	    (pd->kind != ET_FI_QP_CTRL && pd->kind != ET_FI_QP_DATA)) {
@@ -203,8 +226,24 @@ on_request(const struct et_rdmacm_event *ev, uint64_t now)
 			   (ev->peer_ip >> 8) & 255, ev->peer_ip & 255);
 		goto refuse;
 	}
-	q = et_fi_conn_accept(ep, ev->peer_ip, (uint16_t)(pd->port[0] << 8 | pd->port[1]),
-			      pd->kind, pd->slot, ev->peer_psn, rq_psn);
+	ask = (struct et_fi_ask){.ip = ev->peer_ip,
+				 .port = (uint16_t)(pd->port[0] << 8 | pd->port[1]),
+				 .kind = pd->kind, .slot = pd->slot,
+				 .resume = pd->flags & PD_RESUME,
+				 .instance = et_load64(pd->instance),
+				 .rx_seq = et_load32(pd->rx_seq)};
+	q = et_fi_conn_accept(ep, &ask, ev->peer_psn, rq_psn, &err);
+	if (q) {
+		memcpy(rep.magic, PDATA_MAGIC, 4);
+		et_store64(rep.instance, ep->instance);
+		et_store32(rep.rx_seq, q->conn->rx_seq);
+		p.pdata = &rep;
+		p.pdata_len = sizeof(rep);
+	} else if (err == -FI_ECONNRESET) {
+		ET_FI_WARN(FI_LOG_EP_CTRL, "%u.%u.%u.%u:%u asks for a session we do not have: "
+			   "refused\n", ask.ip >> 24, (ask.ip >> 16) & 255, (ask.ip >> 8) & 255,
+			   ask.ip & 255, ask.port);
+	}
 	if (q == NULL || (l = calloc(1, sizeof(*l))) == NULL ||
 	    et_rdmacm_accept(cm.rcm, ev->id, q->qp, &p, now)) {
 		free(l);
@@ -228,6 +267,7 @@ on_event(const struct et_rdmacm_event *ev, uint64_t now)
 {
 	struct cm_link *l = ev->ctx;
 	struct et_fi_qp *q;
+	int err;
 
 	if (ev->type == ET_CM_EV_CONNECT_REQUEST) {
 		on_request(ev, now);
@@ -243,8 +283,14 @@ on_event(const struct et_rdmacm_event *ev, uint64_t now)
 	}
 	switch (ev->type) {
 	case ET_CM_EV_ESTABLISHED:
-		if (!q->ready) /* the passive side was ready at its accept */
-			et_fi_conn_established(q);
+		if (!q->ready) { /* the passive side was ready at its accept */
+			const struct cm_rep_pdata *rp = (const void *)ev->pdata;
+			bool ours = ev->pdata_len >= sizeof(*rp) &&
+				    memcmp(rp->magic, PDATA_MAGIC, 4) == 0;
+
+			et_fi_conn_established(q, ours ? et_load64(rp->instance) : 0,
+					       ours ? et_load32(rp->rx_seq) : 0);
+		}
 		break;
 	case ET_CM_EV_REJECTED:
 		if (ev->reason == ET_CM_REJ_INVALID_SERVICE_ID && now < l->give_up_at) {
@@ -255,18 +301,21 @@ on_event(const struct et_rdmacm_event *ev, uint64_t now)
 			cm.waiting = l;
 			break;
 		}
+		/* a session's peer that refuses (nobody listens, or it knows no
+		 * such session) has closed or started anew */
+		err = l->resume ? -FI_ECONNRESET : -FI_ECONNREFUSED;
 		link_end(l, now);
-		et_fi_conn_rejected(q, -FI_ECONNREFUSED);
+		et_fi_conn_rejected(q, err);
 		break;
 	case ET_CM_EV_UNREACHABLE:
 		link_end(l, now);
 		et_fi_conn_rejected(q, -FI_EHOSTUNREACH);
 		break;
 	case ET_CM_EV_DISCONNECTED:
-		/* the peer closed its end: what was in flight on it fails, and the
-		 * next message to that address connects again */
+		/* the peer dropped its end: its QPs failed (the connection
+		 * resumes), or it closed (resuming finds nobody listening) */
 		link_end(l, now);
-		et_fi_conn_fail(q->conn, -FI_ECONNRESET);
+		et_fi_conn_disconnected(q);
 		break;
 	default:
 		break;

@@ -40,6 +40,7 @@
 #include <rte_mbuf.h>
 
 #include "et_fi.h"
+#include "link/et_link_conf.h"
 #include "et_fi_cm.h"
 #include "et_app_eal.h"
 #include "et_cli.h"
@@ -132,6 +133,7 @@ et_fi_env_load(void)
 	p->env.lb = param_str("lb");
 	p->env.rundir = param_str("rundir");
 	p->env.mac = param_str("mac");
+	p->env.fault = param_str("fault");
 	p->env.slot = -1;
 	if (fi_param_get_int(&et_fi_prov, "slot", &v) == FI_SUCCESS)
 		p->env.slot = v;
@@ -454,8 +456,15 @@ et_fi_port_open(void)
 		}
 	}
 	/* the port is a real one: the wire paces it, not the conf's [link]
-	 * model (its rate would let the NIC hand the port 2 frames a poll) */
+	 * model (its rate would let the NIC hand the port 2 frames a poll);
+	 * FI_ETHEREAL_FAULT's faults on it */
 	struct et_link_model wire = {0};
+	char ferr[256];
+
+	if (p->env.fault && et_link_faults_parse(p->env.fault, &wire, ferr, sizeof(ferr))) {
+		snprintf(p->why, sizeof(p->why), "FI_ETHEREAL_FAULT: %s", ferr);
+		goto fail;
+	}
 
 	if (et_nic_init(&p->nic, &p->port, &wire, p->mp, &p->mac, p->ip, 0x100, 16384)) {
 		snprintf(p->why, sizeof(p->why), "cannot set up the NIC model");
@@ -556,14 +565,17 @@ et_fi_report(void)
 	fprintf(stderr,
 		"ethereal-fi: slot %d %u.%u.%u.%u %s: qps %llu, tx_pkts %llu, retransmits %llu, "
 		"timeouts %llu, rerouted %llu, paths_marked_bad %llu, rx_pkts %llu, "
-		"cnps_rx %llu, keeper_runs %llu\n",
+		"cnps_rx %llu, keeper_runs %llu, reconnects %llu, resent %llu, dup_msgs %llu, "
+		"lost_peers %llu\n",
 		p->slot, p->ip >> 24, (p->ip >> 16) & 255, (p->ip >> 8) & 255, p->ip & 255,
 		et_lb_name(&p->rc.lb, lb, sizeof(lb)), (unsigned long long)p->qps_made,
 		(unsigned long long)(st.tx_pkts + st.read_resp_tx), (unsigned long long)st.retransmits,
 		(unsigned long long)st.timeouts, (unsigned long long)p->lb.paths.rerouted,
 		(unsigned long long)p->lb.paths.marked_bad,
 		(unsigned long long)(st.rx_pkts + st.read_resp_rx),
-		(unsigned long long)st.cnps_rx, (unsigned long long)p->keeper_runs);
+		(unsigned long long)st.cnps_rx, (unsigned long long)p->keeper_runs,
+		(unsigned long long)p->reconnects, (unsigned long long)p->resent,
+		(unsigned long long)p->dup_msgs, (unsigned long long)p->lost_peers);
 	if (p->env.stats > 1) { /* every counter not zero: QPs', then the NIC's */
 		fprintf(stderr, "ethereal-fi: slot %d:", p->slot);
 		et_ctr_each(&et_qp_ctrs, &st, "qp.", print_nonzero, NULL);

@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "et_fi.h"
 #include "et_fi_cm.h"
@@ -365,6 +366,21 @@ port_taken(uint16_t port)
 	return false;
 }
 
+/* Tells this endpoint apart from any other on its address, of this
+ * process or a later one: a peer that resumes a connection names it. */
+static uint64_t
+instance_new(void)
+{
+	static uint64_t count;
+	uint64_t x = ((uint64_t)getpid() << 32) ^ et_fi_now() ^ (++count << 48);
+
+	/* splitmix64's finalizer: nearby inputs, far-apart outputs */
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return x ? x : 1;
+}
+
 static int
 ep_enable(struct et_fi_ep *ep)
 {
@@ -388,6 +404,7 @@ ep_enable(struct et_fi_ep *ep)
 		ep->tslots[i].next = i + 1 < ET_FI_TX_SIZE ? &ep->tslots[i + 1] : NULL;
 	}
 	ep->free_tslot = ep->tslots;
+	ep->instance = instance_new();
 	if ((r = et_fi_cm_listen(ep)) != 0)
 		return r;
 	ep->enabled = true;

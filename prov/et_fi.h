@@ -14,8 +14,11 @@
  *   msg.c     messages: eager, rendezvous, matching, the unexpected queue
  *   rma.c     RMA write, write with data (and read once READ lands)
  *   conn.c    connections to peers: a control QP and data QPs each
+ *   resume.c  a connection's session: sequence numbers, and new QPs (on
+ *             other paths) for one whose QPs failed, what the peer has not
+ *             acknowledged sent again, in order and once
  *   flow.c    large transfers: Ethereal's batch, subflows on data QPs
- *   cm_*.c    how a connection's QPs meet (see et_fi_cm.h)
+ *   cm.c      how a connection's QPs meet: RDMA CM (see et_fi_cm.h)
  *
  * Locking: one mutex for the process (et_fi_lock), taken by every entry
  * point and released by those that wait; so the provider is FI_THREAD_SAFE
@@ -100,6 +103,7 @@ struct et_fi_env {
 	int yield;        /* a read that finds nothing gives the core away */
 	bool rdv_read;    /* a rendezvous by READ (FIN) instead of WRITE (CTS) */
 	int stats;        /* say the process's counters when its last endpoint goes */
+	char *fault;      /* faults on what the port sends (et_link_faults_parse) */
 };
 
 struct et_fi_proc {
@@ -135,6 +139,11 @@ struct et_fi_proc {
 	volatile int keeper_stop;
 	struct et_qp_stats qp_gone; /* the counters of every QP destroyed */
 	uint64_t qps_made;
+	/* sessions (resume.c) */
+	uint64_t reconnects;       /* connections resumed on new QPs */
+	uint64_t resent;           /* control messages sent again after a resume */
+	uint64_t dup_msgs;         /* control messages received twice: dropped */
+	uint64_t lost_peers;       /* connections given up: the peer unreachable */
 };
 
 extern struct et_fi_proc et_fi_proc;
@@ -290,8 +299,14 @@ enum et_fi_op {
 	ET_FI_OP_CTS,        /* where it goes: addr, key, bytes wanted */
 	ET_FI_OP_WDATA,      /* an RMA write's remote CQ data, after its bytes */
 	ET_FI_OP_FIN,        /* a rendezvous by READ: the receiver has the bytes */
+	ET_FI_OP_DONE,       /* a rendezvous by WRITE: its bytes (rid's) are there */
 	ET_FI_OP_COUNT,
 };
+
+/* The header's layout; a message of another version is dropped.  2: seq,
+ * and a rendezvous by WRITE ends with DONE (WRITEs with immediate, counted
+ * by the receiver, could not be sent again once). */
+#define ET_FI_WIRE_VERSION 2
 
 #define ET_FI_HF_TAGGED (1u << 0)
 #define ET_FI_HF_DATA (1u << 1)   /* data carries remote CQ data */
@@ -301,14 +316,15 @@ enum et_fi_op {
 /* Little-endian on the wire (et_fi_hdr_put/get). */
 struct et_fi_hdr {
 	uint8_t op, flags;
-	uint16_t rsvd;
+	uint8_t version;   /* ET_FI_WIRE_VERSION */
+	uint8_t rsvd;
 	uint32_t data;     /* remote CQ data */
 	uint64_t tag;
 	uint64_t len;      /* the message's bytes; CTS: bytes the receiver takes */
 	uint32_t sid, rid; /* the sender's request; the receiver's */
 	uint64_t addr;     /* CTS: where the bytes go */
 	uint32_t key;      /* CTS: its key */
-	uint32_t rsvd2;
+	uint32_t seq;      /* the sender's count of messages on the connection */
 };
 
 void et_fi_hdr_put(uint8_t *p, const struct et_fi_hdr *h);
@@ -344,6 +360,7 @@ struct et_fi_req {
 	uint64_t len;            /* bytes of buf */
 	uint64_t msg_len;        /* receive: the message's bytes */
 	uint64_t rma_addr, rma_key;
+	uint32_t peer_rid;       /* a rendezvous send: the receive its CTS named (DONE's) */
 	struct et_fi_conn *conn;
 	uint32_t id;             /* et_fi_req_id() */
 	uint32_t tmp_key;        /* a registration for the peer's access; 0: none */
@@ -371,6 +388,8 @@ struct et_fi_unexp {
 
 enum et_fi_qp_kind { ET_FI_QP_CTRL, ET_FI_QP_DATA };
 
+struct et_fi_rslot;
+
 /* One of a connection's QPs. */
 struct et_fi_qp {
 	struct et_qp *qp;
@@ -378,12 +397,17 @@ struct et_fi_qp {
 	uint8_t kind;            /* enum et_fi_qp_kind */
 	uint8_t slot;
 	bool ready;              /* connected: may post */
+	bool dead;               /* its connection gave it up: flushed, freed once
+				  * its completions are all back (resume.c) */
 	bool lb_attached;
 	void *lb_state;
 	uint32_t posted;         /* requests on it not yet complete */
+	uint32_t recvs;          /* receives on it not yet complete */
 	struct et_fi_sub *wait_head, *wait_tail; /* subflows waiting for it */
 	void *cm;                /* the connection manager's handle */
-	uint8_t *rbuf;           /* control: its receive buffers */
+	struct et_fi_rslot *rslots; /* control: its receive buffers, by wr_id */
+	uint8_t *rbuf;           /* ... and their bytes */
+	struct et_fi_qp *next_dead;
 };
 
 /* A receive buffer of a control QP, by its wr_id. */
@@ -392,15 +416,26 @@ struct et_fi_rslot {
 	uint8_t *buf;
 };
 
-/* A send from a control QP, by its wr_id. */
+/* A send from a control QP, by its wr_id; kept, with its bytes, until the
+ * peer acknowledged it (a connection resumed sends it again). */
 struct et_fi_tslot {
 	struct et_fi_req *req;   /* NULL: a control message with no request */
 	struct et_fi_qp *q;
 	uint8_t *buf;
+	uint32_t len;            /* its bytes in buf */
+	uint32_t seq;
 	struct et_fi_tslot *next;
 };
 
-enum et_fi_conn_state { ET_FI_CONN_CONNECTING, ET_FI_CONN_READY, ET_FI_CONN_FAILED };
+/* RESUMING: its QPs failed (or the peer's did); new ones are asked for
+ * (the active side) or awaited (the passive side) until the conf's
+ * [transport] reconnect-ms has passed, then FAILED (resume.c). */
+enum et_fi_conn_state {
+	ET_FI_CONN_CONNECTING,
+	ET_FI_CONN_READY,
+	ET_FI_CONN_RESUMING,
+	ET_FI_CONN_FAILED,
+};
 
 struct et_fi_conn {
 	struct et_fi_ep *ep;
@@ -409,15 +444,25 @@ struct et_fi_conn {
 	bool active;             /* ours: our messages to it go here */
 	enum et_fi_conn_state state;
 	int err;                 /* why it failed */
+	bool told;               /* its failure was said to an operation */
 	uint32_t peer_host;      /* the topology's host; UINT32_MAX: not in it */
-	struct et_fi_qp ctrl;
+	struct et_fi_qp *ctrl;   /* NULL between two of them */
 	struct et_fi_qp *data[ET_FI_MAX_DQP];
 	uint32_t n_data;
-	struct et_fi_rslot *rslots;
 	/* messages waiting for READY or for room on the control QP, in order */
 	struct et_fi_req *pend_head, *pend_tail;
 	fi_addr_t av_addr;       /* the peer in the endpoint's AV */
 	uint64_t av_gen;
+	/* the session: what outlives its QPs (resume.c) */
+	uint64_t peer_instance;  /* the peer endpoint's (a new process: another) */
+	uint32_t tx_seq;         /* the seq of our next control message */
+	uint32_t rx_seq;         /* the seq we take next from the peer */
+	uint32_t peer_rx_seq;    /* the peer's rx_seq, said as it resumed */
+	struct et_fi_tslot *resend_head, *resend_tail; /* unacknowledged, in seq order */
+	struct et_fi_qp *dead;   /* QPs given up, until their completions are back */
+	uint64_t resume_until;   /* RESUMING: when it gives up */
+	uint64_t resume_at;      /* RESUMING, active: when it asks again */
+	bool ctrl_up;            /* RESUMING: the new control QP is connected */
 	struct et_fi_conn *next;
 };
 
@@ -433,8 +478,6 @@ struct et_fi_flow {
 	uint64_t raddr;
 	uint32_t rkey;
 	bool read;               /* the peer's bytes into local */
-	bool imm;                /* each subflow's WRITE carries imm */
-	uint32_t imm_val;
 	uint32_t subs_left;
 	int err;                 /* the first error of a subflow: a positive FI_E* */
 	struct et_fi_flow *next;
@@ -495,6 +538,10 @@ struct et_fi_ep {
 	struct et_fi_retired { uint32_t key; uint64_t until; } *retired;
 	uint32_t ret_head, ret_tail, ret_cap;
 	void *cm;                /* the connection manager's listener */
+	uint64_t instance;       /* this endpoint, of this process: a peer that
+				  * resumes a connection names it */
+	uint32_t n_resuming;     /* its connections RESUMING */
+	uint32_t n_dead;         /* dead QPs of its connections, not yet freed */
 	struct et_fi_ep *next;
 };
 
@@ -569,9 +616,6 @@ extern struct fi_ops_msg et_fi_msg_ops;
 extern struct fi_ops_tagged et_fi_tagged_ops;
 /* A control message from conn's peer (its receive buffer, byte_len). */
 void et_fi_msg_rx(struct et_fi_conn *c, const uint8_t *buf, uint32_t len);
-/* A WRITE with immediate landed: imm names a receive (rendezvous) or is an
- * RMA write's data. */
-void et_fi_msg_imm(struct et_fi_conn *c, uint32_t imm, uint32_t byte_len, bool ctrl);
 /* The messages that waited for the connection (or for room) can go. */
 void et_fi_msg_flush_pending(struct et_fi_conn *c);
 /* ... on every connection of ep that has some (after sends completed). */
@@ -579,6 +623,9 @@ void et_fi_msg_flush_all(struct et_fi_ep *ep);
 int et_fi_msg_cancel(struct et_fi_ep *ep, void *context);
 /* An RMA write's remote CQ data (WDATA), after its bytes: 0 or -FI_errno. */
 int et_fi_msg_wdata(struct et_fi_req *req);
+/* A rendezvous send's bytes are acknowledged: the receiver is told (DONE),
+ * and the send completes once DONE is.  0 or -FI_errno. */
+int et_fi_msg_done(struct et_fi_req *req);
 /* A rendezvous by READ read its bytes (err: 0 or a positive FI_E*): the
  * sender is told (FIN), the receive completes. */
 void et_fi_msg_read_done(struct et_fi_req *req, int err);
@@ -598,37 +645,90 @@ struct et_fi_conn *et_fi_conn_to_addr(struct et_fi_ep *ep, uint32_t ip, uint16_t
 				      int *err);
 /* A data QP of c for slot/path, made if there is none; NULL if none can be. */
 struct et_fi_qp *et_fi_conn_data_qp(struct et_fi_conn *c, uint32_t slot, uint16_t path);
+/* A new control QP of c, asking the peer for its end (resume: of the
+ * session c already has).  0 or -FI_errno. */
+int et_fi_conn_ctrl_connect(struct et_fi_conn *c, bool resume);
+/* q's QP destroyed (its peer told, where it is connected), q freed. */
+void et_fi_qp_free(struct et_fi_qp *q);
 void et_fi_conn_poll(struct et_fi_ep *ep);
 void et_fi_conns_free(struct et_fi_ep *ep);
 /* The peer's fi_addr in the endpoint's AV (cached by the AV's generation). */
 fi_addr_t et_fi_conn_addr(struct et_fi_conn *c);
-/* c's QP q failed (a completion in error): c fails, its requests with it. */
+/* c fails for good (err: a negative FI_E*): its requests with it; with
+ * -FI_EHOSTUNREACH, the endpoint's EQ has an error entry, and the next
+ * operation to the peer is told (et_fi_conn_to). */
 void et_fi_conn_fail(struct et_fi_conn *c, int err);
 /* What the connection manager tells (et_fi_cm.h).  Active side: q's QP
  * is connected and ready (its mechanism bound it to the peer's), or the
  * peer refused or never answered. */
 /* A random first PSN, from the process's seeded PRNG. */
 uint32_t et_fi_psn(void);
-void et_fi_conn_established(struct et_fi_qp *q);
+/* peer_instance and peer_rx_seq: what the peer's answer said (resume.c) */
+void et_fi_conn_established(struct et_fi_qp *q, uint64_t peer_instance, uint32_t peer_rx_seq);
+/* err: -FI_ECONNREFUSED (nobody listens, or the peer refused),
+ * -FI_ECONNRESET (the peer has no such session: a new process, or the
+ * endpoint closed), -FI_EHOSTUNREACH (no answer) */
 void et_fi_conn_rejected(struct et_fi_qp *q, int err);
-/* Passive side: the peer endpoint (ip, port) asks for a QP of the kind and
- * slot: our new QP (RESET, PSNs as given; NULL: refuse), then, once the
- * mechanism has bound it to the peer's and made it ready,
- * et_fi_conn_accepted(q), or if it could not, et_fi_conn_refused(q). */
-struct et_fi_qp *et_fi_conn_accept(struct et_fi_ep *ep, uint32_t ip, uint16_t port,
-				   uint8_t kind, uint8_t slot, uint32_t sq_psn, uint32_t rq_psn);
+/* The peer dropped its end of q (its QPs failed, or it closed). */
+void et_fi_conn_disconnected(struct et_fi_qp *q);
+/* A peer's request for a QP (et_fi_cm.h): the asker's endpoint, the
+ * session it names and whether it resumes one, and what it has taken of
+ * ours (rx_seq). */
+struct et_fi_ask {
+	uint32_t ip;
+	uint16_t port;
+	uint8_t kind, slot;
+	bool resume;
+	uint64_t instance;
+	uint32_t rx_seq;
+};
+/* Passive side: the peer asks for a QP: our new QP (RESET, PSNs as
+ * given), then, once the mechanism has bound it to the peer's and made it
+ * ready, et_fi_conn_accepted(q), or if it could not, et_fi_conn_refused(q).
+ * NULL: refused, *err saying why (-FI_ECONNRESET: a resume of a session we
+ * do not have; -FI_ENOMEM, -FI_ENOSPC). */
+struct et_fi_qp *et_fi_conn_accept(struct et_fi_ep *ep, const struct et_fi_ask *ask,
+				   uint32_t sq_psn, uint32_t rq_psn, int *err);
 void et_fi_conn_accepted(struct et_fi_qp *q);
 void et_fi_conn_refused(struct et_fi_qp *q);
+
+/* resume.c */
+/* c's QPs failed, or the peer's (why: for the log): c keeps what the peer
+ * has not acknowledged and gets new QPs, or fails once the conf's
+ * reconnect-ms have passed. */
+void et_fi_conn_break(struct et_fi_conn *c, const char *why);
+/* q goes dead: off c's QPs, flushed (its work requests come back in
+ * error), freed once they all have. */
+void et_fi_qp_bury(struct et_fi_conn *c, struct et_fi_qp *q);
+/* A send from c's control QP came back unacknowledged (its QP failed):
+ * kept, in order, to be sent again. */
+void et_fi_resend_keep(struct et_fi_conn *c, struct et_fi_tslot *ts);
+/* The resuming connections of ep: dead QPs freed, new ones asked for,
+ * the resumed ones' messages sent again, the hopeless failed. */
+void et_fi_resume_poll(struct et_fi_ep *ep, uint64_t now);
+/* A control message's seq against c's: true if it is the next (taken),
+ * false for a repeat (dropped, counted) or a gap (dropped, said). */
+bool et_fi_seq_take(struct et_fi_conn *c, uint32_t seq);
+/* c failed for good: what waited to be sent again fails with it. */
+void et_fi_resend_fail(struct et_fi_conn *c);
+/* The endpoint goes: c's unacknowledged messages and dead QPs with it. */
+void et_fi_session_free(struct et_fi_conn *c);
+/* A control message's slot is done with (err: 0, acknowledged, or a
+ * positive FI_E*): free again, its request told. */
+void et_fi_tslot_done(struct et_fi_ep *ep, struct et_fi_tslot *ts, int err);
 int et_fi_qp_post_send(struct et_fi_qp *q, const struct et_send_wr *wr, int insert_pos);
 
 /* flow.c */
-/* Bytes between local and the peer's (raddr, rkey), by WRITE (with
- * immediate imm_val when imm) or READ: planned with the batch. */
+/* Bytes between local and the peer's (raddr, rkey), by WRITE or READ:
+ * planned with the batch. */
 int et_fi_flow_start(struct et_fi_conn *c, struct et_fi_req *req, uint8_t *local, uint64_t len,
-		     uint64_t raddr, uint32_t rkey, bool read, bool imm, uint32_t imm_val);
+		     uint64_t raddr, uint32_t rkey, bool read);
 void et_fi_flow_poll(struct et_fi_ep *ep, uint64_t now);
 /* A data QP's WRITE completed (wr_id: the subflow). */
 void et_fi_flow_sent(struct et_fi_ep *ep, struct et_fi_sub *s, int err);
+/* s came back unacknowledged from a QP that failed: it goes again, on a
+ * new QP of its connection once that has resumed. */
+void et_fi_flow_again(struct et_fi_ep *ep, struct et_fi_sub *s);
 /* q is ready: its waiting subflows go. */
 void et_fi_flow_qp_ready(struct et_fi_qp *q);
 void et_fi_flow_ep_free(struct et_fi_ep *ep);

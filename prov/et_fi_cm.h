@@ -16,10 +16,12 @@ struct et_fi_qp;
 /* Listen as ep (its ip and port).  0 or -FI_EADDRINUSE, -FI_ENOMEM. */
 int et_fi_cm_listen(struct et_fi_ep *ep);
 void et_fi_cm_unlisten(struct et_fi_ep *ep);
-/* Ask q's peer for its end; rq_psn is the first PSN q expects.  Later
- * (from et_fi_cm_poll) one of et_fi_conn_established(q) and
- * et_fi_conn_rejected(q, err).  0 or -FI_errno. */
-int et_fi_cm_connect(struct et_fi_qp *q, uint32_t rq_psn);
+/* Ask q's peer for its end; rq_psn is the first PSN q expects; resume:
+ * a new control QP of a session the peer has (its endpoint's instance,
+ * our rx_seq said; a peer that does not listen any more is not asked
+ * again).  Later (from et_fi_cm_poll) one of et_fi_conn_established(q)
+ * and et_fi_conn_rejected(q, err).  0 or -FI_errno. */
+int et_fi_cm_connect(struct et_fi_qp *q, uint32_t rq_psn, bool resume);
 /* Requests in, answers in, retries: from every progress, for every
  * endpoint of the process. */
 void et_fi_cm_poll(uint64_t now);

@@ -39,7 +39,7 @@ slot_of(const struct et_lb_host *lb, uint16_t path, uint32_t nth)
 
 int
 et_fi_flow_start(struct et_fi_conn *c, struct et_fi_req *req, uint8_t *local, uint64_t len,
-		 uint64_t raddr, uint32_t rkey, bool read, bool imm, uint32_t imm_val)
+		 uint64_t raddr, uint32_t rkey, bool read)
 {
 	struct et_fi_ep *ep = c->ep;
 	struct et_fi_flow *f = calloc(1, sizeof(*f)), **p;
@@ -47,8 +47,7 @@ et_fi_flow_start(struct et_fi_conn *c, struct et_fi_req *req, uint8_t *local, ui
 	if (f == NULL)
 		return -FI_ENOMEM;
 	*f = (struct et_fi_flow){.conn = c, .req = req, .local = local, .len = len,
-				 .raddr = raddr, .rkey = rkey, .read = read, .imm = imm,
-				 .imm_val = imm_val};
+				 .raddr = raddr, .rkey = rkey, .read = read};
 	for (p = &ep->batch; *p; p = &(*p)->next)
 		;
 	*p = f;
@@ -69,12 +68,14 @@ flow_done(struct et_fi_flow *f)
 	struct et_fi_req *req = f->req;
 
 	req->inflight--;
-	if (req->kind == ET_FI_REQ_RECV)
+	if (req->kind == ET_FI_REQ_RECV) {
 		et_fi_msg_read_done(req, f->err);
-	else if (f->err)
+	} else if (f->err) {
 		et_fi_req_fail(req, f->err);
-	else if (req->kind == ET_FI_REQ_WRITE && (req->op_flags & FI_REMOTE_CQ_DATA)) {
-		int r = et_fi_msg_wdata(req);
+	} else if (req->kind == ET_FI_REQ_SEND ||
+		   (req->kind == ET_FI_REQ_WRITE && (req->op_flags & FI_REMOTE_CQ_DATA))) {
+		/* a rendezvous' DONE, an RMA write's CQ data: after the bytes */
+		int r = req->kind == ET_FI_REQ_SEND ? et_fi_msg_done(req) : et_fi_msg_wdata(req);
 
 		if (r)
 			et_fi_req_fail(req, -r);
@@ -95,14 +96,12 @@ qp_fill(struct et_fi_qp *q)
 		struct et_fi_flow *f = s->f;
 		struct et_send_wr wr = {
 			.wr_id = (uint64_t)(uintptr_t)s | WR_DATA,
-			.opcode = f->read ? ET_WR_RDMA_READ
-				  : f->imm ? ET_WR_RDMA_WRITE_IMM : ET_WR_RDMA_WRITE,
+			.opcode = f->read ? ET_WR_RDMA_READ : ET_WR_RDMA_WRITE,
 			.local_addr = f->local + s->off,
 			.length = (uint32_t)s->len,
 			.lkey = ep->d->local_key,
 			.remote_addr = f->raddr + s->off,
 			.rkey = f->rkey,
-			.imm = f->imm_val,
 		};
 		int r = et_fi_qp_post_send(q, &wr, s->insert_pos);
 
@@ -146,6 +145,18 @@ sub_fail_now(struct et_fi_ep *ep, struct et_fi_sub *s, int err)
 {
 	s->q = NULL;
 	et_fi_flow_sent(ep, s, -err);
+}
+
+void
+et_fi_flow_again(struct et_fi_ep *ep, struct et_fi_sub *s)
+{
+	/* a WRITE or READ again writes the same bytes to the same place: the
+	 * peer's completion waits for DONE (or our FIN), not for the bytes */
+	s->q = NULL;
+	s->start_ns = 0;
+	s->insert_pos = -1;
+	s->next = ep->due;
+	ep->due = s;
 }
 
 /* The batch, planned: its subflows wait for their start. */
@@ -228,6 +239,10 @@ et_fi_flow_poll(struct et_fi_ep *ep, uint64_t now)
 		struct et_fi_conn *c = s->f->conn;
 
 		if (s->start_ns > now) {
+			p = &s->next;
+			continue;
+		}
+		if (c->state == ET_FI_CONN_RESUMING) { /* new QPs once it has resumed */
 			p = &s->next;
 			continue;
 		}

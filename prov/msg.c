@@ -6,15 +6,20 @@
  * rendezvous: the sender's RTS says its size; the receiver, once a receive
  * matches it, exposes that receive's bytes for the length of the transfer
  * and answers CTS (address, key, how many bytes it takes); the sender's
- * flow interceptor (flow.c) WRITEs them with immediate on its data QPs,
- * the immediate naming the receive, which completes when its bytes have
- * all landed.  With FI_ETHEREAL_RDV=read the RTS exposes the sender's
+ * flow interceptor (flow.c) WRITEs them on its data QPs and, once every
+ * byte is acknowledged, says DONE, which completes the receive (a WRITE
+ * with immediate counted by the receiver could not be sent again, after
+ * its QP failed, without being counted twice).  With
+ * FI_ETHEREAL_RDV=read the RTS exposes the sender's
  * bytes instead and the receiver's interceptor READs what it takes, then
  * answers FIN, which completes the send.  WRITE is the default: its data
  * is paced by the ACKs that come back (DCTCP's window), where READ
  * responses are paced at the conf's line rate, and on ports slower than
  * that (the testbed's memif links under a 400 Gbit/s conf) they filled
  * the switches' buffers and the control messages behind them timed out.
+ *
+ * Every control message carries its connection's seq: one that comes again
+ * (sent again after its QPs failed, though it had arrived) is dropped.
  *
  * Matching is in arrival order, which on one connection is the order the
  * peer posted (FI_ORDER_SAS): the posted receives are searched first, and
@@ -62,30 +67,33 @@ et_fi_hdr_put(uint8_t *p, const struct et_fi_hdr *h)
 {
 	p[0] = h->op;
 	p[1] = h->flags;
-	p[2] = p[3] = 0;
+	p[2] = ET_FI_WIRE_VERSION;
+	p[3] = 0;
 	put_le(p + 4, h->data, 4);
 	put64(p + 8, h->tag);
 	put64(p + 16, h->len);
 	put64(p + 24, (uint64_t)h->rid << 32 | h->sid);
 	put64(p + 32, h->addr);
-	put64(p + 40, h->key); /* and rsvd2: 0 */
+	put64(p + 40, (uint64_t)h->seq << 32 | h->key);
 }
 
 void
 et_fi_hdr_get(const uint8_t *p, struct et_fi_hdr *h)
 {
-	uint64_t ids = get64(p + 24);
+	uint64_t ids = get64(p + 24), ks = get64(p + 40);
 
 	memset(h, 0, sizeof(*h));
 	h->op = p[0];
 	h->flags = p[1];
+	h->version = p[2];
 	h->data = (uint32_t)get64(p + 4); /* the tag's bytes above it are cut */
 	h->tag = get64(p + 8);
 	h->len = get64(p + 16);
 	h->sid = (uint32_t)ids;
 	h->rid = (uint32_t)(ids >> 32);
 	h->addr = get64(p + 32);
-	h->key = (uint32_t)get64(p + 40);
+	h->key = (uint32_t)ks;
+	h->seq = (uint32_t)(ks >> 32);
 }
 
 /* ---- lists ---- */
@@ -156,23 +164,30 @@ et_fi_ctrl_send(struct et_fi_conn *c, struct et_fi_req *req, const struct et_fi_
 {
 	struct et_fi_ep *ep = c->ep;
 	struct et_fi_tslot *ts = ep->free_tslot;
+	struct et_fi_hdr hs = *h;
 	struct et_send_wr wr;
 	int r;
 
 	if (ts == NULL)
 		return -FI_EAGAIN;
-	et_fi_hdr_put(ts->buf, h);
+	if (c->state != ET_FI_CONN_READY || c->ctrl == NULL)
+		return -FI_EAGAIN; /* resuming: sent in order once it has */
+	hs.seq = c->tx_seq;
+	et_fi_hdr_put(ts->buf, &hs);
 	if (plen)
 		memcpy(ts->buf + ET_FI_HDR_LEN, payload, plen);
+	ts->len = (uint32_t)(ET_FI_HDR_LEN + plen);
 	wr = (struct et_send_wr){.wr_id = (uint64_t)(uintptr_t)ts, .opcode = ET_WR_SEND,
-				 .local_addr = ts->buf, .length = (uint32_t)(ET_FI_HDR_LEN + plen),
+				 .local_addr = ts->buf, .length = ts->len,
 				 .lkey = ep->d->local_key};
-	r = et_fi_qp_post_send(&c->ctrl, &wr, -1);
+	r = et_fi_qp_post_send(c->ctrl, &wr, -1);
 	if (r)
 		return r;
+	c->tx_seq++;
 	ep->free_tslot = ts->next;
 	ts->req = req;
-	ts->q = &c->ctrl;
+	ts->q = c->ctrl;
+	ts->seq = hs.seq;
 	ep->tx_busy++;
 	if (req)
 		req->inflight++;
@@ -190,6 +205,11 @@ req_ctrl_post(struct et_fi_req *req)
 
 	switch (req->kind) {
 	case ET_FI_REQ_SEND:
+		if (req->peer_rid) { /* its bytes are there */
+			h.op = ET_FI_OP_DONE;
+			h.rid = req->peer_rid;
+			break;
+		}
 		h.flags = (req->flags & FI_TAGGED ? ET_FI_HF_TAGGED : 0) |
 			  (req->op_flags & FI_REMOTE_CQ_DATA ? ET_FI_HF_DATA : 0);
 		h.data = (uint32_t)req->data;
@@ -289,7 +309,8 @@ et_fi_msg_flush_pending(struct et_fi_conn *c)
 {
 	struct et_fi_req *req;
 
-	while ((req = c->pend_head) != NULL && c->state != ET_FI_CONN_CONNECTING) {
+	while ((req = c->pend_head) != NULL &&
+	       (c->state == ET_FI_CONN_READY || c->state == ET_FI_CONN_FAILED)) {
 		int r = c->state == ET_FI_CONN_READY ? req_ctrl_post(req)
 			: c->err ? c->err : -FI_EIO;
 
@@ -335,6 +356,13 @@ et_fi_msg_read_done(struct et_fi_req *req, int err)
 /* An RMA write's remote CQ data, once its bytes are acknowledged. */
 int
 et_fi_msg_wdata(struct et_fi_req *req)
+{
+	req->done = true;
+	return ctrl_post_or_queue(req);
+}
+
+int
+et_fi_msg_done(struct et_fi_req *req)
 {
 	req->done = true;
 	return ctrl_post_or_queue(req);
@@ -544,7 +572,7 @@ deliver(struct et_fi_req *req, struct et_fi_conn *c, const struct et_fi_hdr *h,
 		/* our own connection to the sender: its data QPs carry our READs */
 		rc = et_fi_conn_to_addr(ep, c->peer_ip, c->peer_port, &err);
 		if (rc)
-			err = et_fi_flow_start(rc, req, req->buf, n, h->addr, h->key, true, false, 0);
+			err = et_fi_flow_start(rc, req, req->buf, n, h->addr, h->key, true);
 		if (err)
 			et_fi_msg_read_done(req, -err);
 		return;
@@ -619,6 +647,13 @@ et_fi_msg_rx(struct et_fi_conn *c, const uint8_t *buf, uint32_t len)
 		return;
 	}
 	et_fi_hdr_get(buf, &h);
+	if (h.version != ET_FI_WIRE_VERSION) {
+		ET_FI_WARN(FI_LOG_EP_DATA, "a control message of wire version %u (ours: %u): "
+			   "dropped\n", h.version, ET_FI_WIRE_VERSION);
+		return;
+	}
+	if (!et_fi_seq_take(c, h.seq))
+		return;
 	switch (h.op) {
 	case ET_FI_OP_EAGER:
 		if (h.len != len - ET_FI_HDR_LEN) {
@@ -648,16 +683,28 @@ et_fi_msg_rx(struct et_fi_conn *c, const uint8_t *buf, uint32_t len)
 			ET_FI_WARN(FI_LOG_EP_DATA, "a CTS for no waiting send: dropped\n");
 			return;
 		}
-		req->done = true;
-		if (h.len) {
-			int r = et_fi_flow_start(c, req, req->buf, h.len, h.addr, h.key, false, true,
-						 h.rid);
-
-			if (r) {
-				et_fi_req_fail(req, -r);
-				return;
-			}
+		if (h.len == 0) { /* the receiver takes none: nothing to say */
+			req->done = true;
+			et_fi_req_check(req);
+			break;
 		}
+		req->peer_rid = h.rid; /* DONE names it once the bytes are there */
+		{
+			int r = et_fi_flow_start(c, req, req->buf, h.len, h.addr, h.key, false);
+
+			if (r)
+				et_fi_req_fail(req, -r);
+		}
+		break;
+	case ET_FI_OP_DONE:
+		req = et_fi_req_by_id(ep, h.rid);
+		if (req == NULL || req->kind != ET_FI_REQ_RECV || req->conn != c || req->done) {
+			ET_FI_WARN(FI_LOG_EP_DATA, "a DONE for no waiting receive: dropped\n");
+			return;
+		}
+		req->done = true;
+		if (req->msg_len > req->len)
+			req->err = FI_ETRUNC;
 		et_fi_req_check(req);
 		break;
 	case ET_FI_OP_WDATA:
@@ -673,26 +720,6 @@ et_fi_msg_rx(struct et_fi_conn *c, const uint8_t *buf, uint32_t len)
 		break;
 	default:
 		ET_FI_WARN(FI_LOG_EP_DATA, "a control message of op %u: dropped\n", h.op);
-	}
-}
-
-void
-et_fi_msg_imm(struct et_fi_conn *c, uint32_t imm, uint32_t byte_len, bool ctrl)
-{
-	struct et_fi_req *req = et_fi_req_by_id(c->ep, imm);
-	uint64_t want;
-
-	if (ctrl || req == NULL || req->kind != ET_FI_REQ_RECV || req->conn != c) {
-		ET_FI_WARN(FI_LOG_EP_DATA, "bytes for no waiting receive (%u)\n", imm);
-		return;
-	}
-	want = req->msg_len < req->len ? req->msg_len : req->len;
-	req->got += byte_len;
-	if (req->got >= want) {
-		req->done = true;
-		if (req->msg_len > req->len)
-			req->err = FI_ETRUNC;
-		et_fi_req_check(req);
 	}
 }
 

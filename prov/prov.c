@@ -522,7 +522,7 @@ define_params(void)
 			"limit); larger ones by rendezvous (default 8192)");
 	fi_param_define(&et_fi_prov, "rdv", FI_PARAM_STRING,
 			"how a rendezvous moves a large message: write (default: the receiver "
-			"answers CTS, the sender WRITEs with immediate, paced by its ACKs) or read "
+			"answers CTS, the sender WRITEs, paced by its ACKs, then says DONE) or read "
 			"(the receiver READs the sender's bytes, then FIN; READ responses are paced "
 			"at the conf's line rate, which must then be the port's)");
 	fi_param_define(&et_fi_prov, "rundir", FI_PARAM_STRING,
@@ -536,6 +536,11 @@ define_params(void)
 			"and a line of every QP and NIC counter that is not zero");
 	fi_param_define(&et_fi_prov, "mac", FI_PARAM_STRING,
 			"the port's MAC, over the device's (%%d: the slot)");
+	fi_param_define(&et_fi_prov, "fault", FI_PARAM_STRING,
+			"lose, corrupt, duplicate or flap what this process sends, to test its "
+			"peers' recovery and its own (ethereal-node's --fault: loss-ppm=, "
+			"ge-enter-ppm=, ge-exit-ppm=, ge-loss-ppm=, corrupt-ppm=, dup-ppm=, "
+			"flap-period-us=, flap-down-us=)");
 }
 
 /* libfabric's entry point for an external provider (FI_EXT_INI defines

@@ -46,8 +46,7 @@ rma_common(struct fid_ep *fep, void *buf, size_t len, fi_addr_t dest, uint64_t a
 	}
 	req->done = read || !(flags & FI_REMOTE_CQ_DATA);
 	if (len)
-		err = et_fi_flow_start(req->conn, req, req->buf, len, addr, (uint32_t)key, read,
-				       false, 0);
+		err = et_fi_flow_start(req->conn, req, req->buf, len, addr, (uint32_t)key, read);
 	else if (!read && (flags & FI_REMOTE_CQ_DATA))
 		err = et_fi_msg_wdata(req);
 	if (err) {

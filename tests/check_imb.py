@@ -8,7 +8,13 @@ Allgather, Bcast and Barrier up to 64 KB.  Every benchmark must print its table,
 must end well, every rank's provider must report.  Skipped (77) with one
 line where the suite or OpenMPI's compiler is absent.
 
-  check_imb.py SRC_ROOT BUILD_ROOT WORK [LB] [FAIL]
+With a FAILURE (fail:LEAF.UPLINK@TIME, a ToR uplink failed; kill:S@TIME,
+spine S's process killed) the QPs give up at their first timeout
+(--retry-cnt 0), so every packet the failure loses breaks its QP: the
+ranks' connections must resume on new QPs (reconnects > 0), none may
+give its peer up, and MPI must not notice.
+
+  check_imb.py SRC_ROOT BUILD_ROOT WORK [LB] [FAILURE]
 """
 import json
 import os
@@ -61,7 +67,8 @@ def main():
            "--json", out_json, "--mpi",
            f"{exe} {' '.join(BENCHMARKS)} -npmin 4 -msglog 0:16 -iter 20 -time 10"]
     if fail:
-        cmd += ["--fail", fail]
+        kind, _, spec = fail.rpartition(":")
+        cmd += ["--kill-spine" if kind == "kill" else "--fail", spec, "--retry-cnt", "0"]
     r = subprocess.run(cmd, cwd=src_root, capture_output=True, text=True, timeout=1200)
     print(r.stdout[-6000:], r.stderr[-2000:])
     bad = []
@@ -80,6 +87,9 @@ def main():
         # the policy the testbed's conf names is the one the ranks ran
         if any(r["policy"] != lb for r in j["per_rank"].values()):
             bad.append(f"a rank ran another policy than {lb}: {j['per_rank']}")
+        if fail and (j["reconnects"] == 0 or j["lost_peers"]):
+            bad.append(f"the failure's connections: {j['reconnects']} resumed, "
+                       f"{j['lost_peers']} peers given up")
     except (OSError, ValueError, KeyError) as e:
         bad.append(f"no JSON: {e}")
     for b in bad:

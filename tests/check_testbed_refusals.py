@@ -14,7 +14,8 @@ CASES = [
     (["--fail", "5.0"], 2, "leaves are 0..1, uplinks 0..1"),
     (["--fail", "0.1@soon"], 2, "expected LEAF.UPLINK[@TIME]"),
     (["--kill-spine", "1", "--iters", "1"], 2, "needs --iters 2 or more"),
-    (["--mpi", "true", "--compare"], 2, "no --compare, --trace or --kill-spine"),
+    (["--mpi", "true", "--compare"], 2, "no --compare or --trace"),
+    (["--retry-cnt", "9"], 2, "expected 0..7"),
     # the collective is over long before 60 s
     (["--size", "64K", "--iters", "1", "--fail", "0.1@60s"], 1,
      "the failure was not made before the end"),

@@ -8,12 +8,15 @@
  * FI_ECANCELED; FI_ENOMSG; a peer gone, FI_EHOSTUNREACH); RMA write,
  * writedata and read; an address that names no endpoint.
  *
- * test-fi PROVIDER_DIR WORK_DIR
+ * test-fi PROVIDER_DIR WORK_DIR           those
+ * test-fi PROVIDER_DIR WORK_DIR resume    connections that resume on new
+ *                                         QPs across a flapping port
  */
 #include "et_test.h"
 
 #include <arpa/inet.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -73,14 +76,15 @@ setup(void **state)
 	if (fi_av_insert(av, a.name, 1, &b.peer, 0, NULL) != 1 ||
 	    fi_av_insert(av, b.name, 1, &a.peer, 0, NULL) != 1)
 		return -1;
-	abuf = calloc(1, 2 * BIG);
-	bbuf = calloc(1, 2 * BIG);
+	abuf = calloc(1, 4 * BIG);
+	bbuf = calloc(1, 4 * BIG);
 	return abuf && bbuf ? 0 : -1;
 }
 
 static int
 teardown(void **state)
 {
+	(void)state;
 	if (a.ep)
 		fi_close(&a.ep->fid);
 	if (b.ep)
@@ -332,6 +336,134 @@ test_rma(void **state)
 	fi_close(&mr->fid);
 }
 
+/* The process's "reconnects N" (FI_ETHEREAL_STATS), said when its last
+ * endpoint closes: both are closed here, stderr caught meanwhile. */
+static unsigned long
+close_and_count_reconnects(const char *work)
+{
+	char path[512], line[1024];
+	unsigned long n = 0;
+	int saved = dup(2);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/fi-resume-stats.txt", work);
+	assert_non_null(freopen(path, "w", stderr));
+	assert_int_equal(fi_close(&a.ep->fid), 0);
+	assert_int_equal(fi_close(&b.ep->fid), 0);
+	a.ep = b.ep = NULL;
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	assert_non_null(f = fopen(path, "r"));
+	while (fgets(line, sizeof(line), f)) {
+		const char *r = strstr(line, "reconnects ");
+
+		fputs(line, stdout);
+		if (r)
+			n = strtoul(r + strlen("reconnects "), NULL, 10);
+	}
+	fclose(f);
+	return n;
+}
+
+static const char *work_dir;
+
+/* Across a port that flaps (down for about 60 ms in every 300; a QP's
+ * retries give up after about 10 ms: the conf this mode runs with), QPs
+ * run out of retries and their connections resume on new ones: every
+ * message arrives once, in order, with its bytes, in windows of 16 with
+ * injected, eager and rendezvous ones, and RMA writes with CQ data. */
+static void
+test_resume(void **state)
+{
+	enum { WIN = 16, EAGER = 2048, RDV = 192 * 1024, SLOT = RDV };
+	struct fid_mr *mr;
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+	struct fi_context sc[WIN], rc[WIN + 1], wc;
+	double until = now_s() + 4;
+	uint64_t tag = 0, rounds = 0;
+
+	(void)state;
+	uint8_t *target = bbuf + 3 * BIG + BIG / 2; /* past the window's slots */
+
+	assert_int_equal(fi_mr_reg(domain, target, 65536, FI_REMOTE_WRITE, 0, 0, 0, &mr, NULL), 0);
+	while (now_s() < until) {
+		uint32_t sends = 0;
+
+		for (int i = 0; i < WIN; i++) {
+			uint64_t t = tag + (uint64_t)i;
+			size_t len = i % 4 == 0 ? 48 : i % 4 == 3 ? RDV : EAGER;
+
+			fill(abuf + (size_t)i * SLOT, len, (uint8_t)t);
+			/* any tag: the k-th receive takes the k-th message to arrive */
+			assert_int_equal(fi_trecv(b.ep, bbuf + (size_t)i * SLOT, SLOT, NULL,
+						  FI_ADDR_UNSPEC, 0, ~0ull, &rc[i]), 0);
+			if (len == 48) {
+				while (fi_tinject(a.ep, abuf + (size_t)i * SLOT, len, a.peer, t) ==
+				       -FI_EAGAIN)
+					fi_cq_read(a.cq, &e, 0);
+			} else {
+				assert_int_equal(fi_tsend(a.ep, abuf + (size_t)i * SLOT, len, NULL,
+							  a.peer, t, &sc[sends++]), 0);
+			}
+		}
+		/* and an RMA write whose CQ data comes after its bytes */
+		fill(abuf + (size_t)WIN * SLOT, 65536, (uint8_t)rounds);
+		assert_int_equal(fi_writedata(a.ep, abuf + (size_t)WIN * SLOT, 65536, NULL,
+					      rounds, a.peer, (uint64_t)(uintptr_t)target,
+					      fi_mr_key(mr), &wc), 0);
+		/* b: receive k took message k (matched in the order sent), whole,
+		 * once (a rendezvous completes after the eager ones behind it);
+		 * the write's data among them */
+		bool got[WIN] = {false};
+
+		for (int n = 0, rma = 0; n < WIN || !rma;) {
+			struct fi_context *x;
+			size_t k, len;
+
+			assert_int_equal(next(&b, &e, &err), 1);
+			if (e.flags & FI_REMOTE_CQ_DATA) {
+				assert_false(rma);
+				assert_int_equal(e.data, rounds);
+				assert_memory_equal(target, abuf + (size_t)WIN * SLOT, 65536);
+				rma = 1;
+				continue;
+			}
+			x = e.op_context;
+			assert_true(x >= rc && x < rc + WIN);
+			k = (size_t)(x - rc);
+			len = k % 4 == 0 ? 48 : k % 4 == 3 ? RDV : EAGER;
+			assert_false(got[k]);
+			got[k] = true;
+			assert_int_equal(e.tag, tag + k);
+			assert_int_equal(e.len, len);
+			assert_memory_equal(bbuf + k * SLOT, abuf + k * SLOT, len);
+			n++;
+		}
+		/* a: every send and the write, once (a rendezvous ends after
+		 * the eager ones behind it) */
+		bool seen[WIN + 1] = {false};
+
+		for (uint32_t i = 0; i <= sends; i++) {
+			struct fi_context *x;
+
+			assert_int_equal(next(&a, &e, &err), 1);
+			x = e.op_context;
+			assert_true(x == &wc || (x >= sc && x < sc + sends));
+			assert_false(seen[x == &wc ? WIN : x - sc]);
+			seen[x == &wc ? WIN : x - sc] = true;
+		}
+		tag += WIN;
+		rounds++;
+	}
+	fi_close(&mr->fid);
+	/* nothing more came: no message twice */
+	assert_int_equal(fi_cq_read(b.cq, &e, 1), -FI_EAGAIN);
+	print_message("%llu windows of %d messages\n", (unsigned long long)rounds, WIN);
+	assert_true(close_and_count_reconnects(work_dir) > 0);
+}
+
 /* An address of the AV that names no endpoint: the connection is never
  * answered and the send ends in an error entry, nothing else disturbed. */
 static void
@@ -372,6 +504,9 @@ test_peer_gone(void **state)
 int
 main(int argc, char **argv)
 {
+	const struct CMUnitTest resume[] = {
+		cmocka_unit_test(test_resume),
+	};
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tags_in_order),
 		cmocka_unit_test(test_directed),
@@ -388,5 +523,25 @@ main(int argc, char **argv)
 	setenv("FI_PROVIDER_PATH", argv[1], 1);
 	setenv("FI_ETHEREAL_RUNDIR", argv[2], 1);
 	setenv("FI_ETHEREAL_DEV", "loop", 1);
+	work_dir = argv[2];
+	if (argc > 3 && strcmp(argv[3], "resume") == 0) {
+		/* RTO 2 ms, 2 retries: a QP gives up within about 10 ms of the
+		 * port's going down; a connection asks for new QPs for 20 s */
+		char conf[512];
+		FILE *f;
+
+		snprintf(conf, sizeof(conf), "%s/fi-resume.ini", argv[2]);
+		f = fopen(conf, "w");
+		if (f == NULL)
+			return 2;
+		fprintf(f, "[topology]\nkind = leaf-spine\nleaves = 2\nspines = 2\n"
+			   "hosts-per-leaf = 2\n[transport]\nrto-us = 2000\nretry-cnt = 2\n"
+			   "reconnect-ms = 20000\n");
+		fclose(f);
+		setenv("FI_ETHEREAL_CONF", conf, 1);
+		setenv("FI_ETHEREAL_FAULT", "flap-period-us=300000,flap-down-us=60000", 1);
+		setenv("FI_ETHEREAL_STATS", "1", 1);
+		return cmocka_run_group_tests(resume, setup, teardown);
+	}
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

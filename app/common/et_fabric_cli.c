@@ -202,7 +202,8 @@ load_conf(const char *file, struct et_fabric_params *p, struct cli *o)
 	static const char *const sw_keys[] = {ET_SW_CONF_KEYS, NULL};
 	static const char *const tr_keys[] = {"rto-us", "retry-cnt", "ack-every", "acks-first",
 					      "dctcp", "dctcp-g", "dctcp-ai", "dctcp-rate-ai-mbps",
-					      "init-cwnd", "max-cwnd", "data", NULL};
+					      "init-cwnd", "max-cwnd", "data", "reconnect-ms",
+					      NULL};
 	static const char *const lb_keys[] = {"policy", "batch-ns", "jitter-ns",
 					      "failed-path-timeout-ms", "reps-buffer",
 					      "reps-freeze-us", "reps-explore-pkts", NULL};
@@ -218,7 +219,7 @@ load_conf(const char *file, struct et_fabric_params *p, struct cli *o)
 	static const char *const mtus[] = {"256", "512", "1024", "2048", "4096", NULL};
 	struct et_conf c;
 	double rate, uprate, g;
-	uint32_t lat, rto, retry, acks, bns, jns, fpt, seed, limit, freeze_us, rate_ai;
+	uint32_t lat, rto, retry, acks, bns, jns, fpt, seed, limit, freeze_us, rate_ai, reconnect_ms;
 	uint64_t icw, mcw, ai, chunk;
 	int mtu, dctcp, acks_first, by_read, rc = -1;
 	const char *s;
@@ -238,6 +239,8 @@ load_conf(const char *file, struct et_fabric_params *p, struct cli *o)
 	    et_sw_params_load(&c, "switch", &p->net.sw) ||
 	    et_conf_u32(&c, "transport", "rto-us", 1, 10000000, false, 1000, &rto) ||
 	    et_conf_u32(&c, "transport", "retry-cnt", 0, 7, false, 7, &retry) ||
+	    et_conf_u32(&c, "transport", "reconnect-ms", 0, 3600000, false,
+			(uint32_t)(p->reconnect_ns / 1000000), &reconnect_ms) ||
 	    et_conf_u32(&c, "transport", "ack-every", 1, 1024, false, 1, &acks) ||
 	    et_conf_enum(&c, "transport", "acks-first", onoff, false, 0, &acks_first) ||
 	    et_conf_enum(&c, "transport", "data", data_ops, false, 0, &by_read) ||
@@ -272,6 +275,7 @@ load_conf(const char *file, struct et_fabric_params *p, struct cli *o)
 	p->qp.mtu = 256u << mtu;
 	p->qp.rto_ns = (uint64_t)rto * 1000;
 	p->qp.retry_cnt = (uint8_t)retry;
+	p->reconnect_ns = (uint64_t)reconnect_ms * 1000000;
 	p->qp.ack_every = acks;
 	p->acks_first = acks_first;
 	p->data_by_read = by_read;

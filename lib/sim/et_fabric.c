@@ -34,6 +34,7 @@ et_fabric_params_default(struct et_fabric_params *p)
 	p->op = ET_OP_SUM;
 	p->seed = 1;
 	p->time_limit_ns = 10ull * 1000000000;
+	p->reconnect_ns = 10ull * 1000000000;
 }
 
 uint32_t

@@ -51,6 +51,10 @@ struct et_fabric_params {
 	uint64_t seed;
 	bool verify;                     /* real data, reduced and checked */
 	bool data_by_read;               /* [transport] data = read: receivers READ */
+	/* [transport] reconnect-ms: how long a connection whose QPs failed
+	 * asks for new ones (other paths) before its peer is unreachable;
+	 * for programs that connect over the wire (the libfabric provider) */
+	uint64_t reconnect_ns;
 	bool real_clock;
 	uint64_t time_limit_ns;          /* give up after this much (virtual) time */
 	uint32_t lanes;                  /* virtual time on at most this many lcores (0: all) */
