@@ -18,7 +18,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "et_fi.h"
 #include "et_fi_cm.h"
@@ -45,8 +44,10 @@ struct cm_rep_pdata {
 	uint8_t instance[8], rx_seq[4];
 };
 
-/* One QP's connection: its id, or, between two asks, when to ask again. */
+/* One QP's connection: its id, or, between two asks, when to ask again.
+ * The id's ctx (the process hands it its events). */
 struct cm_link {
+	struct et_process_cm_holder holder;
 	struct et_fi_qp *q;
 	struct et_rdmacm_id *id;
 	uint32_t rq_psn;
@@ -56,35 +57,24 @@ struct cm_link {
 };
 
 static struct {
-	struct et_rdmacm *rcm;
+	struct et_rdmacm *rcm;      /* the process's agent (et_process_rdmacm) */
 	struct cm_link *waiting;
 } cm;
 
-static int
-cm_open(void)
-{
-	struct et_rdmacm_conf conf;
-
-	if (cm.rcm)
-		return 0;
-	et_rdmacm_conf_default(&conf);
-	/* a peer in time wait refuses IDs it has seen: new ones per process */
-	conf.cm.seed = et_fi_now() ^ ((uint64_t)getpid() << 32) ^ et_fi_proc.seed;
-	conf.cm.max_conns = 4096;
-	/* the ToR routes by IP, as for the data QPs (conn.c): any MAC */
-	memset(&conf.next_hop, 0xff, sizeof(conf.next_hop));
-	cm.rcm = et_rdmacm_create(&et_fi_proc.nic, &conf);
-	return cm.rcm ? 0 : -FI_ENOMEM;
-}
+static void on_request(struct et_process_cm_holder *h, const struct et_rdmacm_event *ev,
+		       uint64_t now);
+static void on_event(struct et_process_cm_holder *h, const struct et_rdmacm_event *ev,
+		     uint64_t now);
 
 int
 et_fi_cm_listen(struct et_fi_ep *ep)
 {
-	int r = cm_open();
+	int r;
 
-	if (r)
-		return r;
-	r = et_rdmacm_listen(cm.rcm, ep->port, ep);
+	if (cm.rcm == NULL && (cm.rcm = et_process_rdmacm()) == NULL)
+		return -FI_ENOMEM;
+	ep->cm_holder.on_event = on_request;
+	r = et_rdmacm_listen(cm.rcm, ep->port, &ep->cm_holder);
 	if (r)
 		return r == -EADDRINUSE ? -FI_EADDRINUSE : -FI_ENOMEM;
 	ep->cm = cm.rcm;
@@ -102,7 +92,7 @@ et_fi_cm_unlisten(struct et_fi_ep *ep)
 static struct et_rdmacm_conn_param
 conn_param(uint32_t rq_psn)
 {
-	const struct et_qp_attr *a = &et_fi_proc.rc.qp;
+	const struct et_qp_attr *a = &et_process.c.rc.qp;
 
 	return (struct et_rdmacm_conn_param){
 		.psn = rq_psn,
@@ -129,8 +119,8 @@ ask(struct cm_link *l, uint64_t now)
 	et_store32(pd.rx_seq, q->conn->rx_seq);
 	p.pdata = &pd;
 	p.pdata_len = sizeof(pd);
-	l->id = et_rdmacm_connect(cm.rcm, q->conn->peer_ip, q->conn->peer_port, q->qp, &p, l,
-				  now, &err);
+	l->id = et_rdmacm_connect(cm.rcm, q->conn->peer_ip, q->conn->peer_port, q->qp, &p,
+				  &l->holder, now, &err);
 	if (l->id)
 		return 0;
 	return err == -ENOMEM ? -FI_ENOMEM : err == -ENOSPC ? -FI_EAGAIN : -FI_EINVAL;
@@ -140,13 +130,14 @@ int
 et_fi_cm_connect(struct et_fi_qp *q, uint32_t rq_psn, bool resume)
 {
 	struct cm_link *l;
-	uint64_t now = et_fi_now();
+	uint64_t now = et_process_now();
 	int r;
 
 	if (cm.rcm == NULL)
 		return -FI_EOPBADSTATE;
 	if ((l = calloc(1, sizeof(*l))) == NULL)
 		return -FI_ENOMEM;
+	l->holder.on_event = on_event;
 	l->q = q;
 	l->rq_psn = rq_psn;
 	l->resume = resume;
@@ -187,7 +178,7 @@ void
 et_fi_cm_drop(struct et_fi_qp *q)
 {
 	struct cm_link *l = q->cm;
-	uint64_t now = et_fi_now();
+	uint64_t now = et_process_now();
 
 	if (l == NULL)
 		return;
@@ -197,21 +188,22 @@ et_fi_cm_drop(struct et_fi_qp *q)
 	link_end(l, now);
 }
 
+/* The endpoint whose listener h is, if it is still open. */
 static struct et_fi_ep *
-live_ep(void *ctx)
+live_ep(struct et_process_cm_holder *h)
 {
 	for (struct et_fi_ep *ep = et_fi_proc.eps; ep; ep = ep->next)
-		if (ep == ctx)
+		if (&ep->cm_holder == h)
 			return ep;
 	return NULL;
 }
 
 static void
-on_request(const struct et_rdmacm_event *ev, uint64_t now)
+on_request(struct et_process_cm_holder *h, const struct et_rdmacm_event *ev, uint64_t now)
 {
-	struct et_fi_ep *ep = live_ep(ev->ctx);
+	struct et_fi_ep *ep = live_ep(h);
 	const struct cm_pdata *pd = (const void *)ev->pdata;
-	uint32_t rq_psn = et_fi_psn();
+	uint32_t rq_psn = et_process_psn();
 	struct et_rdmacm_conn_param p = conn_param(rq_psn);
 	struct cm_rep_pdata rep;
 	struct et_fi_ask ask;
@@ -251,9 +243,10 @@ on_request(const struct et_rdmacm_event *ev, uint64_t now)
 			et_fi_conn_refused(q);
 		goto refuse;
 	}
+	l->holder.on_event = on_event;
 	l->q = q;
 	l->id = ev->id;
-	et_rdmacm_id_set_ctx(ev->id, l);
+	et_rdmacm_id_set_ctx(ev->id, &l->holder);
 	q->cm = l;
 	et_fi_conn_accepted(q);
 	return;
@@ -263,22 +256,14 @@ refuse:
 }
 
 static void
-on_event(const struct et_rdmacm_event *ev, uint64_t now)
+on_event(struct et_process_cm_holder *h, const struct et_rdmacm_event *ev, uint64_t now)
 {
-	struct cm_link *l = ev->ctx;
-	struct et_fi_qp *q;
+	struct cm_link *l = (struct cm_link *)h;
+	struct et_fi_qp *q = l->q;
 	int err;
 
-	if (ev->type == ET_CM_EV_CONNECT_REQUEST) {
-		on_request(ev, now);
-		return;
-	}
-	q = l ? l->q : NULL;
 	if (q == NULL) {
-		if (l)
-			link_end(l, now);
-		else
-			et_rdmacm_release(cm.rcm, ev->id, now);
+		link_end(l, now);
 		return;
 	}
 	switch (ev->type) {
@@ -325,11 +310,10 @@ on_event(const struct et_rdmacm_event *ev, uint64_t now)
 void
 et_fi_cm_poll(uint64_t now)
 {
-	struct et_rdmacm_event ev;
 	struct cm_link **pp, *l;
 
-	if (cm.rcm == NULL)
-		return;
+	/* the asks to wait for (their peers did not listen yet); the agent's
+	 * events come through the process (et_process_cm_holder) */
 	for (pp = &cm.waiting; (l = *pp) != NULL;) {
 		if (now < l->retry_at) {
 			pp = &l->next_wait;
@@ -344,9 +328,6 @@ et_fi_cm_poll(uint64_t now)
 			et_fi_conn_rejected(q, -FI_ECONNREFUSED);
 		}
 	}
-	et_rdmacm_poll(cm.rcm, now);
-	while (et_rdmacm_get_event(cm.rcm, &ev))
-		on_event(&ev, now);
 }
 
 void
@@ -354,13 +335,11 @@ et_fi_cm_close(void)
 {
 	struct cm_link *l;
 
-	if (cm.rcm == NULL)
-		return;
-	/* every id goes with the agent; the QPs that still name a link forget it */
+	/* every id goes with the process's agent; the QPs that still name a
+	 * link forget it */
 	while ((l = cm.waiting) != NULL) {
 		cm.waiting = l->next_wait;
 		l->id = NULL;
 	}
-	et_rdmacm_destroy(cm.rcm, et_fi_now());
 	cm.rcm = NULL;
 }

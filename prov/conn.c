@@ -19,7 +19,6 @@
 
 #include "et_fi.h"
 #include "et_fi_cm.h"
-#include "base/et_rand.h"
 
 #define WR_DATA 1u /* a data QP's wr_id (its subflow) is tagged */
 
@@ -39,25 +38,12 @@ post_ctrl_recv(struct et_fi_qp *q, struct et_fi_rslot *rs)
 		q->recvs++;
 }
 
-/* The path a new QP of c starts on: the policy's plan for one flow.  A
- * per-packet policy's plan names no path (each packet draws its own), so
- * a QP of it that keeps one path (the control QP: its SENDs go in order)
- * takes one of the host's real paths: a made-up one named an uplink the
- * ToR does not have (spraying over a leaf-spine: every control packet
- * dropped as bad_uplink). */
+/* The path a new QP of c starts on (the policy's; a control QP keeps one
+ * path, its SENDs in order). */
 static uint16_t
-first_path(struct et_fi_conn *c)
+first_path(const struct et_fi_conn *c, uint8_t kind)
 {
-	struct et_lb_host *lb = &et_fi_proc.lb;
-	struct et_lb_flow f = {c->peer_host, 1};
-	struct et_lb_sub out[ET_LB_MAX_PATHS];
-
-	if (et_lb_per_packet(&et_fi_proc.rc.lb) && lb->paths.n)
-		return lb->paths.id[et_rand_next(&lb->rng) % lb->paths.n];
-	if (c->peer_host == UINT32_MAX || et_lb_plan_max(lb, 1) > ET_LB_MAX_PATHS ||
-	    et_lb_plan(lb, &f, 1, et_fi_now(), out) == 0)
-		return (uint16_t)et_rand_next(&lb->rng);
-	return out[0].path;
+	return et_process_first_path(c->peer_host, kind == ET_FI_QP_CTRL);
 }
 
 /* Make q's QP: RESET, its receives posted; the CM connects it. */
@@ -66,7 +52,7 @@ qp_make(struct et_fi_conn *c, struct et_fi_qp *q, uint8_t kind, uint8_t slot, ui
 	uint32_t sq_psn, uint32_t rq_psn)
 {
 	struct et_fi_ep *ep = c->ep;
-	struct et_qp_attr a = et_fi_proc.rc.qp;
+	struct et_qp_attr a = et_process.c.rc.qp;
 
 	memset(q, 0, sizeof(*q));
 	q->conn = c;
@@ -89,12 +75,12 @@ qp_make(struct et_fi_conn *c, struct et_fi_qp *q, uint8_t kind, uint8_t slot, ui
 		/* WRITEs and READs only: nothing arrives that takes a receive */
 		a.max_send_wr = 2 * ET_FI_DATA_DEPTH;
 		a.max_recv_wr = 1;
-		a.multipath = et_lb_per_packet(&et_fi_proc.rc.lb);
+		a.multipath = et_lb_per_packet(&et_process.c.rc.lb);
 	}
-	q->qp = et_nic_qp_create(&et_fi_proc.nic, &a, ep->mrs, &ep->scq, &ep->rcq);
+	q->qp = et_nic_qp_create(&et_process.nic, &a, ep->mrs, &ep->scq, &ep->rcq);
 	if (q->qp == NULL)
 		return -FI_ENOSPC;
-	et_fi_proc.qps_made++;
+	et_process_qp_made();
 	/* receive buffers of its own: a dead QP's flushed receives name theirs */
 	if (kind == ET_FI_QP_CTRL) {
 		q->rslots = calloc(ET_FI_CTRL_RECVS, sizeof(*q->rslots));
@@ -111,8 +97,8 @@ qp_make(struct et_fi_conn *c, struct et_fi_qp *q, uint8_t kind, uint8_t slot, ui
 	 * ours, and the control QP the peer made (it answers CTS and FIN); a
 	 * control QP of a per-packet policy keeps its path (SENDs go in order) */
 	if (c->peer_host != UINT32_MAX && (c->active || kind == ET_FI_QP_CTRL) &&
-	    (kind == ET_FI_QP_DATA || !et_lb_per_packet(&et_fi_proc.rc.lb))) {
-		if (et_lb_attach(&et_fi_proc.lb, q->qp, c->peer_host, &q->lb_state))
+	    (kind == ET_FI_QP_DATA || !et_lb_per_packet(&et_process.c.rc.lb))) {
+		if (et_lb_attach(&et_process.lb, q->qp, c->peer_host, &q->lb_state))
 			return -FI_ENOMEM;
 		q->lb_attached = true;
 	}
@@ -127,9 +113,9 @@ et_fi_qp_free(struct et_fi_qp *q)
 	if (q->qp) {
 		et_fi_cm_drop(q);
 		if (q->lb_attached)
-			et_lb_detach(&et_fi_proc.lb, q->lb_state);
-		et_ctr_add(&et_qp_ctrs, &et_fi_proc.qp_gone, et_qp_stats(q->qp));
-		et_nic_qp_destroy(&et_fi_proc.nic, q->qp);
+			et_lb_detach(&et_process.lb, q->lb_state);
+		et_process_qp_gone(q->qp);
+		et_nic_qp_destroy(&et_process.nic, q->qp);
 	}
 	free(q->rslots);
 	free(q->rbuf);
@@ -143,7 +129,7 @@ et_fi_qp_post_send(struct et_fi_qp *q, const struct et_send_wr *wr, int insert_p
 
 	if (r)
 		return r == -ENOSPC ? -FI_EAGAIN : -FI_EIO;
-	et_nic_activate(&et_fi_proc.nic, q->qp, insert_pos);
+	et_nic_activate(&et_process.nic, q->qp, insert_pos);
 	q->posted++;
 	return 0;
 }
@@ -162,18 +148,12 @@ conn_new(struct et_fi_ep *ep, uint32_t ip, uint16_t port, bool active)
 	c->peer_port = port;
 	c->active = active;
 	c->state = ET_FI_CONN_CONNECTING;
-	c->peer_host = et_fi_host_of_ip(ip);
+	c->peer_host = et_process_host_of_ip(ip);
 	c->av_addr = FI_ADDR_NOTAVAIL;
 	c->av_gen = UINT64_MAX;
 	c->next = ep->conns;
 	ep->conns = c;
 	return c;
-}
-
-uint32_t
-et_fi_psn(void)
-{
-	return (uint32_t)et_rand_next(&et_fi_proc.lb.rng) & ET_PSN_MASK;
 }
 
 /* Make a QP of c and ask the peer for its end (the first PSN we send is
@@ -182,7 +162,7 @@ static int
 qp_connect(struct et_fi_conn *c, struct et_fi_qp **out, uint8_t kind, uint8_t slot,
 	   uint16_t path, bool resume)
 {
-	uint32_t rq = et_fi_psn();
+	uint32_t rq = et_process_psn();
 	struct et_fi_qp *q = malloc(sizeof(*q));
 	int r = q ? qp_make(c, q, kind, slot, path, 0, rq) : -FI_ENOMEM;
 
@@ -199,7 +179,7 @@ qp_connect(struct et_fi_conn *c, struct et_fi_qp **out, uint8_t kind, uint8_t sl
 int
 et_fi_conn_ctrl_connect(struct et_fi_conn *c, bool resume)
 {
-	return qp_connect(c, &c->ctrl, ET_FI_QP_CTRL, 0, first_path(c), resume);
+	return qp_connect(c, &c->ctrl, ET_FI_QP_CTRL, 0, first_path(c, ET_FI_QP_CTRL), resume);
 }
 
 struct et_fi_conn *
@@ -406,7 +386,8 @@ et_fi_conn_accept(struct et_fi_ep *ep, const struct et_fi_ask *ask, uint32_t sq_
 		return NULL;
 	}
 	if (qp_make(c, q, ask->kind, ask->slot,
-		    ask->kind == ET_FI_QP_CTRL ? first_path(c) : 0, sq_psn, rq_psn)) {
+		    ask->kind == ET_FI_QP_CTRL ? first_path(c, ET_FI_QP_CTRL) : 0, sq_psn,
+		    rq_psn)) {
 		et_fi_qp_free(q);
 		*err = -FI_ENOMEM;
 		return NULL;
@@ -620,7 +601,7 @@ et_fi_conn_poll(struct et_fi_ep *ep)
 		for (uint32_t i = 0; i < k; i++)
 			recv_done(ep, &wc[i]);
 	if (ep->n_resuming || ep->n_dead)
-		et_fi_resume_poll(ep, et_fi_now());
+		et_fi_resume_poll(ep, et_process_now());
 	if (ep->n_pend)
 		et_fi_msg_flush_all(ep);
 }

@@ -112,12 +112,12 @@ cq_readfrom(struct fid_cq *fcq, void *buf, size_t count, fi_addr_t *src)
 	struct et_fi_cq *cq = container_of(fcq, struct et_fi_cq, cq);
 	ssize_t r;
 
-	et_fi_lock();
-	et_fi_progress();
+	et_process_lock();
+	et_process_progress();
 	r = cq_take(cq, buf, count, src);
-	et_fi_unlock();
+	et_process_unlock();
 	if (r == -FI_EAGAIN)
-		et_fi_idle();
+		et_process_idle();
 	return r;
 }
 
@@ -134,7 +134,7 @@ cq_readerr(struct fid_cq *fcq, struct fi_cq_err_entry *buf, uint64_t flags)
 	const struct et_fi_cqe *e;
 	ssize_t r = -FI_EAGAIN;
 
-	et_fi_lock();
+	et_process_lock();
 	if (cq->head != cq->tail && (e = &cq->ring[cq->head & (cq->cap - 1)])->err) {
 		size_t user_err_size = buf->err_data_size;
 		void *user_err = buf->err_data;
@@ -155,7 +155,7 @@ cq_readerr(struct fid_cq *fcq, struct fi_cq_err_entry *buf, uint64_t flags)
 		cq->head++;
 		r = 1;
 	}
-	et_fi_unlock();
+	et_process_unlock();
 	return r;
 }
 
@@ -222,13 +222,13 @@ cq_close(struct fid *fid)
 {
 	struct et_fi_cq *cq = (struct et_fi_cq *)fid;
 
-	et_fi_lock();
+	et_process_lock();
 	if (cq->refs) {
-		et_fi_unlock();
+		et_process_unlock();
 		return -FI_EBUSY;
 	}
 	cq->d->refs--;
-	et_fi_unlock();
+	et_process_unlock();
 	free(cq->ring);
 	free(cq);
 	return 0;
@@ -291,9 +291,9 @@ et_fi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_cq 
 	cq->cq.fid.context = context;
 	cq->cq.fid.ops = &cq_fi_ops;
 	cq->cq.ops = &cq_ops;
-	et_fi_lock();
+	et_process_lock();
 	d->refs++;
-	et_fi_unlock();
+	et_process_unlock();
 	*fcq = &cq->cq;
 	return 0;
 }
@@ -316,9 +316,9 @@ cntr_read(struct fid_cntr *fc)
 {
 	struct et_fi_cntr *c = container_of(fc, struct et_fi_cntr, cntr);
 
-	et_fi_lock();
-	et_fi_progress();
-	et_fi_unlock();
+	et_process_lock();
+	et_process_progress();
+	et_process_unlock();
 	return __atomic_load_n(&c->val, __ATOMIC_RELAXED);
 }
 
@@ -327,9 +327,9 @@ cntr_readerr(struct fid_cntr *fc)
 {
 	struct et_fi_cntr *c = container_of(fc, struct et_fi_cntr, cntr);
 
-	et_fi_lock();
-	et_fi_progress();
-	et_fi_unlock();
+	et_process_lock();
+	et_process_progress();
+	et_process_unlock();
 	return __atomic_load_n(&c->err, __ATOMIC_RELAXED);
 }
 
@@ -379,9 +379,9 @@ cntr_wait(struct fid_cntr *fc, uint64_t threshold, int timeout)
 	if (c->wait_obj == FI_WAIT_NONE)
 		return -FI_EINVAL;
 	for (;;) {
-		et_fi_lock();
-		et_fi_progress();
-		et_fi_unlock();
+		et_process_lock();
+		et_process_progress();
+		et_process_unlock();
 		if (__atomic_load_n(&c->val, __ATOMIC_RELAXED) >= threshold)
 			return 0;
 		if (__atomic_load_n(&c->err, __ATOMIC_RELAXED) != err0)
@@ -408,13 +408,13 @@ cntr_close(struct fid *fid)
 {
 	struct et_fi_cntr *c = (struct et_fi_cntr *)fid;
 
-	et_fi_lock();
+	et_process_lock();
 	if (c->refs) {
-		et_fi_unlock();
+		et_process_unlock();
 		return -FI_EBUSY;
 	}
 	c->d->refs--;
-	et_fi_unlock();
+	et_process_unlock();
 	free(c);
 	return 0;
 }
@@ -450,9 +450,9 @@ et_fi_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr, struct fid
 	c->cntr.fid.context = context;
 	c->cntr.fid.ops = &cntr_fi_ops;
 	c->cntr.ops = &cntr_ops;
-	et_fi_lock();
+	et_process_lock();
 	d->refs++;
-	et_fi_unlock();
+	et_process_unlock();
 	*fc = &c->cntr;
 	return 0;
 }
@@ -523,10 +523,10 @@ eq_read(struct fid_eq *feq, uint32_t *event, void *buf, size_t len, uint64_t fla
 	struct et_fi_eq *eq = container_of(feq, struct et_fi_eq, eq);
 	ssize_t r;
 
-	et_fi_lock();
-	et_fi_progress();
+	et_process_lock();
+	et_process_progress();
 	r = eq_read_locked(eq, event, buf, len, flags);
-	et_fi_unlock();
+	et_process_unlock();
 	return r;
 }
 
@@ -537,7 +537,7 @@ eq_readerr(struct fid_eq *feq, struct fi_eq_err_entry *buf, uint64_t flags)
 	const struct et_fi_eqe *e;
 	ssize_t r = -FI_EAGAIN;
 
-	et_fi_lock();
+	et_process_lock();
 	if (eq->head != eq->tail && (e = &eq->ring[eq->head & (eq->cap - 1)])->err) {
 		size_t user_err_size = buf->err_data_size;
 		void *user_err = buf->err_data;
@@ -549,7 +549,7 @@ eq_readerr(struct fid_eq *feq, struct fi_eq_err_entry *buf, uint64_t flags)
 			eq_pop(eq);
 		r = sizeof(*buf);
 	}
-	et_fi_unlock();
+	et_process_unlock();
 	return r;
 }
 
@@ -561,9 +561,9 @@ eq_write(struct fid_eq *feq, uint32_t event, const void *buf, size_t len, uint64
 
 	if (flags)
 		return -FI_EINVAL;
-	et_fi_lock();
+	et_process_lock();
 	r = et_fi_eq_push(eq, event, buf, len, false);
-	et_fi_unlock();
+	et_process_unlock();
 	return r ? r : (ssize_t)len;
 }
 
@@ -617,12 +617,12 @@ eq_close(struct fid *fid)
 {
 	struct et_fi_eq *eq = (struct et_fi_eq *)fid;
 
-	et_fi_lock();
+	et_process_lock();
 	if (eq->refs) {
-		et_fi_unlock();
+		et_process_unlock();
 		return -FI_EBUSY;
 	}
-	et_fi_unlock();
+	et_process_unlock();
 	if (eq->fd >= 0)
 		close(eq->fd);
 	free(eq->ring);

@@ -25,10 +25,10 @@ mr_close(struct fid *fid)
 {
 	struct et_fi_mr *m = (struct et_fi_mr *)fid;
 
-	et_fi_lock();
+	et_process_lock();
 	et_mr_dereg(&m->d->mrs, m->key);
 	m->d->refs--;
-	et_fi_unlock();
+	et_process_unlock();
 	free(m);
 	return 0;
 }
@@ -85,14 +85,14 @@ mr_regattr(struct fid *fid, const struct fi_mr_attr *attr, uint64_t flags, struc
 	m = calloc(1, sizeof(*m));
 	if (m == NULL)
 		return -FI_ENOMEM;
-	et_fi_lock();
+	et_process_lock();
 	/* a region of no bytes still has a key (fi_mr_reg allows it): one
 	 * byte at a harmless address that nothing can reach */
 	em = et_mr_reg(&d->mrs, len ? base : (void *)&m->access, len ? len : 1,
 		       len ? access_of(attr->access) : ET_ACCESS_LOCAL_WRITE);
 	if (em)
 		d->refs++;
-	et_fi_unlock();
+	et_process_unlock();
 	if (em == NULL) {
 		free(m);
 		return -FI_ENOSPC;
@@ -147,14 +147,14 @@ domain_close(struct fid *fid)
 {
 	struct et_fi_domain *d = (struct et_fi_domain *)fid;
 
-	et_fi_lock();
+	et_process_lock();
 	if (d->refs) {
-		et_fi_unlock();
+		et_process_unlock();
 		return -FI_EBUSY;
 	}
 	d->fab->refs--;
 	et_mr_table_free(&d->mrs);
-	et_fi_unlock();
+	et_process_unlock();
 	free(d);
 	return 0;
 }
@@ -249,7 +249,7 @@ et_fi_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_do
 	d = calloc(1, sizeof(*d));
 	if (d == NULL)
 		return -FI_ENOMEM;
-	et_fi_lock();
+	et_process_lock();
 	r = et_fi_port_open();
 	if (r == 0 && et_mr_table_init(&d->mrs, ET_FI_MR_CAP))
 		r = -FI_ENOMEM;
@@ -260,7 +260,7 @@ et_fi_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_do
 		r = -FI_ENOMEM;
 	if (r == 0)
 		f->refs++;
-	et_fi_unlock();
+	et_process_unlock();
 	if (r) {
 		et_mr_table_free(&d->mrs);
 		free(d);
@@ -362,7 +362,7 @@ av_insert(struct fid_av *fav, const void *addr, size_t count, fi_addr_t *fi_addr
 		return -FI_EBADFLAGS;
 	if (count && addr == NULL)
 		return -FI_EINVAL;
-	et_fi_lock();
+	et_process_lock();
 	for (size_t i = 0; i < count; i++) {
 		fi_addr_t a = av_add(av, &sa[i]);
 
@@ -377,7 +377,7 @@ av_insert(struct fid_av *fav, const void *addr, size_t count, fi_addr_t *fi_addr
 	if (flags & FI_SYNC_ERR)
 		context = NULL;
 	n = av_done(av, n, count, flags, context);
-	et_fi_unlock();
+	et_process_unlock();
 	return n;
 }
 
@@ -425,7 +425,7 @@ av_remove(struct fid_av *fav, fi_addr_t *fi_addr, size_t count, uint64_t flags)
 	struct et_fi_av *av = container_of(fav, struct et_fi_av, av);
 	int r = 0;
 
-	et_fi_lock();
+	et_process_lock();
 	for (size_t i = 0; i < count; i++) {
 		if (fi_addr[i] >= av->n || !av->a[fi_addr[i]].used) {
 			r = -FI_EINVAL;
@@ -434,7 +434,7 @@ av_remove(struct fid_av *fav, fi_addr_t *fi_addr, size_t count, uint64_t flags)
 		av->a[fi_addr[i]].used = false;
 		av->gen++;
 	}
-	et_fi_unlock();
+	et_process_unlock();
 	return r;
 }
 
@@ -446,11 +446,11 @@ av_lookup(struct fid_av *fav, fi_addr_t fi_addr, void *addr, size_t *addrlen)
 	const struct et_fi_addr *a;
 	size_t want = sizeof(sa);
 
-	et_fi_lock();
+	et_process_lock();
 	a = et_fi_av_get(av, fi_addr);
 	if (a)
 		et_fi_sockaddr(a->ip, a->port, &sa);
-	et_fi_unlock();
+	et_process_unlock();
 	if (a == NULL)
 		return -FI_EINVAL;
 	memcpy(addr, &sa, *addrlen < want ? *addrlen : want);
@@ -496,13 +496,13 @@ av_close(struct fid *fid)
 {
 	struct et_fi_av *av = (struct et_fi_av *)fid;
 
-	et_fi_lock();
+	et_process_lock();
 	if (av->refs) {
-		et_fi_unlock();
+		et_process_unlock();
 		return -FI_EBUSY;
 	}
 	av->d->refs--;
-	et_fi_unlock();
+	et_process_unlock();
 	free(av->a);
 	free(av);
 	return 0;
@@ -554,9 +554,9 @@ et_fi_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av 
 	av->av.fid.context = context;
 	av->av.fid.ops = &av_fi_ops;
 	av->av.ops = &av_ops;
-	et_fi_lock();
+	et_process_lock();
 	d->refs++;
-	et_fi_unlock();
+	et_process_unlock();
 	*fav = &av->av;
 	return 0;
 }

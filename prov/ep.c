@@ -70,14 +70,14 @@ et_fi_req_new(struct et_fi_ep *ep, enum et_fi_req_kind kind)
 static bool
 key_retire(struct et_fi_ep *ep, uint32_t key)
 {
-	uint64_t rto4 = 4 * et_fi_proc.rc.qp.rto_ns;
+	uint64_t rto4 = 4 * et_process.c.rc.qp.rto_ns;
 
 	if (ep->ret_tail - ep->ret_head == ep->ret_cap &&
 	    et_fi_ring_grow((void **)&ep->retired, sizeof(*ep->retired), &ep->ret_cap,
 			    &ep->ret_head, &ep->ret_tail))
 		return false;
 	ep->retired[ep->ret_tail++ & (ep->ret_cap - 1)] = (struct et_fi_retired){
-		key, et_fi_now() + (rto4 > ET_FI_READ_KEY_LINGER_NS ? rto4 : ET_FI_READ_KEY_LINGER_NS)};
+		key, et_process_now() + (rto4 > ET_FI_READ_KEY_LINGER_NS ? rto4 : ET_FI_READ_KEY_LINGER_NS)};
 	return true;
 }
 
@@ -238,11 +238,11 @@ ep_close(struct fid *fid)
 {
 	struct et_fi_ep *ep = container_of(fid, struct et_fi_ep, ep.fid);
 
-	et_fi_lock();
+	et_process_lock();
 	if (ep->enabled) {
 		struct et_fi_ep **pp = &et_fi_proc.eps;
 
-		et_fi_linger();
+		et_process_linger();
 		while (*pp && *pp != ep)
 			pp = &(*pp)->next;
 		if (*pp)
@@ -258,7 +258,7 @@ ep_close(struct fid *fid)
 	}
 	unref_all(ep);
 	ep->d->refs--;
-	et_fi_unlock();
+	et_process_unlock();
 	for (uint32_t i = 0; i < ep->n_reqs; i++)
 		if (!((uintptr_t)ep->reqs[i] & 1))
 			free(ep->reqs[i]);
@@ -279,7 +279,7 @@ ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	struct et_fi_ep *ep = container_of(fid, struct et_fi_ep, ep.fid);
 	int r = 0;
 
-	et_fi_lock();
+	et_process_lock();
 	if (ep->enabled) {
 		r = -FI_EOPBADSTATE;
 		goto out;
@@ -353,7 +353,7 @@ ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		r = -FI_EINVAL;
 	}
 out:
-	et_fi_unlock();
+	et_process_unlock();
 	return r;
 }
 
@@ -372,7 +372,7 @@ static uint64_t
 instance_new(void)
 {
 	static uint64_t count;
-	uint64_t x = ((uint64_t)getpid() << 32) ^ et_fi_now() ^ (++count << 48);
+	uint64_t x = ((uint64_t)getpid() << 32) ^ et_process_now() ^ (++count << 48);
 
 	/* splitmix64's finalizer: nearby inputs, far-apart outputs */
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -419,7 +419,7 @@ ep_control(struct fid *fid, int command, void *arg)
 	struct et_fi_ep *ep = container_of(fid, struct et_fi_ep, ep.fid);
 	int r = 0;
 
-	et_fi_lock();
+	et_process_lock();
 	switch (command) {
 	case FI_ENABLE:
 		r = ep_enable(ep);
@@ -447,7 +447,7 @@ ep_control(struct fid *fid, int command, void *arg)
 	default:
 		r = -FI_ENOSYS;
 	}
-	et_fi_unlock();
+	et_process_unlock();
 	return r;
 }
 
@@ -467,9 +467,9 @@ ep_cancel(fid_t fid, void *context)
 	struct et_fi_ep *ep = container_of(fid, struct et_fi_ep, ep.fid);
 	int r;
 
-	et_fi_lock();
+	et_process_lock();
 	r = et_fi_msg_cancel(ep, context);
-	et_fi_unlock();
+	et_process_unlock();
 	return r;
 }
 
@@ -610,7 +610,7 @@ et_fi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **f
 {
 	struct et_fi_domain *d = container_of(domain, struct et_fi_domain, dom);
 	struct et_fi_ep *ep;
-	uint32_t ip = et_fi_proc.ip;
+	uint32_t ip = et_process.ip;
 	uint16_t port = 0;
 
 	if (info == NULL || info->ep_attr == NULL)
@@ -631,7 +631,7 @@ et_fi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **f
 		free(ep);
 		return -FI_ENOMEM;
 	}
-	et_fi_lock();
+	et_process_lock();
 	if (port == 0) {
 		/* one of our own, above the ports consumers name */
 		do
@@ -639,7 +639,7 @@ et_fi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **f
 		while (port_taken(port));
 	}
 	d->refs++;
-	et_fi_unlock();
+	et_process_unlock();
 	ep->d = d;
 	ep->mrs = &d->mrs;
 	ep->ip = ip;

@@ -46,6 +46,7 @@
 
 #include "host/et_arp.h"
 #include "host/et_nic.h"
+#include "host/et_process.h"
 #include "lb/et_lb.h"
 #include "link/et_port.h"
 #include "transport/et_mr.h"
@@ -77,7 +78,6 @@ extern struct fi_provider et_fi_prov;
 #define ET_FI_CQ_DATA_SIZE 4u         /* an RC immediate */
 #define ET_FI_MR_CAP 65536u           /* a domain's registrations, ours included */
 #define ET_FI_ADDRLEN sizeof(struct sockaddr_in)
-#define ET_FI_DEFAULT_RTO_NS 67108864ull /* IB timeout 14: 4.096 us << 14 */
 /* A READ request the reader sent again (its timer fired, the responses
  * were on their way) may reach the responder after the reader is done
  * and has said FIN; the responder executes a duplicate READ again (IBTA),
@@ -106,39 +106,17 @@ struct et_fi_env {
 	char *fault;      /* faults on what the port sends (et_link_faults_parse) */
 };
 
+/* The provider's side of the process (the process runtime, the slot, the
+ * port, the NIC and its lock, is host/et_process's). */
 struct et_fi_proc {
-	pthread_mutex_t lock;
 	struct et_fi_env env;
 	bool env_read;
-	/* conf and place */
 	bool conf_loaded;
-	struct et_fabric_params fp;
-	struct et_rt_conf rc;
-	int slot;             /* -1: not chosen yet */
-	int slot_fd;          /* its lock */
-	uint32_t ip;          /* host order */
-	/* the port: opened with the first domain, kept for the process */
-	bool eal_up, nic_up;
-	char why[640];        /* why the port could not be opened, once */
-	struct rte_mempool *mp;
-	struct et_port port;
-	struct et_nic nic;
-	struct et_arp arp;
-	struct rte_ether_addr mac;
-	struct et_lb_host lb;
-	uint64_t seed;
+	bool port_open;            /* the process runtime opened for us */
+	struct et_fabric_params fp; /* the fabric's conf ([transport] reconnect-ms) */
 	/* every enabled endpoint, for progress */
 	struct et_fi_ep *eps;
 	uint16_t next_port;   /* the next port an endpoint without one gets */
-	uint64_t progress_calls;
-	uint64_t last_progress_ns;  /* when progress last ran (the keeper reads it) */
-	uint32_t last_work;         /* what the last progress did (0: idle) */
-	pthread_t keeper;
-	bool keeper_up;
-	uint64_t keeper_runs;      /* progress the keeper ran */
-	volatile int keeper_stop;
-	struct et_qp_stats qp_gone; /* the counters of every QP destroyed */
-	uint64_t qps_made;
 	/* sessions (resume.c) */
 	uint64_t reconnects;       /* connections resumed on new QPs */
 	uint64_t resent;           /* control messages sent again after a resume */
@@ -148,49 +126,22 @@ struct et_fi_proc {
 
 extern struct et_fi_proc et_fi_proc;
 
-void et_fi_lock(void);
-void et_fi_unlock(void);
-
-/* The parameters (once), the conf (once). 0 or -FI_errno. */
+/* The parameters (once), the conf (once), the process runtime
+ * configured with them.  0 or -FI_errno. */
 int et_fi_env_load(void);
-/* This process's slot (a host of the conf's topology): by FI_ETHEREAL_SLOT,
- * the source address the consumer names (want_ip, 0: none), the local
- * rank of an MPI launcher, or the first whose lock is free.  0 or
+/* This process's slot (et_process_slot_choose: FI_ETHEREAL_SLOT, the
+ * source address the consumer names (want_ip, 0: none), the local rank
+ * of an MPI launcher, or the first whose lock is free).  0 or
  * -FI_ENODATA (want_ip is not ours, or no slot is free). */
 int et_fi_slot_choose(uint32_t want_ip);
-/* The topology host of an IPv4 address (host order); UINT32_MAX if none. */
-uint32_t et_fi_host_of_ip(uint32_t ip);
-/* EAL, port, NIC (once).  0 or -FI_errno, with et_fi_proc.why. */
+/* The process runtime opened (EAL, port, NIC, keeper) and the provider's
+ * progress hooked into it (once).  0 or -FI_errno, said in the log. */
 int et_fi_port_open(void);
 void et_fi_port_close(void);
-/* The NIC and every endpoint: RX, timers, TX, completions, connections,
- * the flow interceptor.  Called locked by every CQ, counter and EQ read.
- * The NIC's work done (0: nothing now). */
-uint32_t et_fi_progress(void);
-uint64_t et_fi_now(void);
-/* The keeper: a thread that runs progress when the consumer has not for
- * ET_FI_KEEPER_IDLE_NS (it sleeps, computes, or waits on something else),
- * as a NIC answers its peers whatever its host does: without it a
- * consumer away for longer than the peers' retries (fabtests' fi_bw -T 1
- * sleeps a second) looks dead to them.  Completions still come only in
- * the consumer's reads (FI_PROGRESS_MANUAL). */
-#define ET_FI_KEEPER_IDLE_NS 10000000ull
-
-
-/* An endpoint goes: its peers' last messages may be on their way, and
- * with manual progress nobody else acknowledges them (a NIC would), so
- * keep polling until nothing has arrived for ET_FI_LINGER_QUIET_NS (at
- * most ET_FI_LINGER_MAX_NS).  Locked. */
-#define ET_FI_LINGER_QUIET_NS 20000000ull
-#define ET_FI_LINGER_MAX_NS 2000000000ull
-void et_fi_linger(void);
 /* FI_ETHEREAL_STATS: one line to stderr with what the process's QPs and
  * the policy's path state met (the testbed sums them): data packets sent
  * and placed count READ responses too.  Locked. */
 void et_fi_report(void);
-/* A read found nothing: with FI_ETHEREAL_YIELD, give the core away (a
- * switch and its hosts sharing cores need it). */
-void et_fi_idle(void);
 
 /* ---- objects ---- */
 
@@ -361,6 +312,7 @@ struct et_fi_req {
 	uint64_t msg_len;        /* receive: the message's bytes */
 	uint64_t rma_addr, rma_key;
 	uint32_t peer_rid;       /* a rendezvous send: the receive its CTS named (DONE's) */
+	bool cts;                /* ... which came: its next message is DONE */
 	struct et_fi_conn *conn;
 	uint32_t id;             /* et_fi_req_id() */
 	uint32_t tmp_key;        /* a registration for the peer's access; 0: none */
@@ -538,6 +490,7 @@ struct et_fi_ep {
 	struct et_fi_retired { uint32_t key; uint64_t until; } *retired;
 	uint32_t ret_head, ret_tail, ret_cap;
 	void *cm;                /* the connection manager's listener */
+	struct et_process_cm_holder cm_holder; /* its ctx: requests come here */
 	uint64_t instance;       /* this endpoint, of this process: a peer that
 				  * resumes a connection names it */
 	uint32_t n_resuming;     /* its connections RESUMING */
@@ -661,8 +614,6 @@ void et_fi_conn_fail(struct et_fi_conn *c, int err);
 /* What the connection manager tells (et_fi_cm.h).  Active side: q's QP
  * is connected and ready (its mechanism bound it to the peer's), or the
  * peer refused or never answered. */
-/* A random first PSN, from the process's seeded PRNG. */
-uint32_t et_fi_psn(void);
 /* peer_instance and peer_rx_seq: what the peer's answer said (resume.c) */
 void et_fi_conn_established(struct et_fi_qp *q, uint64_t peer_instance, uint32_t peer_rx_seq);
 /* err: -FI_ECONNREFUSED (nobody listens, or the peer refused),

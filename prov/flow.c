@@ -54,10 +54,10 @@ et_fi_flow_start(struct et_fi_conn *c, struct et_fi_req *req, uint8_t *local, ui
 	ep->n_batch++;
 	req->inflight++;
 	if (ep->batch_at == 0) {
-		const struct et_lb_conf *lc = &et_fi_proc.rc.lb;
+		const struct et_lb_conf *lc = &et_process.c.rc.lb;
 
 		/* the interceptor holds the batch open; the others plan at once */
-		ep->batch_at = et_fi_now() + (et_lb_batched(lc) ? lc->batch_ns : 0) + 1;
+		ep->batch_at = et_process_now() + (et_lb_batched(lc) ? lc->batch_ns : 0) + 1;
 	}
 	return 0;
 }
@@ -163,7 +163,7 @@ et_fi_flow_again(struct et_fi_ep *ep, struct et_fi_sub *s)
 static void
 plan_batch(struct et_fi_ep *ep, uint64_t now)
 {
-	struct et_lb_host *lb = &et_fi_proc.lb;
+	struct et_lb_host *lb = &et_process.lb;
 	uint32_t n = ep->n_batch, k, i;
 	struct et_fi_flow **fv = malloc(n * sizeof(*fv)), *f;
 	struct et_lb_flow *fl = malloc(n * sizeof(*fl));

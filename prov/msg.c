@@ -205,7 +205,7 @@ req_ctrl_post(struct et_fi_req *req)
 
 	switch (req->kind) {
 	case ET_FI_REQ_SEND:
-		if (req->peer_rid) { /* its bytes are there */
+		if (req->cts) { /* its bytes are there (an id may be 0: not a flag) */
 			h.op = ET_FI_OP_DONE;
 			h.rid = req->peer_rid;
 			break;
@@ -301,6 +301,10 @@ ctrl_post_or_queue(struct et_fi_req *req)
 		c->pend_head = req;
 	c->pend_tail = req;
 	req->ep->n_pend++;
+	/* a message waiting to be sent is in flight: a request whose last
+	 * message (DONE, FIN, an RMA write's data) waits here must not
+	 * complete, and be freed, when its earlier one is acknowledged */
+	req->inflight++;
 	return 0;
 }
 
@@ -323,6 +327,7 @@ et_fi_msg_flush_pending(struct et_fi_conn *c)
 			c->pend_tail = NULL;
 		req->next = req->prev = NULL;
 		req->ep->n_pend--;
+		req->inflight--; /* off the list: posted (counted again) or failed */
 		if (r)
 			et_fi_req_fail(req, -r);
 	}
@@ -382,17 +387,17 @@ send_common(struct fid_ep *fep, const void *buf, size_t len, fi_addr_t dest, uin
 		return -FI_EINVAL;
 	if (len > ET_FI_MAX_MSG || ((flags & FI_INJECT) && len > ep->eager))
 		return -FI_EMSGSIZE;
-	et_fi_lock();
+	et_process_lock();
 	if (ep->tx_busy + TX_RESERVE >= ET_FI_TX_SIZE)
-		et_fi_progress();
+		et_process_progress();
 	if (ep->tx_busy + TX_RESERVE >= ET_FI_TX_SIZE) {
-		et_fi_unlock();
+		et_process_unlock();
 		return -FI_EAGAIN;
 	}
 	req = et_fi_tx_req(ep, ET_FI_REQ_SEND, dest, (void *)buf, len, context, flags,
 			   FI_SEND | (tagged ? FI_TAGGED : FI_MSG), &err);
 	if (req == NULL) {
-		et_fi_unlock();
+		et_process_unlock();
 		return err;
 	}
 	req->tag = tag;
@@ -402,11 +407,11 @@ send_common(struct fid_ep *fep, const void *buf, size_t len, fi_addr_t dest, uin
 	err = ctrl_post_or_queue(req);
 	if (err) {
 		et_fi_req_free(req);
-		et_fi_unlock();
+		et_process_unlock();
 		return err;
 	}
-	et_fi_progress();
-	et_fi_unlock();
+	et_process_progress();
+	et_process_unlock();
 	return 0;
 }
 
@@ -689,6 +694,7 @@ et_fi_msg_rx(struct et_fi_conn *c, const uint8_t *buf, uint32_t len)
 			break;
 		}
 		req->peer_rid = h.rid; /* DONE names it once the bytes are there */
+		req->cts = true;
 		{
 			int r = et_fi_flow_start(c, req, req->buf, h.len, h.addr, h.key, false);
 
@@ -733,7 +739,7 @@ peek(struct et_fi_ep *ep, const struct fi_msg_tagged *msg, uint64_t flags)
 	struct et_fi_unexp *u;
 	struct et_fi_cqe e = {.src = FI_ADDR_NOTAVAIL};
 
-	et_fi_progress();
+	et_process_progress();
 	for (u = ep->ux_tag; u; u = u->next)
 		if (!u->claim_ctx && matches(ep, &probe, &u->h, u->conn))
 			break;
@@ -772,9 +778,9 @@ recv_common(struct fid_ep *fep, void *buf, size_t len, fi_addr_t src, uint64_t t
 		return -FI_EINVAL;
 	if (flags & FI_MULTI_RECV)
 		return -FI_EINVAL; /* not claimed */
-	et_fi_lock();
+	et_process_lock();
 	if (!ep->enabled || !ep->rx_cq) {
-		et_fi_unlock();
+		et_process_unlock();
 		return -FI_EOPBADSTATE;
 	}
 	if (tagged && (flags & FI_PEEK)) {
@@ -782,11 +788,11 @@ recv_common(struct fid_ep *fep, void *buf, size_t len, fi_addr_t src, uint64_t t
 					  .context = context};
 		ssize_t r = peek(ep, &m, flags);
 
-		et_fi_unlock();
+		et_process_unlock();
 		return r;
 	}
 	if (ep->rx_posted >= ET_FI_RX_SIZE || (req = et_fi_req_new(ep, ET_FI_REQ_RECV)) == NULL) {
-		et_fi_unlock();
+		et_process_unlock();
 		return -FI_EAGAIN;
 	}
 	req->context = context;
@@ -802,7 +808,7 @@ recv_common(struct fid_ep *fep, void *buf, size_t len, fi_addr_t src, uint64_t t
 		u = context ? ((struct fi_context *)context)->internal[0] : NULL;
 		if (u == NULL || u->claim_ctx != context) {
 			et_fi_req_free(req);
-			et_fi_unlock();
+			et_process_unlock();
 			return -FI_EINVAL;
 		}
 	} else {
@@ -833,7 +839,7 @@ recv_common(struct fid_ep *fep, void *buf, size_t len, fi_addr_t src, uint64_t t
 		req_append(tagged ? &ep->rx_tag : &ep->rx_msg, req);
 		ep->rx_posted++;
 	}
-	et_fi_unlock();
+	et_process_unlock();
 	return 0;
 }
 

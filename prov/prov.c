@@ -339,7 +339,7 @@ et_fi_getinfo(uint32_t version, const char *node, const char *service, uint64_t 
 		if (hints->ep_attr && hints->ep_attr->mem_tag_format)
 			fi->ep_attr->mem_tag_format = hints->ep_attr->mem_tag_format;
 	}
-	fi->src_addr = sockaddr_dup(et_fi_proc.ip, src_port, &fi->src_addrlen);
+	fi->src_addr = sockaddr_dup(et_process.ip, src_port, &fi->src_addrlen);
 	if (dst_ip)
 		fi->dest_addr = sockaddr_dup(dst_ip, dst_port, &fi->dest_addrlen);
 	if (!fi->src_addr || (dst_ip && !fi->dest_addr)) {
@@ -358,10 +358,10 @@ fabric_close(struct fid *fid)
 	struct et_fi_fabric *f = (struct et_fi_fabric *)fid;
 	int r = 0;
 
-	et_fi_lock();
+	et_process_lock();
 	if (f->refs)
 		r = -FI_EBUSY;
-	et_fi_unlock();
+	et_process_unlock();
 	if (r == 0)
 		free(f);
 	return r;
@@ -374,7 +374,7 @@ fabric_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
 {
 	int r = 0;
 
-	et_fi_lock();
+	et_process_lock();
 	for (int i = 0; i < count && r == 0; i++) {
 		struct et_fi_eq *eq;
 
@@ -384,7 +384,7 @@ fabric_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
 			 eq->head != eq->tail)
 			r = -FI_EAGAIN;
 	}
-	et_fi_unlock();
+	et_process_unlock();
 	return r;
 }
 
@@ -473,12 +473,12 @@ et_fi_cleanup(void)
 
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += 1;
-	if (pthread_mutex_timedlock(&et_fi_proc.lock, &until))
+	if (pthread_mutex_timedlock(&et_process.lock, &until))
 		return;
 	if (et_fi_proc.eps) /* endpoints never closed: their counters now */
 		et_fi_report();
 	et_fi_port_close();
-	et_fi_unlock();
+	et_process_unlock();
 }
 
 struct fi_provider et_fi_prov = {

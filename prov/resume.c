@@ -109,7 +109,7 @@ void
 et_fi_conn_break(struct et_fi_conn *c, const char *why)
 {
 	struct et_fi_ep *ep = c->ep;
-	uint64_t now = et_fi_now();
+	uint64_t now = et_process_now();
 
 	switch (c->state) {
 	case ET_FI_CONN_FAILED:

@@ -24,11 +24,11 @@ rma_common(struct fid_ep *fep, void *buf, size_t len, fi_addr_t dest, uint64_t a
 		return -FI_EINVAL;
 	if ((flags & FI_INJECT) && len > ep->eager)
 		return -FI_EMSGSIZE;
-	et_fi_lock();
+	et_process_lock();
 	req = et_fi_tx_req(ep, read ? ET_FI_REQ_READ : ET_FI_REQ_WRITE, dest, buf, len, context,
 			   flags, FI_RMA | (read ? FI_READ : FI_WRITE), &err);
 	if (req == NULL) {
-		et_fi_unlock();
+		et_process_unlock();
 		return err;
 	}
 	req->data = data;
@@ -38,7 +38,7 @@ rma_common(struct fid_ep *fep, void *buf, size_t len, fi_addr_t dest, uint64_t a
 		req->inject = malloc(len);
 		if (req->inject == NULL) {
 			et_fi_req_free(req);
-			et_fi_unlock();
+			et_process_unlock();
 			return -FI_ENOMEM;
 		}
 		memcpy(req->inject, buf, len);
@@ -51,12 +51,12 @@ rma_common(struct fid_ep *fep, void *buf, size_t len, fi_addr_t dest, uint64_t a
 		err = et_fi_msg_wdata(req);
 	if (err) {
 		et_fi_req_free(req);
-		et_fi_unlock();
+		et_process_unlock();
 		return err;
 	}
 	et_fi_req_check(req);
-	et_fi_progress();
-	et_fi_unlock();
+	et_process_progress();
+	et_process_unlock();
 	return 0;
 }
 

@@ -348,8 +348,8 @@ test_through_a_switch_with_loss(void **state)
 	p.ring_size = 1024;
 	et_topo_leaf_spine(&t, 1, 1, 2, 1);
 	assert_int_equal(et_net_build(&net, &t, &p, pool, 0), 0);
-	host_init(&H[0], &net.host_port[0], et_net_host_ip(&t, 0), 1, &lm);
-	host_init(&H[1], &net.host_port[1], et_net_host_ip(&t, 1), 2, &lm);
+	host_init(&H[0], &net.host_port[0], et_topo_host_ip(&t, 0), 1, &lm);
+	host_init(&H[1], &net.host_port[1], et_topo_host_ip(&t, 1), 2, &lm);
 	et_net_host_mac(0, &H[0].nic.mac);
 	et_net_host_mac(1, &H[1].nic.mac);
 	et_net_tor_mac(&net, 0, &tor0);

@@ -72,8 +72,8 @@ frame_op(const struct et_net *n, uint32_t src, uint32_t dst, uint16_t sport,
 	memset(&h, 0, sizeof(h));
 	et_net_host_mac(src, &h.src_mac);
 	et_net_tor_mac(n, src, &h.dst_mac);
-	h.src_ip = et_net_host_ip(&n->t, src);
-	h.dst_ip = et_net_host_ip(&n->t, dst);
+	h.src_ip = et_topo_host_ip(&n->t, src);
+	h.dst_ip = et_topo_host_ip(&n->t, dst);
 	h.ecn = ecn;
 	h.ttl = 64;
 	h.udp_sport = sport;
@@ -1159,7 +1159,7 @@ test_arp_gateway(void **state)
 	two_tors(&n);
 	port = &n.sw[0].ports[0]; /* ToR 0's port to host 0 */
 	et_net_host_mac(0, &host);
-	host_ip = et_net_host_ip(&n.t, 0);
+	host_ip = et_topo_host_ip(&n.t, 0);
 
 	/* no address yet: a request is dropped as before, as not IPv4 */
 	assert_null(arp_exchange(&n, arp_frame(1, &host, host_ip, GW_IP), 0));

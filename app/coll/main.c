@@ -35,7 +35,7 @@ int
 coll_open_port(struct coll *c)
 {
 	struct rte_ether_addr mac;
-	uint32_t ip = et_net_host_ip(&c->p.t, c->o.rank);
+	uint32_t ip = et_topo_host_ip(&c->p.t, c->o.rank);
 	int r;
 
 	c->mp = et_app_pool("coll", 32767, ET_APP_MBUF_4K_FRAME);

@@ -29,7 +29,7 @@ peer_ip(void *ctx, uint32_t rank)
 {
 	const struct coll_ref *ref = ctx;
 
-	return et_net_host_ip(&ref->c->p.t, rank);
+	return et_topo_host_ip(&ref->c->p.t, rank);
 }
 
 static int
@@ -76,7 +76,7 @@ on_open(struct coll *c, struct et_rt_host *h, uint32_t from, const struct msg *m
 	struct et_qp_attr a = {.sq_psn = m->c, .rq_psn = m->d, .multipath = m->e >> 31};
 	struct et_rt_remote far = {0};
 	struct et_qp *rq;
-	int rc = et_rt_accept(h, et_net_host_ip(&c->p.t, from), m->e & 0x7fffffff, m->x, m->y,
+	int rc = et_rt_accept(h, et_topo_host_ip(&c->p.t, from), m->e & 0x7fffffff, m->x, m->y,
 			      m->b, &a, 0, &rq, &far);
 
 	if (rc == 0 && c->trace)

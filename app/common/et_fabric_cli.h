@@ -55,4 +55,15 @@ void plan_write(void *fp, const struct et_rt_host *h, const struct et_rt_sub *s)
 /* The values the conf gave were copied. */
 void cli_free(struct cli *o);
 
+/* A process that is one host of the fabric on a real port (the libfabric
+ * provider, the verbs libraries): the conf read as ethereal-coll reads it
+ * (NULL: the defaults), then the policy lb over it (NULL: the conf's),
+ * and its hosts' runtime conf.  With no conf, the RDMA tools' RTO (their
+ * timeout 14: 67 ms; processes share cores) and not the emulator's 1 ms;
+ * at most 6 retries either way (7, "forever", would hang a sender whose
+ * peer exited).  0, or -1 after the message. */
+#define ET_PROCESS_DEFAULT_RTO_NS 67108864ull
+int et_fabric_conf_process(const char *conf, const char *lb, struct et_fabric_params *fp,
+			   struct et_rt_conf *rc);
+
 #endif /* ET_FABRIC_CLI_H */

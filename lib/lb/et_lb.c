@@ -104,6 +104,15 @@ et_lb_host_init(struct et_lb_host *h, const struct et_lb_conf *c, const struct e
 	et_lb_paths_init(&h->paths, t, host, ids, n, c->failed_path_timeout_ns, h->rng);
 }
 
+bool
+et_lb_host_path(const struct et_lb_host *h, uint64_t r, uint16_t *path)
+{
+	if (h->paths.n == 0)
+		return false;
+	*path = h->paths.id[r % h->paths.n];
+	return true;
+}
+
 uint32_t
 et_lb_plan_max(const struct et_lb_host *h, uint32_t n)
 {

@@ -93,6 +93,23 @@ struct et_lb_host {
 void et_lb_host_init(struct et_lb_host *h, const struct et_lb_conf *c,
 		     const struct et_topo *t, uint32_t host, uint64_t seed);
 
+/* One of the host's real path IDs, the one r picks (a QP of a per-packet
+ * policy that keeps one path takes it); false if the host has none. */
+bool et_lb_host_path(const struct et_lb_host *h, uint64_t r, uint16_t *path);
+/* What the host's path state has met: timeouts that marked a path bad,
+ * and QPs moved off one. */
+static inline uint64_t
+et_lb_host_marked_bad(const struct et_lb_host *h)
+{
+	return h->paths.marked_bad;
+}
+
+static inline uint64_t
+et_lb_host_rerouted(const struct et_lb_host *h)
+{
+	return h->paths.rerouted;
+}
+
 /* Most subflows et_lb_plan() can make of n flows. */
 uint32_t et_lb_plan_max(const struct et_lb_host *h, uint32_t n);
 

@@ -70,6 +70,21 @@ et_port_ring_pair(struct et_port *a, struct et_port *b, const char *name,
 	return 0;
 }
 
+int
+et_port_loop(struct et_port *p, const char *name, unsigned int size, int socket)
+{
+	struct rte_ring *r = ring_alloc(name, size, socket);
+
+	if (r == NULL)
+		return -rte_errno;
+	memset(p, 0, sizeof(*p));
+	p->kind = ET_PORT_RING;
+	p->rx = p->tx = r;
+	p->own[0] = r;
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	return 0;
+}
+
 /* queues rx/tx queue pairs; with more than one, the device spreads what
  * arrives over them by RSS on the addresses and UDP ports where it can (the
  * NICs on the queues hand each other what is not theirs: et_nic_team). */

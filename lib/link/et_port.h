@@ -136,6 +136,11 @@ et_port_rx_pending(const struct et_port *p)
 int et_port_ring_pair(struct et_port *a, struct et_port *b, const char *name,
 		      unsigned int size, int socket);
 
+/* One ring-backed port that receives what it sends: endpoints of one
+ * process (one address) reach each other through it, their frames real
+ * and crossing a ring as net_ring's do. */
+int et_port_loop(struct et_port *p, const char *name, unsigned int size, int socket);
+
 /* The same, as two net_ring ethdev ports (rte_eth_from_rings), configured
  * and started. */
 int et_port_net_ring_pair(struct et_port *a, struct et_port *b, const char *name,

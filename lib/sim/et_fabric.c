@@ -155,7 +155,7 @@ et_fabric_peer_ip(void *ctx, uint32_t rank)
 {
 	const struct et_fabric *f = ctx;
 
-	return et_net_host_ip(&f->p.t, rank);
+	return et_topo_host_ip(&f->p.t, rank);
 }
 
 static int
@@ -192,7 +192,7 @@ host_init(struct et_fabric *f, uint32_t i, uint64_t shared_len)
 	et_net_host_mac(i, &mac);
 	et_net_tor_mac(&f->net, i, &gw);
 	if (et_nic_init(&h->nic, &f->net.host_port[i], &f->p.host_link, f->pool, &mac,
-			et_net_host_ip(&f->p.t, i), FABRIC_QPN_BASE,
+			et_topo_host_ip(&f->p.t, i), FABRIC_QPN_BASE,
 			ET_FAR_PICKED + f->n_hosts * ET_FAR_PER_PEER) ||
 	    et_rt_host_init(&h->rt, &f->rc, &f->sched, i, &h->nic, &gw, f->light_buf, shared_len,
 			    &peer_ops, f))

@@ -204,7 +204,7 @@ far_accept(struct et_fabric *f, struct et_rt_host *hd, uint32_t src_host, uint32
 	   uint64_t off, uint64_t len, uint32_t qpn, const struct et_qp_attr *a, uint32_t far_qpn,
 	   const struct et_rt_remote *src, struct et_qp **rq, struct et_rt_remote *out)
 {
-	uint32_t ip = et_net_host_ip(&f->p.t, src_host);
+	uint32_t ip = et_topo_host_ip(&f->p.t, src_host);
 
 	if (hd->c->data_by_read)
 		return et_rt_accept_read(hd, ip, src_host, recv, off, len, qpn, a, far_qpn, src, rq,

@@ -7,14 +7,6 @@
 #include "base/et_bits.h"
 #include "sim/et_net.h"
 
-uint32_t
-et_net_host_ip(const struct et_topo *t, uint32_t host)
-{
-	uint32_t tor = et_topo_tor_of(t, host);
-
-	return 10u << 24 | tor << 8 | (host % t->hosts_per_tor + 1);
-}
-
 static uint32_t
 tor_prefix(uint32_t tor)
 {
@@ -197,7 +189,7 @@ et_net_build(struct et_net *n, const struct et_topo *t, const struct et_net_para
 		for (h = i * t->hosts_per_tor; h < (i + 1) * t->hosts_per_tor; h++) {
 			TRY(wire(n, p, mp, socket, &links, tor, ET_SW_DOWN, 0,
 				 (struct et_node){ET_TIER_HOST, h}, ET_SW_DOWN, 0, 0));
-			TRY(et_switch_add_route(&n->sw[i], et_net_host_ip(t, h), 32, (uint16_t)rc));
+			TRY(et_switch_add_route(&n->sw[i], et_topo_host_ip(t, h), 32, (uint16_t)rc));
 		}
 		for (u = 0; u < et_topo_tor_uplinks(t); u++) {
 			struct et_node up;

@@ -51,7 +51,6 @@ int et_net_build(struct et_net *n, const struct et_topo *t,
 		 const struct et_net_params *p, struct rte_mempool *mp, int socket);
 void et_net_free(struct et_net *n);
 
-uint32_t et_net_host_ip(const struct et_topo *t, uint32_t host);
 void et_net_host_mac(uint32_t host, struct rte_ether_addr *mac);
 /* The MAC of a host's ToR port: where the host sends its frames. */
 void et_net_tor_mac(const struct et_net *n, uint32_t host, struct rte_ether_addr *mac);

@@ -77,6 +77,14 @@ et_topo_max_ports(const struct et_topo *t)
 		    t->pods * t->links_per_pair);
 }
 
+uint32_t
+et_topo_host_ip(const struct et_topo *t, uint32_t host)
+{
+	uint32_t tor = et_topo_tor_of(t, host);
+
+	return 10u << 24 | tor << 8 | (host % t->hosts_per_tor + 1);
+}
+
 int
 et_topo_uplink_peer(const struct et_topo *t, struct et_node sw, uint32_t u,
 		    struct et_node *above, uint32_t *lane)

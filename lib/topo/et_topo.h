@@ -60,6 +60,9 @@ uint32_t et_topo_hosts(const struct et_topo *t);
 /* Uplinks of a ToR, and of a fat-tree aggregation switch (0 in a
  * leaf-spine), counting every lane. */
 uint32_t et_topo_tor_uplinks(const struct et_topo *t);
+/* The fabric's addressing rule: host h is 10.(ToR >> 8).(ToR & 255).(h's
+ * place under its ToR + 1), its ToR's hosts a /24 (host order). */
+uint32_t et_topo_host_ip(const struct et_topo *t, uint32_t host);
 uint32_t et_topo_agg_uplinks(const struct et_topo *t);
 /* The most ports any one switch of t has: its hosts or lower switches and
  * its uplinks, every lane counted. */

@@ -79,7 +79,7 @@ build(struct et_net *n, bool faulty)
 
 		if (port < 0 ||
 		    et_switch_set_port_ip(&n->sw[n->first[ET_TIER_TOR] + tor], (uint16_t)port,
-					  (et_net_host_ip(&n->t, h) & ~0xffu) | 254))
+					  (et_topo_host_ip(&n->t, h) & ~0xffu) | 254))
 			abort();
 	}
 }
@@ -201,7 +201,7 @@ make_frame(const struct et_net *n, const uint8_t *f, size_t len, uint8_t ctl, in
 	if ((ctl & 0x10) && head->nb_segs == 1 && len >= ET_ETH_HLEN + 20) {
 		uint8_t *ip = d + ET_ETH_HLEN;
 		uint32_t ihl = (uint32_t)(ip[0] & 0xf) * 4;
-		uint32_t s = et_net_host_ip(&n->t, src), t = et_net_host_ip(&n->t, dst);
+		uint32_t s = et_topo_host_ip(&n->t, src), t = et_topo_host_ip(&n->t, dst);
 
 		et_store16(ip + 12, (uint16_t)(s >> 16));
 		et_store16(ip + 14, (uint16_t)s);
