@@ -286,9 +286,13 @@ on_event(struct et_process_cm_holder *h, const struct et_rdmacm_event *ev, uint6
 			cm.waiting = l;
 			break;
 		}
-		/* a session's peer that refuses (nobody listens, or it knows no
-		 * such session) has closed or started anew */
-		err = l->resume ? -FI_ECONNRESET : -FI_ECONNREFUSED;
+		/* a session's peer that refuses it (nobody listens, or it knows
+		 * no such session) has closed or started anew; any other reason
+		 * (a stale ID, no resources: a busy peer) is asked again */
+		err = !l->resume ? -FI_ECONNREFUSED
+		      : ev->reason == ET_CM_REJ_INVALID_SERVICE_ID || ev->reason == ET_CM_REJ_CONSUMER
+			      ? -FI_ECONNRESET
+			      : -FI_EHOSTUNREACH;
 		link_end(l, now);
 		et_fi_conn_rejected(q, err);
 		break;

@@ -17,6 +17,8 @@ packages=(
 	libfabric-dev libfabric-bin  # the libfabric provider (prov/) and its package build against it; fi_info
 	autoconf automake libtool make # fabtests, built by a test from ../shared/third-party
 	libopenmpi-dev g++           # mpicc for IMB-MPI1 (../shared/third-party), MPI over the provider
+	libibverbs-dev               # verbs.h: the ABI of our libibverbs (verbs/)
+	ibverbs-utils perftest       # unmodified RDMA programs on it (tests/check_verbs.py)
 	# the Linux Soft-RoCE peer (tests/rxe): a Debian guest under qemu
 	qemu-system-x86 qemu-utils debootstrap e2fsprogs tcpdump iputils-ping
 	# the Debian packages (debian/), built, linted and tried by the packages test

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "et_app_eal.h"
+#include "host/et_process.h"
 
 #include <dirent.h>
 #include <inttypes.h>
@@ -127,40 +128,6 @@ et_app_eal_init(const struct et_app_eal *d, int argc, char **argv)
 	return start;
 }
 
-/* The files EAL makes in its runtime folder: its config (a primary's
- * lock), memory tables, the multi-process and telemetry sockets. */
-static bool
-eal_file(const char *name)
-{
-	static const char *const prefixes[] = {"config", "fbarray_", "mp_socket",
-					       "hugepage_info", "dpdk_telemetry"};
-
-	for (size_t i = 0; i < RTE_DIM(prefixes); i++)
-		if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
-			return true;
-	return false;
-}
-
-/* EAL's files in dir and dir itself, if it holds a config; anything else
- * in it keeps the folder. */
-static void
-remove_runtime_dir(const char *dir)
-{
-	char path[PATH_MAX];
-	struct dirent *e;
-	DIR *d;
-
-	if ((size_t)snprintf(path, sizeof(path), "%s/config", dir) >= sizeof(path) ||
-	    access(path, F_OK) != 0 || (d = opendir(dir)) == NULL)
-		return;
-	while ((e = readdir(d)) != NULL)
-		if (eal_file(e->d_name) &&
-		    (size_t)snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) < sizeof(path))
-			unlink(path);
-	closedir(d);
-	rmdir(dir);
-}
-
 void
 et_app_eal_cleanup(void)
 {
@@ -170,7 +137,7 @@ et_app_eal_cleanup(void)
 	snprintf(dir, sizeof(dir), "%s", rte_eal_get_runtime_dir());
 	rte_eal_cleanup();
 	if (primary && dir[0])
-		remove_runtime_dir(dir);
+		et_eal_runtime_dir_remove(dir);
 }
 
 struct rte_mempool *

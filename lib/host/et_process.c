@@ -2,7 +2,9 @@
  * The process runtime (et_process.h): one per process, whichever front
  * ends use it.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <sched.h>
@@ -300,27 +302,47 @@ eal_init(struct et_process *p)
 	return 0;
 }
 
+/* The keeper: progress for a consumer that is away (computing, asleep,
+ * blocked in a read of its own, as perftest's servers wait in a TCP read
+ * while their peer WRITEs), as a NIC answers whatever its host does.  It
+ * takes over once the consumer has not progressed for
+ * ET_PROCESS_KEEPER_AWAY_NS (at once while one waits for an event), polls
+ * again at once while there is work, and naps longer and longer (up to
+ * KEEPER_NAP_MAX_NS) while there is none. */
+#define KEEPER_NAP_MIN_NS 20000ull
+#define KEEPER_NAP_MAX_NS 1000000ull
+
 static void *
 keeper_main(void *arg)
 {
 	struct et_process *p = arg;
-	const struct timespec nap = {0, (long)(ET_PROCESS_KEEPER_IDLE_NS / 4)};
-	const struct timespec short_nap = {0, 20000};
+	uint64_t mine = 0; /* last_progress_ns as the keeper's own run left it */
+	uint64_t nap = KEEPER_NAP_MAX_NS;
 
 	while (!p->keeper_stop) {
-		bool waited = __atomic_load_n(&p->waiters, __ATOMIC_RELAXED) > 0;
+		struct timespec ts = {0, (long)nap};
+		uint64_t last;
+		uint32_t work = 0;
 
-		nanosleep(waited ? &short_nap : &nap, NULL);
-		if (!waited && et_tsc_ns() - __atomic_load_n(&p->last_progress_ns, __ATOMIC_RELAXED) <
-				       ET_PROCESS_KEEPER_IDLE_NS)
+		nanosleep(&ts, NULL);
+		last = __atomic_load_n(&p->last_progress_ns, __ATOMIC_RELAXED);
+		if (__atomic_load_n(&p->waiters, __ATOMIC_RELAXED) == 0 && last != mine &&
+		    et_tsc_ns() - last < ET_PROCESS_KEEPER_AWAY_NS) {
+			nap = ET_PROCESS_KEEPER_AWAY_NS / 2; /* the consumer's at it */
 			continue;
-		if (pthread_mutex_trylock(&p->lock))
-			continue; /* the consumer is in: it progresses */
+		}
+		if (pthread_mutex_trylock(&p->lock)) {
+			nap = KEEPER_NAP_MIN_NS; /* the consumer is in: it progresses */
+			continue;
+		}
 		/* as long as there is work, as a NIC would (bounded: the lock) */
-		for (int i = 0; i < 256 && et_process_progress(); i++)
-			;
+		for (uint32_t i = 0, w; i < 256 && (w = et_process_progress()) != 0; i++)
+			work += w;
+		mine = p->last_progress_ns;
 		p->keeper_runs++;
 		et_process_unlock();
+		nap = work ? KEEPER_NAP_MIN_NS
+			   : nap * 2 < KEEPER_NAP_MAX_NS ? nap * 2 : KEEPER_NAP_MAX_NS;
 	}
 	return NULL;
 }
@@ -419,6 +441,38 @@ et_process_open(void)
 	return 0;
 }
 
+/* The files EAL makes in its runtime folder: its config (a primary's
+ * lock), memory tables, the multi-process and telemetry sockets. */
+static bool
+eal_file(const char *name)
+{
+	static const char *const prefixes[] = {"config", "fbarray_", "mp_socket",
+					       "hugepage_info", "dpdk_telemetry"};
+
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+			return true;
+	return false;
+}
+
+void
+et_eal_runtime_dir_remove(const char *dir)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	DIR *d;
+
+	/* with --no-shconf it holds nothing, and stays all the same */
+	if ((d = opendir(dir)) == NULL)
+		return;
+	while ((e = readdir(d)) != NULL)
+		if (eal_file(e->d_name) &&
+		    (size_t)snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) < sizeof(path))
+			unlink(path);
+	closedir(d);
+	rmdir(dir);
+}
+
 void
 et_process_close(void)
 {
@@ -444,6 +498,10 @@ et_process_close(void)
 		et_port_close(&p->port);
 		p->nic_up = false;
 	}
+	/* the EAL stays (its threads may outlive a library unloaded), its
+	 * folder goes: a process per MPI rank left one each */
+	if (p->eal_up && rte_eal_process_type() == RTE_PROC_PRIMARY)
+		et_eal_runtime_dir_remove(rte_eal_get_runtime_dir());
 }
 
 /* ---- progress ---- */

@@ -42,10 +42,11 @@
 #include "lb/et_lb.h"
 #include "link/et_port.h"
 
-/* A process is away when it has not progressed for this long: the keeper
- * runs progress for it, as a NIC answers its peers whatever its host
- * does (a consumer away for longer than the peers' retries looks dead). */
-#define ET_PROCESS_KEEPER_IDLE_NS 10000000ull
+/* A consumer is away when it has not progressed for this long: the
+ * keeper runs progress for it, as a NIC answers its peers whatever its
+ * host does (a consumer away for longer than the peers' retries would
+ * look dead; one away for less than a round trip would stall them). */
+#define ET_PROCESS_KEEPER_AWAY_NS 1000000ull
 /* An endpoint going away keeps answering until nothing has come for
  * this long (its peers' last messages may be on their way), at most
  * ET_PROCESS_LINGER_MAX_NS. */
@@ -136,6 +137,13 @@ int et_process_open(void);
 /* The last front end's: the keeper stopped (the lock is let go
  * meanwhile), the CM agent, NIC and port closed.  Locked. */
 void et_process_close(void);
+
+/* EAL's files in dir (a primary's runtime folder: its config, memory
+ * tables, sockets) and dir itself, which DPDK 22.11 leaves behind (a few
+ * MB of /run each, RAM on a stock host; empty with --no-shconf, there
+ * all the same); anything else keeps the folder.
+ * A running process may remove its own: what it mapped stays mapped. */
+void et_eal_runtime_dir_remove(const char *dir);
 
 /* Front ends' progress, run by every et_process_progress.  0 or -ENOSPC. */
 int et_process_hook(et_process_hook_fn fn, void *ctx);

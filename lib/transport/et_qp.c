@@ -210,6 +210,49 @@ et_qp_connect(struct et_qp *qp, uint32_t dest_qpn)
 	return 0;
 }
 
+/* A ready QP whose requester has never been used: verbs' RTS after RTR
+ * (the receiving side is up, the sending one is being given its PSN,
+ * retries and timeout).  What the responder uses must not change. */
+static bool
+send_side_only(const struct et_qp *qp, const struct et_qp_attr *a)
+{
+	const struct et_qp_attr *o = &qp->a;
+
+	return qp->state == ET_QPS_RTS && qp->sq_tail == 0 && qp->snd_max == o->sq_psn &&
+	       a->dest_ip == o->dest_ip && a->dest_qpn == o->dest_qpn && a->rq_psn == o->rq_psn &&
+	       a->mtu == o->mtu && a->max_dest_rd_atomic == o->max_dest_rd_atomic &&
+	       a->min_rnr_timer == o->min_rnr_timer;
+}
+
+int
+et_qp_modify(struct et_qp *qp, const struct et_qp_attr *a)
+{
+	/* what the QP was made with stays: its number, queues and mode */
+	if (a->qpn != qp->a.qpn || a->max_send_wr != qp->a.max_send_wr ||
+	    a->max_recv_wr != qp->a.max_recv_wr || a->multipath != qp->a.multipath ||
+	    et_qp_attr_check(a, NULL))
+		return -EINVAL;
+	if (qp->state != ET_QPS_RESET && !send_side_only(qp, a))
+		return -EINVAL;
+	if (qp->state == ET_QPS_RESET && qp->rd_res)
+		return -EINVAL;
+	qp->a = *a;
+	qp->path_id = a->path_id;
+	qp->sq_next_psn = qp->snd_una = qp->snd_nxt = qp->snd_max = a->sq_psn;
+	qp->epsn = a->rq_psn;
+	qp->retries_left = a->retry_cnt;
+	qp->rnr_retries_left = a->rnr_retry;
+	et_dctcp_init(&qp->cc, &a->dctcp, a->mtu, a->sq_psn);
+	et_dctcp_init(&qp->acc, &a->dctcp, a->mtu, a->rq_psn);
+	return 0;
+}
+
+const struct et_qp_attr *
+et_qp_attr_of(const struct et_qp *qp)
+{
+	return &qp->a;
+}
+
 int
 et_qp_set_peer_path(struct et_qp *qp, uint32_t sq_psn, uint32_t mtu)
 {
@@ -217,13 +260,7 @@ et_qp_set_peer_path(struct et_qp *qp, uint32_t sq_psn, uint32_t mtu)
 
 	a.sq_psn = sq_psn;
 	a.mtu = mtu;
-	if (qp->state != ET_QPS_RESET || et_qp_attr_check(&a, NULL))
-		return -EINVAL;
-	qp->a = a;
-	qp->sq_next_psn = qp->snd_una = qp->snd_nxt = qp->snd_max = sq_psn;
-	et_dctcp_init(&qp->cc, &a.dctcp, mtu, sq_psn);
-	et_dctcp_init(&qp->acc, &a.dctcp, mtu, a.rq_psn);
-	return 0;
+	return et_qp_modify(qp, &a);
 }
 
 int

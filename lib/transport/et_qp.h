@@ -290,6 +290,14 @@ int et_qp_set_peer_path(struct et_qp *qp, uint32_t sq_psn, uint32_t mtu);
 
 /* RESET -> RTS.  0 or -EINVAL. */
 int et_qp_ready(struct et_qp *qp);
+/* A QP still in RESET takes new attributes whole (addresses, PSNs, MTU,
+ * retries, timeouts, read depths: what verbs' RTR says); a ready one that
+ * has never sent takes those of its sending side only (its first PSN,
+ * retries, timeout, initiator depth, path: verbs' RTS after RTR).  Its
+ * number, queue sizes and mode stay.  0 or -EINVAL. */
+int et_qp_modify(struct et_qp *qp, const struct et_qp_attr *a);
+/* Its attributes as they are. */
+const struct et_qp_attr *et_qp_attr_of(const struct et_qp *qp);
 
 /* Let a load balancer pick the path ID (first send, NAK, timeout; in
  * multipath mode every data packet). */

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Unmodified RDMA programs over our libibverbs (verbs/, docs/verbs.md):
+Debian 12's own binaries (ibverbs-utils, perftest), both ends on our
+stack, through one ethereal-switch over memif (tests/fi_switch.py: slots 0
+and 1 are 10.0.0.1 and 10.0.0.2), run by scripts/ethereal-run.  Each
+binary must resolve every symbol against our library (ldd -r), each pair
+must end well, and what they print must say they did what was asked.
+Skipped (77) with one line where the binaries are absent.
+
+  check_verbs.py SRC_ROOT BUILD_ROOT WORK
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fi_switch import Switch, memif  # noqa: E402
+
+TIMEOUT = 120
+PERF = ["-x", "1", "-d", "ethereal0"]
+# (name, program and arguments, what the client's output must match)
+PAIRS = [
+    ("rc_pingpong", ["ibv_rc_pingpong", "-g", "1", "-n", "500"], r"500 iters in"),
+    ("rc_pingpong -e", ["ibv_rc_pingpong", "-g", "1", "-n", "200", "-e"], r"200 iters in"),
+] + [
+    (t, ["ib_" + t] + PERF + ["-n", "200"], r"^\s+\d+\s+200\s+\d")
+    for t in ("write_bw", "read_bw", "send_bw", "atomic_bw", "write_lat", "read_lat", "send_lat",
+              "atomic_lat")
+] + [
+    # completion events (perftest takes -e for SENDs only)
+    ("send_bw -e", ["ib_send_bw"] + PERF + ["-n", "200", "-e"], r"^\s+65536\s+200\s+\d"),
+    ("send_lat -e", ["ib_send_lat"] + PERF + ["-n", "200", "-e"], r"^\s+2\s+200\s+\d"),
+    # 4 QPs of 200 each
+    ("write_bw -q 4", ["ib_write_bw"] + PERF + ["-n", "200", "-q", "4"], r"^\s+65536\s+800\s+\d"),
+    ("write_bw -a", ["ib_write_bw"] + PERF + ["-n", "20", "-a"], r"^\s+8388608\s+20\s+\d"),
+]
+SINGLES = [
+    ("ibv_devices", ["ibv_devices"], r"ethereal0\s+[0-9a-f]{16}"),
+    ("ibv_devinfo", ["ibv_devinfo", "-v"], r"GID\[\s*1\]:\s+::ffff:10\.0\.0\.1, RoCE v2"),
+]
+
+
+def listening(port):
+    """A TCP socket of this machine listens on port (/proc/net/tcp)."""
+    want = f":{port:04X} "
+    for f in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            for line in open(f).read().splitlines()[1:]:
+                cols = line.split()
+                if cols[1].endswith(want.strip()) and cols[3] == "0A":
+                    return True
+        except OSError:
+            pass
+    return False
+
+
+def main():
+    src, build, work = sys.argv[1:4]
+    missing = [p for p in ("ibv_devices", "ibv_rc_pingpong", "ib_write_bw") if not shutil.which(p)]
+    if missing:
+        print(f"skip: no {', '.join(missing)} (Debian: ibverbs-utils, perftest)")
+        return 77
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    run = [os.path.join(src, "scripts", "ethereal-run"), "--build", build,
+           "--dev", memif(work, "h%d", "client", 0), "--rundir", work, "--yield"]
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    bad = 0
+    # every program of the suite binds every symbol to our library
+    libs = os.path.join(build, "verbs")
+    for p in sorted({c[1][0] for c in PAIRS + SINGLES}):
+        r = subprocess.run(["ldd", "-r", shutil.which(p)], capture_output=True, text=True,
+                           env=dict(env, LD_LIBRARY_PATH=libs))
+        ours = f"{libs}/libibverbs.so.1" in r.stdout
+        if r.returncode or "undefined symbol" in r.stdout + r.stderr or not ours:
+            print(f"FAIL ldd -r {p}: {r.stdout[-500:]}{r.stderr[-500:]}")
+            bad += 1
+    sw = Switch(build, work, prefix="vbsw")
+    try:
+        for name, argv, want in SINGLES:
+            t0 = time.monotonic()
+            r = subprocess.run(run + ["--slot", "0", "--"] + argv, capture_output=True, text=True,
+                               timeout=TIMEOUT, env=env)
+            ok = r.returncode == 0 and re.search(want, r.stdout, re.M)
+            print(("ok  " if ok else "FAIL") + f" {name} ({time.monotonic() - t0:.1f} s)")
+            if not ok:
+                bad += 1
+                print(r.stdout[-2000:], r.stderr[-2000:])
+        for i, (name, argv, want) in enumerate(PAIRS):
+            port = 18600 + i
+            argv = argv + ["-p", str(port)]
+            t0 = time.monotonic()
+            srv = subprocess.Popen(run + ["--slot", "0", "--"] + argv, stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, text=True, env=env)
+            while not listening(port) and srv.poll() is None and time.monotonic() - t0 < 30:
+                time.sleep(0.05)
+            try:
+                cli = subprocess.run(run + ["--slot", "1", "--"] + argv + ["localhost"],
+                                     capture_output=True, text=True, timeout=TIMEOUT, env=env)
+                sout, _ = srv.communicate(timeout=TIMEOUT)
+            except subprocess.TimeoutExpired:
+                srv.kill()
+                sout, _ = srv.communicate()
+                cli = subprocess.CompletedProcess(argv, -1, "", "timed out")
+            ok = (cli.returncode == 0 and srv.returncode == 0 and
+                  re.search(want, cli.stdout, re.M) is not None)
+            line = next((l for l in cli.stdout.splitlines() if re.search(want, l)), "")
+            print(("ok  " if ok else "FAIL") + f" {name} ({time.monotonic() - t0:.1f} s) "
+                  f"{' '.join(line.split()[:5])}")
+            if not ok:
+                bad += 1
+                print(f"client exit {cli.returncode}:\n{cli.stdout[-2500:]}{cli.stderr[-1500:]}"
+                      f"\nserver exit {srv.returncode}:\n{sout[-2500:]}")
+    finally:
+        log = sw.stop()
+    if bad:
+        print(log[-3000:])
+    print(f"verbs: {len(PAIRS) + len(SINGLES) - bad} of {len(PAIRS) + len(SINGLES)} ok")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
