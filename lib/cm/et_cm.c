@@ -11,19 +11,23 @@
 #include <string.h>
 
 #include "base/et_rand.h"
+#include "cm/et_cm_table_priv.h"
 #include "wire/et_gid.h"
 
 #define NONE UINT64_MAX
 /* MADs waiting to leave, events waiting for the consumer: rings that
  * start this small and double when full (a consumer may connect a
- * thousand at once before it drains them), up to RING_MAX */
+ * thousand at once before it drains them), up to RING_MAX; powers of 2,
+ * so that position p's place, p % cap, survives the count's wrap */
 #define RING_FIRST 64u
 #define RING_MAX (1u << 20)
 
 struct et_cm_conn {
-	uint32_t idx;
+	uint32_t idx;           /* its slot in the table */
 	enum et_cm_state state;
 	bool released;          /* the consumer let go: no more events */
+	uint32_t n_events;      /* its events in the ring, not yet polled */
+	uint32_t last_ev;       /* the ring position of the last of them */
 	void *ctx;
 	uint32_t local_id, remote_id;
 	uint64_t remote_guid;
@@ -34,14 +38,8 @@ struct et_cm_conn {
 	uint32_t remote_psn;    /* the first PSN the peer sends */
 	uint64_t timeout_ns;    /* before msg is sent again */
 	uint8_t max_retries, retries_left;
-	uint64_t deadline;      /* NONE: no timer */
 	uint8_t msg[ET_MAD_LEN]; /* what we send again, or answer again */
 	uint16_t msg_attr;      /* its attribute; 0: none */
-};
-
-struct listener {
-	uint64_t service_id;
-	void *ctx;
 };
 
 struct et_cm {
@@ -49,14 +47,8 @@ struct et_cm {
 	uint64_t rng;
 	uint32_t id_mask;       /* local IDs are (gen << 16 | slot) ^ id_mask */
 	uint32_t tid_hi;
-	struct et_cm_conn **slot;
-	uint16_t *gen;          /* a slot's generation, kept when it is freed */
-	uint32_t next_slot, hi; /* where the search for a free slot starts; slots < hi may be used */
-	struct listener *lis;
-	uint32_t n_lis, cap_lis;
+	struct et_cm_table t;   /* connections by ID, listeners, timers */
 	struct et_token_bucket answers;
-	uint64_t next_dl;
-	bool dl_dirty;
 	struct et_cm_out *out;
 	uint32_t out_head, out_tail, out_cap;
 	struct et_cm_event *ev;
@@ -70,7 +62,7 @@ void
 et_cm_conf_default(struct et_cm_conf *c)
 {
 	memset(c, 0, sizeof(*c));
-	c->max_conns = 1024;
+	c->max_conns = ET_CM_MAX_CONNS; /* memory is taken as they are made */
 	c->response_timeout = 16;
 	c->packet_life = 12;
 	c->max_cm_retries = 7;
@@ -125,14 +117,11 @@ et_cm_create(const struct et_cm_conf *c)
 	cm->rng = (c->seed ^ 0x5bd1e9955bd1e995ull) | 1;
 	cm->id_mask = (uint32_t)et_rand_next(&cm->rng);
 	cm->tid_hi = (uint32_t)et_rand_next(&cm->rng);
-	cm->slot = calloc(c->max_conns, sizeof(*cm->slot));
-	cm->gen = calloc(c->max_conns, sizeof(*cm->gen));
 	cm->out_cap = cm->ev_cap = RING_FIRST;
 	cm->out = calloc(RING_FIRST, sizeof(*cm->out));
 	cm->ev = calloc(RING_FIRST, sizeof(*cm->ev));
 	et_token_bucket_init(&cm->answers, c->answer_gap_ns, c->answer_burst);
-	cm->next_dl = NONE;
-	if (!cm->slot || !cm->gen || !cm->out || !cm->ev) {
+	if (et_cm_table_init(&cm->t, c->max_conns, et_rand_next(&cm->rng)) || !cm->out || !cm->ev) {
 		et_cm_destroy(cm);
 		return NULL;
 	}
@@ -144,11 +133,9 @@ et_cm_destroy(struct et_cm *cm)
 {
 	if (cm == NULL)
 		return;
-	for (uint32_t i = 0; cm->slot && i < cm->conf.max_conns; i++)
-		free(cm->slot[i]);
-	free(cm->slot);
-	free(cm->gen);
-	free(cm->lis);
+	for (uint32_t i = 0; i < cm->t.cap; i++)
+		free(et_cm_table_conn(&cm->t, i));
+	et_cm_table_free(&cm->t);
 	free(cm->out);
 	free(cm->ev);
 	free(cm);
@@ -162,40 +149,31 @@ et_cm_stats(const struct et_cm *cm)
 
 /* ---- connections: slots and lookups ---- */
 
+/* A connection in a free slot (the table hands out the one freed longest
+ * ago, and a slot's generation changes its ID: a late MAD for a closed
+ * connection finds no successor); NULL when none is free. */
 static struct et_cm_conn *
 conn_new(struct et_cm *cm)
 {
-	uint32_t n = cm->conf.max_conns, i = 0, k;
-	struct et_cm_conn *c;
+	struct et_cm_conn *c = calloc(1, sizeof(*c));
+	uint32_t i;
 
-	/* the slot after the last one taken: an ID is reused as late as
-	 * possible (and with another generation), so a late MAD for a closed
-	 * connection finds no successor */
-	for (k = 0; k < n; k++) {
-		i = (cm->next_slot + k) % n;
-		if (cm->slot[i] == NULL)
-			break;
-	}
-	if (k == n || (c = calloc(1, sizeof(*c))) == NULL)
+	if (c == NULL)
 		return NULL;
-	cm->next_slot = (i + 1) % n;
-	if (i + 1 > cm->hi)
-		cm->hi = i + 1;
-	cm->gen[i]++;
+	if ((i = et_cm_table_take(&cm->t, c)) == ET_CM_NO_SLOT) {
+		free(c);
+		return NULL;
+	}
 	c->idx = i;
-	c->local_id = ((uint32_t)cm->gen[i] << 16 | i) ^ cm->id_mask;
+	c->local_id = ((uint32_t)et_cm_table_gen(&cm->t, i) << 16 | i) ^ cm->id_mask;
 	c->tid = (uint64_t)cm->tid_hi << 32 | c->local_id;
-	c->deadline = NONE;
-	cm->slot[i] = c;
 	return c;
 }
 
 static void
 conn_free(struct et_cm *cm, struct et_cm_conn *c)
 {
-	if (c->deadline != NONE)
-		cm->dl_dirty = true;
-	cm->slot[c->idx] = NULL;
+	et_cm_table_put(&cm->t, c->idx);
 	free(c);
 }
 
@@ -203,80 +181,66 @@ conn_free(struct et_cm *cm, struct et_cm_conn *c)
 static struct et_cm_conn *
 find_local(const struct et_cm *cm, uint32_t id)
 {
-	uint32_t x = id ^ cm->id_mask, i = x & 0xffff;
-	struct et_cm_conn *c;
+	struct et_cm_conn *c = et_cm_table_conn(&cm->t, (id ^ cm->id_mask) & 0xffff);
 
-	if (i >= cm->conf.max_conns || (c = cm->slot[i]) == NULL || c->local_id != id)
-		return NULL;
-	return c;
+	return c && c->local_id == id ? c : NULL;
 }
 
-/* The one the peer knows by its ID (a REQ's local communication ID). */
+/* The one the peer knows by its ID (a REQ's local communication ID): a
+ * passive side's from its REQ on, an active side's from the REP on. */
 static struct et_cm_conn *
 find_remote(const struct et_cm *cm, uint32_t remote_id, uint64_t guid)
 {
-	for (uint32_t i = 0; i < cm->hi; i++) {
-		struct et_cm_conn *c = cm->slot[i];
-
-		if (c && c->remote_guid == guid && c->remote_id == remote_id &&
-		    c->state != ET_CMS_REQ_SENT && c->state != ET_CMS_MRA_REQ_RCVD)
-			return c;
-	}
-	return NULL;
+	return et_cm_table_find_remote(&cm->t, guid, remote_id);
 }
 
-/* ---- timers ---- */
+/* c's peer calls it remote_id (from its CA guid) */
+static void
+set_remote(struct et_cm *cm, struct et_cm_conn *c, uint32_t remote_id, uint64_t guid)
+{
+	c->remote_id = remote_id;
+	c->remote_guid = guid;
+	et_cm_table_set_remote(&cm->t, c->idx, guid, remote_id);
+}
+
+/* ---- timers: one per connection, in the table's heap ---- */
 
 static void
 arm(struct et_cm *cm, struct et_cm_conn *c, uint64_t at)
 {
-	if (c->deadline == cm->next_dl && at > c->deadline)
-		cm->dl_dirty = true;
-	c->deadline = at;
-	if (at < cm->next_dl)
-		cm->next_dl = at;
+	et_cm_table_arm(&cm->t, c->idx, at);
 }
 
 static void
 disarm(struct et_cm *cm, struct et_cm_conn *c)
 {
-	if (c->deadline != NONE && c->deadline == cm->next_dl)
-		cm->dl_dirty = true;
-	c->deadline = NONE;
+	et_cm_table_arm(&cm->t, c->idx, NONE);
 }
 
 uint64_t
 et_cm_deadline(struct et_cm *cm)
 {
-	if (cm->dl_dirty) {
-		cm->next_dl = NONE;
-		for (uint32_t i = 0; i < cm->hi; i++)
-			if (cm->slot[i] && cm->slot[i]->deadline < cm->next_dl)
-				cm->next_dl = cm->slot[i]->deadline;
-		cm->dl_dirty = false;
-	}
-	return cm->next_dl;
+	return et_cm_table_deadline(&cm->t);
 }
 
 /* ---- what leaves: MADs and events ---- */
 
-/* A full ring of *cap elements of size elem twice as big, its elements
- * from *head on in order from 0; false when it may not grow (or no memory). */
+/* A full ring of cap elements of size elem twice as big; false when it
+ * may not grow (or no memory).  Its positions (head .. tail, counted
+ * without end, element p at p % cap) stay: an event's position, kept by
+ * its connection, still finds it. */
 static bool
-ring_grow(void **ring, uint32_t *cap, uint32_t *head, uint32_t *tail, size_t elem)
+ring_grow(void **ring, uint32_t *cap, uint32_t head, uint32_t tail, size_t elem)
 {
-	uint32_t n = *tail - *head;
 	char *r;
 
 	if (*cap >= RING_MAX || (r = malloc(2 * (size_t)*cap * elem)) == NULL)
 		return false;
-	for (uint32_t i = 0; i < n; i++)
-		memcpy(r + i * elem, (char *)*ring + ((*head + i) % *cap) * elem, elem);
+	for (uint32_t p = head; p != tail; p++)
+		memcpy(r + (p % (2 * *cap)) * elem, (char *)*ring + (p % *cap) * elem, elem);
 	free(*ring);
 	*ring = r;
 	*cap *= 2;
-	*head = 0;
-	*tail = n;
 	return true;
 }
 
@@ -286,7 +250,7 @@ out_push(struct et_cm *cm, uint32_t dst_ip, const uint8_t *mad)
 	struct et_cm_out *o;
 
 	if (cm->out_tail - cm->out_head == cm->out_cap &&
-	    !ring_grow((void **)&cm->out, &cm->out_cap, &cm->out_head, &cm->out_tail,
+	    !ring_grow((void **)&cm->out, &cm->out_cap, cm->out_head, cm->out_tail,
 		       sizeof(*cm->out))) {
 		cm->st.tx_full++;
 		return;
@@ -316,10 +280,12 @@ event(struct et_cm *cm, struct et_cm_conn *c, enum et_cm_event_type t)
 	if (c->released)
 		return NULL;
 	if (cm->ev_tail - cm->ev_head == cm->ev_cap &&
-	    !ring_grow((void **)&cm->ev, &cm->ev_cap, &cm->ev_head, &cm->ev_tail, sizeof(*cm->ev))) {
+	    !ring_grow((void **)&cm->ev, &cm->ev_cap, cm->ev_head, cm->ev_tail, sizeof(*cm->ev))) {
 		cm->st.events_lost++;
 		return NULL;
 	}
+	c->last_ev = cm->ev_tail;
+	c->n_events++;
 	e = &cm->ev[cm->ev_tail++ % cm->ev_cap];
 	memset(e, 0, offsetof(struct et_cm_event, pdata));
 	e->type = t;
@@ -346,8 +312,10 @@ et_cm_poll_event(struct et_cm *cm, struct et_cm_event *ev)
 {
 	while (cm->ev_head != cm->ev_tail) {
 		*ev = cm->ev[cm->ev_head++ % cm->ev_cap];
-		if (ev->conn) /* else its connection was let go */
+		if (ev->conn) { /* else its connection was let go */
+			ev->conn->n_events--;
 			return true;
+		}
 	}
 	return false;
 }
@@ -468,40 +436,13 @@ dreq_send(struct et_cm *cm, struct et_cm_conn *c, uint64_t now)
 int
 et_cm_listen(struct et_cm *cm, uint64_t service_id, void *ctx)
 {
-	for (uint32_t i = 0; i < cm->n_lis; i++)
-		if (cm->lis[i].service_id == service_id)
-			return -EADDRINUSE;
-	if (cm->n_lis == cm->cap_lis) {
-		uint32_t cap = cm->cap_lis ? 2 * cm->cap_lis : 4;
-		struct listener *l = realloc(cm->lis, cap * sizeof(*l));
-
-		if (l == NULL)
-			return -ENOMEM;
-		cm->lis = l;
-		cm->cap_lis = cap;
-	}
-	cm->lis[cm->n_lis++] = (struct listener){service_id, ctx};
-	return 0;
+	return et_cm_table_listen(&cm->t, service_id, ctx);
 }
 
 int
 et_cm_unlisten(struct et_cm *cm, uint64_t service_id)
 {
-	for (uint32_t i = 0; i < cm->n_lis; i++)
-		if (cm->lis[i].service_id == service_id) {
-			cm->lis[i] = cm->lis[--cm->n_lis];
-			return 0;
-		}
-	return -ENOENT;
-}
-
-static const struct listener *
-find_listener(const struct et_cm *cm, uint64_t service_id)
-{
-	for (uint32_t i = 0; i < cm->n_lis; i++)
-		if (cm->lis[i].service_id == service_id)
-			return &cm->lis[i];
-	return NULL;
+	return et_cm_table_unlisten(&cm->t, service_id);
 }
 
 struct et_cm_conn *
@@ -657,10 +598,13 @@ et_cm_release(struct et_cm *cm, struct et_cm_conn *c, uint64_t now)
 		break;
 	}
 	c->released = true;
-	/* its events not yet polled are no longer the consumer's */
-	for (uint32_t i = cm->ev_head; i != cm->ev_tail; i++)
-		if (cm->ev[i % cm->ev_cap].conn == c)
-			cm->ev[i % cm->ev_cap].conn = NULL;
+	/* its events not yet polled are no longer the consumer's: from its
+	 * last one back (most connections have none, or that one only) */
+	for (uint32_t p = c->last_ev; c->n_events; p--)
+		if (cm->ev[p % cm->ev_cap].conn == c) {
+			cm->ev[p % cm->ev_cap].conn = NULL;
+			c->n_events--;
+		}
 	if (c->state == ET_CMS_CLOSED || c->state == ET_CMS_IDLE)
 		conn_free(cm, c);
 }
@@ -704,7 +648,7 @@ on_req(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m, uint64_t no
 {
 	const struct et_cm_req *r = &m->u.req;
 	struct et_cma_hdr cma = {.src_ip = src_ip};
-	const struct listener *l;
+	const struct et_cm_listener *l;
 	struct et_cm_conn *c = find_remote(cm, r->local_comm_id, r->local_ca_guid);
 	struct et_cm_event *e;
 	uint8_t gid[16];
@@ -749,7 +693,7 @@ on_req(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m, uint64_t no
 		}
 		return;
 	}
-	if ((l = find_listener(cm, r->service_id)) == NULL) {
+	if ((l = et_cm_table_listener(&cm->t, r->service_id)) == NULL) {
 		cm->st.req_no_listener++;
 		req_reject(cm, src_ip, m, ET_CM_REJ_INVALID_SERVICE_ID, NULL, 0, now);
 		return;
@@ -776,8 +720,7 @@ on_req(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m, uint64_t no
 	}
 	c->state = ET_CMS_REQ_RCVD;
 	c->ctx = l->ctx;
-	c->remote_id = r->local_comm_id;
-	c->remote_guid = r->local_ca_guid;
+	set_remote(cm, c, r->local_comm_id, r->local_ca_guid);
 	c->peer_ip = src_ip;
 	c->service_id = r->service_id;
 	c->tid = m->hdr.tid;
@@ -830,8 +773,7 @@ on_rep(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m, uint64_t no
 		cm->st.stray++;
 		return;
 	}
-	c->remote_id = r->local_comm_id;
-	c->remote_guid = r->local_ca_guid;
+	set_remote(cm, c, r->local_comm_id, r->local_ca_guid);
 	c->remote_qpn = r->local_qpn;
 	c->remote_psn = r->starting_psn;
 	et_cm_msg_init(&a, ET_CM_RTU, c->tid);
@@ -1071,20 +1013,15 @@ expire(struct et_cm *cm, struct et_cm_conn *c, uint64_t now)
 	}
 }
 
+/* The due timers, earliest first, each taken off before its connection
+ * acts (a retry arms it again, later than now: the loop ends). */
 void
 et_cm_timer(struct et_cm *cm, uint64_t now)
 {
-	if (et_cm_deadline(cm) > now)
-		return;
-	for (uint32_t i = 0; i < cm->hi; i++) {
-		struct et_cm_conn *c = cm->slot[i];
+	uint32_t i;
 
-		if (c && c->deadline <= now) {
-			c->deadline = NONE;
-			expire(cm, c, now);
-		}
-	}
-	cm->dl_dirty = true;
+	while ((i = et_cm_table_pop_due(&cm->t, now)) != ET_CM_NO_SLOT)
+		expire(cm, et_cm_table_conn(&cm->t, i), now);
 }
 
 /* ---- what a connection shows ---- */

@@ -14,7 +14,9 @@
  * consumer (et_cm_poll_event) and a deadline (et_cm_deadline, then
  * et_cm_timer).  It never touches a port, a clock or a QP: host/et_rdmacm
  * puts its MADs on the wire and binds QPs.  Nothing is global: a process
- * may hold any number of CMs, each any number of connections.
+ * may hold any number of CMs, each up to ET_CM_MAX_CONNS connections; a
+ * MAD, a timer or a call costs the same whether a CM holds ten or tens of
+ * thousands (its tables: cm/et_cm_table_priv.h).
  */
 #ifndef ET_CM_H
 #define ET_CM_H
@@ -48,8 +50,10 @@ struct et_cm_conf {
 	uint32_t answer_burst;
 };
 
-/* Defaults: response timeout 16 (268 ms), packet life 12 (17 ms), 7
- * retries, MRA 20 (4.3 s), time wait 500 ms, 100 stray answers a second. */
+/* Defaults: as many connections as a CM holds (ET_CM_MAX_CONNS; its tables
+ * grow with the connections made), response timeout 16 (268 ms), packet
+ * life 12 (17 ms), 7 retries, MRA 20 (4.3 s), time wait 500 ms, 100 stray
+ * answers a second. */
 void et_cm_conf_default(struct et_cm_conf *c);
 
 enum et_cm_state {
