@@ -1026,6 +1026,12 @@ et_cm_timer(struct et_cm *cm, uint64_t now)
 
 /* ---- what a connection shows ---- */
 
+struct et_cm_conn *
+et_cm_conn_find(const struct et_cm *cm, uint32_t id)
+{
+	return find_local(cm, id);
+}
+
 enum et_cm_state
 et_cm_conn_state(const struct et_cm_conn *c)
 {

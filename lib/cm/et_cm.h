@@ -221,6 +221,9 @@ bool et_cm_pop_out(struct et_cm *cm, struct et_cm_out *o);
 bool et_cm_poll_event(struct et_cm *cm, struct et_cm_event *ev);
 
 /* ---- what a connection shows ---- */
+/* The connection whose local communication ID is id (what a MAD from the
+ * peer names as its remote ID), NULL if none: a look-up, not a walk. */
+struct et_cm_conn *et_cm_conn_find(const struct et_cm *cm, uint32_t id);
 enum et_cm_state et_cm_conn_state(const struct et_cm_conn *c);
 void *et_cm_conn_ctx(const struct et_cm_conn *c);
 void et_cm_conn_set_ctx(struct et_cm_conn *c, void *ctx);
