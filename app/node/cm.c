@@ -42,18 +42,25 @@
 #define CHAN_RECVS 4
 #define CHAN_MSG 64          /* perftest's messages: 56 bytes at most */
 #define WAIT_MS 60000        /* for the peer to connect or answer */
-#define CLOSE_NS 3000000000ull
+#define CLOSE_MS 3000        /* for the connections to close, and 1 ms per 10 of them */
+/* Requests (REQ or DREQ) a client has out at once: each is answered within
+ * the CM's response timeout (268 ms) however many are asked for, and the
+ * peer's port is never flooded. */
+#define WINDOW 256
 
 /* A connection's state as the node follows it. */
-enum conn_state { C_NONE, C_WAIT, C_UP, C_DOWN, C_REJECTED, C_UNREACHABLE };
+enum conn_state { C_NONE, C_WAIT, C_UP, C_DOWN, C_REJECTED, C_UNREACHABLE, C_STATES };
 
 struct cm_node {
 	struct et_rdmacm *rcm;
 	/* connection i is the test's QP i; i == qps perftest -R's exchange */
-	struct et_rdmacm_id *id[MAX_QPS + 1];
-	uint8_t st[MAX_QPS + 1];      /* enum conn_state */
-	uint16_t reason[MAX_QPS + 1]; /* C_REJECTED: the peer's REJ reason */
+	struct et_rdmacm_id **id;
+	uint8_t *st;         /* enum conn_state */
+	uint16_t *reason;    /* C_REJECTED: the peer's REJ reason */
+	uint32_t n_st[C_STATES]; /* the test's connections (not the exchange's) by state */
 	uint32_t n_req;      /* a server: the test's requests accepted */
+	uint64_t t_first, t_up; /* the first request, all the test's connections up */
+	uint32_t n_dreq;     /* DREQs sent by disconnect_window */
 	/* perftest -R's exchange: its QP, CQs and message slots */
 	struct et_qp *chan;
 	struct et_cq scq, rcq;
@@ -61,6 +68,28 @@ struct cm_node {
 	uint32_t chan_key;
 	char why[128];       /* the message transport's last failure */
 };
+
+/* Connection i's state is s, counted (the test's connections only). */
+static void
+set_st(struct node *n, uint32_t i, enum conn_state s)
+{
+	struct cm_node *c = n->cm;
+
+	if (i < n->o.qps) {
+		c->n_st[c->st[i]]--;
+		c->n_st[s]++;
+		if (s == C_UP && c->n_st[C_UP] == n->o.qps)
+			c->t_up = et_tsc_ns();
+	}
+	c->st[i] = (uint8_t)s;
+}
+
+/* How long closing may take: a DREQ/DREP each, WINDOW at once. */
+static uint64_t
+close_ms(const struct node *n)
+{
+	return CLOSE_MS + n->o.qps / 10;
+}
 
 /* ---- waiting: the port and the connection manager polled ---- */
 
@@ -289,10 +318,11 @@ on_request(struct node *n, const struct et_rdmacm_event *ev)
 	p.initiator_depth = ev->initiator_depth;
 	et_rdmacm_id_set_ctx(ev->id, (void *)(uintptr_t)(i + 1));
 	c->id[i] = ev->id;
-	c->st[i] = C_WAIT;
-	c->n_req += !chan;
+	set_st(n, i, C_WAIT);
+	if (!chan && c->n_req++ == 0)
+		c->t_first = et_tsc_ns();
 	if (et_rdmacm_accept(c->rcm, ev->id, qp, &p, et_tsc_ns()))
-		c->st[i] = C_UNREACHABLE; /* cannot be: the QP is new */
+		set_st(n, i, C_UNREACHABLE); /* cannot be: the QP is new */
 }
 
 void
@@ -310,17 +340,17 @@ cm_poll(struct node *n)
 			on_request(n, &ev);
 			break;
 		case ET_CM_EV_ESTABLISHED:
-			c->st[i] = C_UP;
+			set_st(n, i, C_UP);
 			break;
 		case ET_CM_EV_DISCONNECTED:
-			c->st[i] = C_DOWN;
+			set_st(n, i, C_DOWN);
 			break;
 		case ET_CM_EV_REJECTED:
-			c->st[i] = C_REJECTED;
+			set_st(n, i, C_REJECTED);
 			c->reason[i] = ev.reason;
 			break;
 		default:
-			c->st[i] = C_UNREACHABLE;
+			set_st(n, i, C_UNREACHABLE);
 			break;
 		}
 	}
@@ -360,6 +390,27 @@ conn_failed(struct node *n, uint32_t i)
 	}
 }
 
+/* A client's REQ for connection i (qps: the exchange's). */
+static int
+connect_start(struct node *n, uint32_t i)
+{
+	struct cm_node *c = n->cm;
+	struct et_rdmacm_conn_param p = conn_param(n);
+	struct et_qp *qp = i == n->o.qps ? c->chan : n->qp[i];
+	int err;
+
+	if (i < n->o.qps && c->t_first == 0)
+		c->t_first = et_tsc_ns();
+	set_st(n, i, C_WAIT);
+	c->id[i] = et_rdmacm_connect(c->rcm, n->them.ip, n->o.oob_port, qp, &p,
+				     (void *)(uintptr_t)(i + 1), et_tsc_ns(), &err);
+	if (c->id[i] == NULL) {
+		set_st(n, i, C_NONE);
+		return et_cli_error("RDMA CM: cannot connect QP %u: %s", i, strerror(-err));
+	}
+	return 0;
+}
+
 /* A client's connection i (qps: the exchange's) to the peer's port, until
  * established; while nobody listens there (perftest's server listens
  * again for the test's connections) it tries again, as perftest's client
@@ -368,17 +419,11 @@ static int
 connect_one(struct node *n, uint32_t i)
 {
 	struct cm_node *c = n->cm;
-	struct et_rdmacm_conn_param p = conn_param(n);
-	struct et_qp *qp = i == n->o.qps ? c->chan : n->qp[i];
 	uint64_t until = et_tsc_ns() + WAIT_MS * 1000000ull;
-	int err;
 
 	for (;;) {
-		c->st[i] = C_WAIT;
-		c->id[i] = et_rdmacm_connect(c->rcm, n->them.ip, n->o.oob_port, qp, &p,
-					     (void *)(uintptr_t)(i + 1), et_tsc_ns(), &err);
-		if (c->id[i] == NULL)
-			return et_cli_error("RDMA CM: cannot connect QP %u: %s", i, strerror(-err));
+		if (connect_start(n, i))
+			return -1;
 		wait_until(n, answered, i, WAIT_MS);
 		if (c->st[i] == C_UP)
 			return 0;
@@ -399,19 +444,66 @@ all_taken(struct node *n, uint32_t count)
 	return n->cm->n_req == count;
 }
 
+/* The test's connections (upto: all of them) are all up. */
 static bool
 all_up(struct node *n, uint32_t upto)
 {
-	for (uint32_t i = 0; i < upto; i++)
-		if (n->cm->st[i] != C_UP)
-			return false;
-	return true;
+	return n->cm->n_st[C_UP] == upto;
+}
+
+/* One of the test's connections was refused, given up or closed. */
+static bool
+any_failed(const struct cm_node *c)
+{
+	return c->n_st[C_REJECTED] || c->n_st[C_UNREACHABLE] || c->n_st[C_DOWN];
+}
+
+/* Fewer than WINDOW of the test's connections wait for an answer, or one
+ * failed. */
+static bool
+window_open(struct node *n, uint32_t arg)
+{
+	(void)arg;
+	return n->cm->n_st[C_WAIT] < WINDOW || any_failed(n->cm);
+}
+
+/* The client's test connections, WINDOW asked for at once (as ucmatose
+ * asks for all of them at once), the first alone: it waits for the
+ * server to listen. */
+static int
+connect_window(struct node *n)
+{
+	struct cm_node *c = n->cm;
+	uint32_t qps = n->o.qps;
+
+	for (uint32_t i = 0; i < qps; i++) {
+		if (make_qp(n, i, n->them.ip, n->o.mtu) == NULL)
+			return et_cli_error("cannot create QP %u", i);
+		if (n->o.mode == MODE_UCMATOSE)
+			ucmatose_recvs(n, i);
+		if (n->o.mode == MODE_RPING)
+			rping_recvs(n);
+		if (i == 0 ? connect_one(n, 0) : connect_start(n, i))
+			return -1;
+		if (!wait_until(n, window_open, 0, WAIT_MS) || any_failed(c))
+			break;
+	}
+	if (!any_failed(c) && wait_until(n, all_up, qps, WAIT_MS))
+		return 0;
+	/* the first that failed, else the first that had no answer */
+	for (uint32_t i = 0; i < qps; i++)
+		if (c->st[i] != C_UP && c->st[i] != C_WAIT && c->st[i] != C_NONE)
+			return conn_failed(n, i);
+	for (uint32_t i = 0; i < qps; i++)
+		if (c->st[i] != C_UP)
+			return conn_failed(n, i);
+	return -1;
 }
 
 /* The test's connections: a client makes --qps, a server takes as many
  * (ucmatose's sends wait for them to be established: its RTU). */
 static int
-open_tests(struct node *n)
+open_tests_now(struct node *n)
 {
 	struct cm_node *c = n->cm;
 	uint32_t qps = n->o.qps;
@@ -428,17 +520,29 @@ open_tests(struct node *n)
 		}
 		return 0;
 	}
+	/* perftest's client connects its QPs one by one, as the tool */
+	if (is_rdmacm_tool(n->o.mode))
+		return connect_window(n);
 	for (uint32_t i = 0; i < qps; i++) {
 		if (make_qp(n, i, n->them.ip, n->o.mtu) == NULL)
 			return et_cli_error("cannot create QP %u", i);
-		if (n->o.mode == MODE_UCMATOSE)
-			ucmatose_recvs(n, i);
-		if (n->o.mode == MODE_RPING)
-			rping_recvs(n);
 		if (connect_one(n, i))
 			return -1;
 	}
 	return 0;
+}
+
+/* open_tests_now, and how long the connections took said. */
+static int
+open_tests(struct node *n)
+{
+	int r = open_tests_now(n);
+	const struct cm_node *c = n->cm;
+
+	if (r == 0 && c->t_up)
+		et_info("RDMA CM: %u connections established in %.3f s", n->o.qps,
+			(c->t_up - c->t_first) / 1e9);
+	return r;
 }
 
 /* The exchange's connection: a client connects, a server takes the first
@@ -489,8 +593,12 @@ cm_open(struct node *n)
 
 	n->cm = c;
 	if (c == NULL || et_cq_init(&c->scq, 64) || et_cq_init(&c->rcq, 64) ||
-	    (c->chan_buf = calloc(CHAN_RECVS + 1, CHAN_MSG)) == NULL)
+	    (c->chan_buf = calloc(CHAN_RECVS + 1, CHAN_MSG)) == NULL ||
+	    (c->id = calloc(n->o.qps + 1, sizeof(*c->id))) == NULL ||
+	    (c->st = calloc(n->o.qps + 1, sizeof(*c->st))) == NULL ||
+	    (c->reason = calloc(n->o.qps + 1, sizeof(*c->reason))) == NULL)
 		return et_cli_error("out of memory");
+	c->n_st[C_NONE] = n->o.qps;
 	c->chan_key = et_host_reg(&n->lane[0].host, c->chan_buf, (CHAN_RECVS + 1) * CHAN_MSG,
 				  ET_ACCESS_LOCAL_WRITE);
 	et_rdmacm_conf_default(&conf);
@@ -509,8 +617,10 @@ cm_connect_peer(struct node *n)
 	const struct opts *o = &n->o;
 	struct in_addr a;
 
-	if (cm_open(n) || wait_link_up(n))
+	if (cm_open(n))
 		return -1;
+	/* a server listens (and says so) as soon as its port is started: a
+	 * memif client may connect once it has said anything */
 	if (o->server) {
 		int r = et_rdmacm_listen(n->cm->rcm, o->oob_port, NULL);
 
@@ -523,6 +633,8 @@ cm_connect_peer(struct node *n)
 		inet_pton(AF_INET, o->client, &a); /* checked by parse_options */
 		n->them.ip = ntohl(a.s_addr);
 	}
+	if (wait_link_up(n))
+		return -1;
 	if (is_rdmacm_tool(o->mode))
 		return open_tests(n) || cm_ready(n) ? -1 : 0;
 	n->oob = (struct oob){.fd = -1, .msg = &chan_ops, .msg_ctx = n, .stop = &node_stop,
@@ -603,13 +715,39 @@ ucmatose_send(struct node *n)
 	return 0;
 }
 
+/* The test's connections (upto: all of them) are all closed. */
 static bool
 all_down(struct node *n, uint32_t upto)
 {
-	for (uint32_t i = 0; i < upto; i++)
-		if (n->cm->st[i] != C_DOWN)
-			return false;
-	return true;
+	return n->cm->n_st[C_DOWN] == upto;
+}
+
+/* Fewer than WINDOW of our DREQs unanswered (a connection the peer closed
+ * meanwhile counts as an answer: the window only opens sooner). */
+static bool
+dreq_window_open(struct node *n, uint32_t down_before)
+{
+	const struct cm_node *c = n->cm;
+
+	return c->n_dreq - (c->n_st[C_DOWN] - down_before) < WINDOW;
+}
+
+/* Our DREQ for each of the test's connections still established, WINDOW
+ * out at once. */
+static void
+disconnect_window(struct node *n)
+{
+	struct cm_node *c = n->cm;
+	uint32_t down_before = c->n_st[C_DOWN];
+
+	c->n_dreq = 0;
+	for (uint32_t i = 0; i < n->o.qps && !node_stop; i++) {
+		if (c->st[i] != C_UP || et_rdmacm_id_state(c->id[i]) != ET_CMS_ESTABLISHED)
+			continue;
+		et_rdmacm_disconnect(c->rcm, c->id[i], et_tsc_ns());
+		c->n_dreq++;
+		wait_until(n, dreq_window_open, down_before, close_ms(n));
+	}
 }
 
 /* ucmatose's test: the server's SENDs, the client's answers, the server's
@@ -639,11 +777,15 @@ run_ucmatose(struct node *n)
 		n->bad++;
 		return;
 	}
-	for (uint32_t i = 0; o->server && i < o->qps; i++)
-		et_rdmacm_disconnect(n->cm->rcm, n->cm->id[i], et_tsc_ns());
-	if (!wait_until(n, all_down, o->qps, o->server ? 3000 : 10000) && !node_stop) {
-		et_cli_error("ucmatose: the %s did not close the connections in %u s",
-			     o->server ? "peer" : "server", o->server ? 3 : 10);
+	if (o->server)
+		disconnect_window(n);
+	/* the client waits for the server, which first takes its answers */
+	uint64_t ms = close_ms(n) + (o->server ? 0 : 7000);
+
+	if (!wait_until(n, all_down, o->qps, ms) && !node_stop) {
+		et_cli_error("ucmatose: the %s did not close the connections in %.1f s (%u of %u "
+			     "closed)", o->server ? "peer" : "server", ms / 1000.0,
+			     n->cm->n_st[C_DOWN], o->qps);
 		n->bad++;
 	}
 }
@@ -839,20 +981,17 @@ run_rping(struct node *n)
 
 /* ---- the end ---- */
 
+/* None of the connections is open: the test's (none waits for an answer
+ * or is up: a closed one's DISCONNECTED event has come) and the
+ * exchange's (index qps), whose CM state is asked. */
 static bool
-all_closed(struct node *n, uint32_t upto)
+all_closed(struct node *n, uint32_t qps)
 {
-	for (uint32_t i = 0; i <= upto; i++) {
-		struct et_rdmacm_id *id = n->cm->id[i];
-		enum et_cm_state s;
+	struct et_rdmacm_id *chan = n->cm->id[qps];
+	enum et_cm_state s = chan ? et_rdmacm_id_state(chan) : ET_CMS_CLOSED;
 
-		if (id == NULL)
-			continue;
-		s = et_rdmacm_id_state(id);
-		if (s != ET_CMS_TIMEWAIT && s != ET_CMS_CLOSED)
-			return false;
-	}
-	return true;
+	return n->cm->n_st[C_WAIT] + n->cm->n_st[C_UP] == 0 &&
+	       (s == ET_CMS_TIMEWAIT || s == ET_CMS_CLOSED);
 }
 
 void
@@ -867,11 +1006,13 @@ cm_close(struct node *n)
 	if (c->rcm) {
 		/* the test's connections and the exchange's: our DREQ, or the
 		 * peer's answered, the port polled until all are closed */
-		for (uint32_t i = 0; i <= n->o.qps; i++)
-			if (c->id[i] && et_rdmacm_id_state(c->id[i]) == ET_CMS_ESTABLISHED)
-				et_rdmacm_disconnect(c->rcm, c->id[i], et_tsc_ns());
-		if (!wait_until(n, all_closed, n->o.qps, CLOSE_NS / 1000000))
-			et_warn("RDMA CM: connections still open after %llu s", CLOSE_NS / 1000000000);
+		struct et_rdmacm_id *chan = c->id[n->o.qps];
+
+		if (chan && et_rdmacm_id_state(chan) == ET_CMS_ESTABLISHED)
+			et_rdmacm_disconnect(c->rcm, chan, et_tsc_ns());
+		disconnect_window(n);
+		if (!wait_until(n, all_closed, n->o.qps, close_ms(n)))
+			et_warn("RDMA CM: connections still open after %.1f s", close_ms(n) / 1000.0);
 		s = et_rdmacm_cm_stats(c->rcm);
 		for (int e = 0; e < ET_MAD_E_COUNT; e++)
 			refused += s->rx_bad[e];
@@ -887,6 +1028,9 @@ cm_close(struct node *n)
 	et_cq_free(&c->scq);
 	et_cq_free(&c->rcq);
 	free(c->chan_buf);
+	free(c->id);
+	free(c->st);
+	free(c->reason);
 	free(c);
 	n->cm = NULL;
 	n->oob.msg = NULL;
@@ -900,4 +1044,8 @@ cm_report(const struct node *n, struct json_t *j)
 	et_json_set_counters(c, &et_cm_ctrs, et_rdmacm_cm_stats(n->cm->rcm));
 	et_json_set_counters(c, &et_rdmacm_ctrs, et_rdmacm_stats(n->cm->rcm));
 	json_object_set_new(j, "cm_counters", c);
+	/* from the first request to the last of the test's connections up */
+	if (n->cm->t_up)
+		json_object_set_new(j, "connect_s",
+				    json_real((n->cm->t_up - n->cm->t_first) / 1e9));
 }

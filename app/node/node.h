@@ -23,13 +23,16 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cm/et_cm.h"
 #include "host/et_arp.h"
 #include "host/et_host.h"
 #include "host/et_nic.h"
 #include "link/et_link_conf.h"
 #include "oob.h"
 
-#define MAX_QPS 64
+/* QPs of a run: as many connections as one CM holds, less the exchange's
+ * (perftest -R); the per-QP arrays are made for --qps */
+#define MAX_QPS (ET_CM_MAX_CONNS - 1)
 #define MAX_WORKERS ET_NIC_TEAM_MAX
 #define DEPTH 16 /* requests in flight per QP */
 /* READs and atomics we answer at once per QP (perftest's out_reads, what
@@ -97,15 +100,15 @@ struct node {
 	_Atomic int lanes_stop; /* lane 0 tells the others the run is over */
 	struct et_capture *cap; /* --pcap: what we send */
 	struct et_arp arp;
-	struct et_qp *qp[MAX_QPS];
+	struct et_qp **qp;    /* --qps of them */
 	uint32_t key;         /* of buf, local and remote */
 	uint8_t *buf;
 	uint64_t buf_len;
 	struct peer me, them;
-	struct peer_qp them_qp[MAX_QPS]; /* perftest: one address message per QP */
+	struct peer_qp *them_qp; /* perftest: one address message per QP */
 	uint64_t stride;      /* QP i's part of buf starts at i * stride */
 	uint32_t size;        /* the size being run (--all walks them) */
-	uint64_t recv_left[MAX_QPS]; /* receives still to post; UINT64_MAX: no end */
+	uint64_t *recv_left;  /* per QP: receives still to post; UINT64_MAX: no end */
 	struct oob oob;
 	uint64_t *lat;
 	uint64_t nlat;        /* samples in lat (0: min(done, iters)) */
