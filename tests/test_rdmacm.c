@@ -527,6 +527,40 @@ test_hostile(void **state)
 	hosts_down();
 }
 
+static bool
+b_disconnected(void)
+{
+	return H[1].nev && H[1].ev[H[1].nev - 1].type == ET_CM_EV_DISCONNECTED;
+}
+
+/* A lets go of an established connection: its DREQ goes out, and the
+ * DREP that comes back finds the connection (in time wait), not the id
+ * that is gone. */
+static void
+test_release_established(void **state)
+{
+	(void)state;
+	hosts_up();
+	assert_int_equal(et_rdmacm_listen(H[1].cm, PORT, &H[1]), 0);
+	H[1].auto_accept = true;
+	a_connects(PORT);
+	run(both_established, now + 10000000000ull);
+	et_rdmacm_release(H[0].cm, H[0].id, now);
+	et_nic_qp_destroy(&H[0].nic, H[0].qp);
+	run(b_disconnected, now + 10000000000ull);
+	expect(&H[1], ET_CM_EV_CONNECT_REQUEST);
+	expect(&H[1], ET_CM_EV_ESTABLISHED);
+	expect(&H[1], ET_CM_EV_DISCONNECTED);
+	run(NULL, now + 100000000ull); /* the DREP home */
+	assert_int_equal(et_rdmacm_cm_stats(H[0].cm)->disconnected, 1);
+	assert_int_equal(et_rdmacm_cm_stats(H[0].cm)->tx_retries, 0);
+	expect(&H[0], ET_CM_EV_ESTABLISHED);
+	no_event(&H[0]);
+	et_rdmacm_release(H[1].cm, H[1].id, now);
+	et_nic_qp_destroy(&H[1].nic, H[1].qp);
+	hosts_down();
+}
+
 #define MANY 1000
 
 static bool
@@ -624,6 +658,7 @@ main(void)
 		cmocka_unit_test(test_lossy),
 		cmocka_unit_test(test_reject),
 		cmocka_unit_test(test_hostile),
+		cmocka_unit_test(test_release_established),
 		cmocka_unit_test(test_many),
 	};
 

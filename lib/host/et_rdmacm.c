@@ -601,6 +601,9 @@ et_rdmacm_disconnect(struct et_rdmacm *cm, struct et_rdmacm_id *id, uint64_t now
 void
 et_rdmacm_release(struct et_rdmacm *cm, struct et_rdmacm_id *id, uint64_t now)
 {
+	/* the connection may outlive the id (a DREQ out, time wait): a MAD
+	 * for it must not find the id (settle_named) */
+	et_cm_conn_set_ctx(id->conn, NULL);
 	et_cm_release(cm->cm, id->conn, now);
 	id_free(cm, id);
 	drain_out(cm, now);
