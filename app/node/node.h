@@ -12,7 +12,8 @@
  *   telemetry.c  counters for rte_telemetry
  *   oob.c        the TCP exchange's dialects
  *   cm.c         --oob cm: connections by RDMA CM, perftest -R's exchange
- *                on a QP, ucmatose's test
+ *                on a QP
+ *   cm_tools.c   --oob cm: rdmacm-utils' ucmatose and rping
  */
 #ifndef ET_NODE_H
 #define ET_NODE_H
@@ -250,12 +251,28 @@ struct cm_node;
 int cm_connect_peer(struct node *n);
 /* The connection manager's timers and events: in every wait on the port. */
 void cm_poll(struct node *n);
-void run_ucmatose(struct node *n);
-void run_rping(struct node *n);
-/* Our connections closed (DREQ, or the peer's answered), at most 3 s;
- * the agent on QP 1 gone. */
+/* The port polled once, then the connection manager (a pause when idle). */
+void cm_poll_once(struct node *n);
+/* The test's connection i is closed (its DISCONNECTED came). */
+bool cm_down(const struct node *n, uint32_t i);
+/* Until the test's connections are all closed, at most ms: how many are. */
+uint32_t cm_wait_down(struct node *n, uint64_t ms);
+/* Our DREQ for each of the test's connections still established, a
+ * window of them out at once. */
+void cm_disconnect_all(struct node *n);
+/* How long closing may take: 3 s, and 1 ms per 10 connections. */
+uint64_t cm_close_ms(const struct node *n);
+/* Our connections closed (DREQ, or the peer's answered), at most
+ * cm_close_ms; the agent on QP 1 gone. */
 void cm_close(struct node *n);
 void cm_report(const struct node *n, struct json_t *j);
+
+/* cm_tools.c: rdmacm-utils' tests */
+/* ucmatose: QP i's --iters receives; rping: its two message slots' */
+void ucmatose_recvs(struct node *n, uint32_t i);
+void rping_recvs(struct node *n);
+void run_ucmatose(struct node *n);
+void run_rping(struct node *n);
 
 /* report.c */
 /* The command line's help (options.c). */
