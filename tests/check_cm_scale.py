@@ -35,8 +35,12 @@ def main():
     if os.path.exists(sock):
         os.unlink(sock)
     port = 20000 + os.getpid() % 20000
+    # N QPs sending at once share the NIC's round robin: on a busy machine a
+    # QP's turn can come later than the default 67 ms RTO, and each firing
+    # spends a retry (the transport's timer restarts when it fires, not when
+    # the retransmission leaves); this test is about the CM
     common = ["--oob", "cm", "--mode", "ucmatose", "--qps", str(n), "--iters", str(iters),
-              "--size", "64", "--verify", "--oob-port", str(port)]
+              "--size", "64", "--verify", "--oob-port", str(port), "--rto-ms", "500"]
     out = {side: os.path.join(work, side + ".json") for side in ("server", "client")}
     for f in out.values():
         if os.path.exists(f):
