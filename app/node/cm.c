@@ -8,7 +8,7 @@
  * the same port, another sync, and the test as over TCP (connect.c,
  * run.c, finish.c speak it through struct oob's message transport).
  * rdmacm-utils' ucmatose and rping run on its connections (cm_tools.c);
- * ucmatose's client asks for WINDOW of them at once, however many.
+ * ucmatose's client asks for a window of them at once, however many.
  *
  * The port of a server is rdma_cm's TCP port space's --oob-port; --client
  * names the peer's RoCE address.  At the end every connection is closed
@@ -32,10 +32,15 @@
 #define CHAN_MSG 64          /* perftest's messages: 56 bytes at most */
 #define WAIT_MS 60000        /* for the peer to connect or answer */
 #define CLOSE_MS 3000        /* for the connections to close, and 1 ms per 10 of them */
-/* Requests (REQ or DREQ) a client has out at once: each is answered within
- * the CM's response timeout (268 ms) however many are asked for, and the
- * peer's port is never flooded. */
-#define WINDOW 256
+/* Requests (REQ or DREQ) we have out at once, so that each is answered
+ * within the CM's response timeout (268 ms) however many are asked for:
+ * from WINDOW_FIRST, one more per answer up to WINDOW_MAX, halved (down to
+ * WINDOW_MIN) whenever the CM had to send one again (the peer slower than
+ * its timeouts, as on a busy machine), so that retries do not feed on
+ * themselves. */
+#define WINDOW_FIRST 32
+#define WINDOW_MIN 8
+#define WINDOW_MAX 256
 
 /* A connection's state as the node follows it. */
 enum conn_state { C_NONE, C_WAIT, C_UP, C_DOWN, C_REJECTED, C_UNREACHABLE, C_STATES };
@@ -49,7 +54,9 @@ struct cm_node {
 	uint32_t n_st[C_STATES]; /* the test's connections (not the exchange's) by state */
 	uint32_t n_req;      /* a server: the test's requests accepted */
 	uint64_t t_first, t_up; /* the first request, all the test's connections up */
-	uint32_t n_dreq;     /* DREQs sent by disconnect_window */
+	uint32_t n_dreq;     /* DREQs sent by cm_disconnect_all */
+	uint32_t window;     /* requests out at once */
+	uint64_t retries_seen; /* the CM's tx_retries when the window last changed */
 	/* perftest -R's exchange: its QP, CQs and message slots */
 	struct et_qp *chan;
 	struct et_cq scq, rcq;
@@ -69,8 +76,23 @@ set_st(struct node *n, uint32_t i, enum conn_state s)
 		c->n_st[s]++;
 		if (s == C_UP && c->n_st[C_UP] == n->o.qps)
 			c->t_up = et_tsc_ns();
+		if ((s == C_UP || s == C_DOWN) && c->window < WINDOW_MAX)
+			c->window++; /* an answer */
 	}
 	c->st[i] = (uint8_t)s;
+}
+
+/* The window, halved if the CM sent something again since last asked. */
+static uint32_t
+window(struct cm_node *c)
+{
+	uint64_t r = et_rdmacm_cm_stats(c->rcm)->tx_retries;
+
+	if (r != c->retries_seen) {
+		c->retries_seen = r;
+		c->window = c->window / 2 > WINDOW_MIN ? c->window / 2 : WINDOW_MIN;
+	}
+	return c->window;
 }
 
 uint64_t
@@ -409,18 +431,18 @@ any_failed(const struct cm_node *c)
 	return c->n_st[C_REJECTED] || c->n_st[C_UNREACHABLE] || c->n_st[C_DOWN];
 }
 
-/* Fewer than WINDOW of the test's connections wait for an answer, or one
- * failed. */
+/* Fewer than the window of the test's connections wait for an answer, or
+ * one failed. */
 static bool
 window_open(struct node *n, uint32_t arg)
 {
 	(void)arg;
-	return n->cm->n_st[C_WAIT] < WINDOW || any_failed(n->cm);
+	return n->cm->n_st[C_WAIT] < window(n->cm) || any_failed(n->cm);
 }
 
-/* The client's test connections, WINDOW asked for at once (as ucmatose
- * asks for all of them at once), the first alone: it waits for the
- * server to listen. */
+/* The client's test connections, a window of them asked for at once (as
+ * ucmatose asks for all of them at once), the first alone: it waits for
+ * the server to listen. */
 static int
 connect_window(struct node *n)
 {
@@ -550,6 +572,7 @@ cm_open(struct node *n)
 	    (c->reason = calloc(n->o.qps + 1, sizeof(*c->reason))) == NULL)
 		return et_cli_error("out of memory");
 	c->n_st[C_NONE] = n->o.qps;
+	c->window = WINDOW_FIRST;
 	c->chan_key = et_host_reg(&n->lane[0].host, c->chan_buf, (CHAN_RECVS + 1) * CHAN_MSG,
 				  ET_ACCESS_LOCAL_WRITE);
 	et_rdmacm_conf_default(&conf);
@@ -621,14 +644,14 @@ cm_down(const struct node *n, uint32_t i)
 	return n->cm->st[i] == C_DOWN;
 }
 
-/* Fewer than WINDOW of our DREQs unanswered (a connection the peer closed
- * meanwhile counts as an answer: the window only opens sooner). */
+/* Fewer than the window of our DREQs unanswered (a connection the peer
+ * closed meanwhile counts as an answer: the window only opens sooner). */
 static bool
 dreq_window_open(struct node *n, uint32_t down_before)
 {
-	const struct cm_node *c = n->cm;
+	struct cm_node *c = n->cm;
 
-	return c->n_dreq - (c->n_st[C_DOWN] - down_before) < WINDOW;
+	return c->n_dreq - (c->n_st[C_DOWN] - down_before) < window(c);
 }
 
 void

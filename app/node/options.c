@@ -55,7 +55,7 @@ usage(FILE *f)
 		"                 exchange in SENDs on a QP of its own, rdma_cm port 18515);\n"
 		"                 --mode ucmatose is rdmacm-utils' ucmatose (port 7471: --iters\n"
 		"                 SENDs of --size each way, the server's first; --qps connections,\n"
-		"                 up to 65535, 256 asked for at once);\n"
+		"                 up to 65535, up to 256 asked for at once);\n"
 		"                 --mode rping is its rping (port 7174: --iters pings of --size, the\n"
 		"                 server READs the client's buffer and WRITEs it back; --verify:\n"
 		"                 the echo, or what was read, is rping's text)\n"
