@@ -366,7 +366,7 @@ BAD = [
     (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--mode", "read_write"], "--mode: expected"),
     (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--mtu", "1000"], "--mtu: expected"),
     (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--size", "big"], "--size: expected a byte count"),
-    (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--qps", "0"], "--qps: expected 1..64"),
+    (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--qps", "0"], "--qps: expected 1..65535"),
     (["--port", "net_nosuch0", "--ip", "10.0.0.1", "--server"], "cannot start 'net_nosuch0'"),
     (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--peer", "qpn=5"], "--peer: ip="),
     (["--port", "net_memif0", "--ip", "10.0.0.1", "--server", "--peer", "ip=1.2.3.4,color=red"],

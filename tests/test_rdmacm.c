@@ -3,8 +3,9 @@
  * and the agent on QP 1, both sides in one test in virtual time.  A
  * connection made on the wire (REQ, REP, RTU as UD SENDs to QP 1, MACs by
  * ARP), data both ways on the QPs it bound, DREQ/DREP; the same under 30 %
- * loss each way; rejects; and hostile frames for QP 1, each refused and
- * counted, with an established connection undisturbed.
+ * loss each way; rejects; hostile frames for QP 1, each refused and
+ * counted, with an established connection undisturbed; and a thousand
+ * connections at once, their REQs held until ARP answers.
  */
 #include "et_test.h"
 
@@ -34,11 +35,18 @@ struct host {
 	struct et_rdmacm_id *id; /* and its id */
 	struct et_rdmacm_event ev[64];
 	int nev, next_ev;
+	/* many at once (test_many): events counted by type, not kept; each
+	 * request accepted with a QP of its own, kept here */
+	bool counting;
+	uint32_t count[ET_CM_EV_DISCONNECTED + 1];
+	struct et_qp **qps;
+	struct et_rdmacm_id **ids;
 };
 
 static struct host H[2];
 static struct et_port PA, PB;
 static uint64_t now;
+static uint32_t nic_qps = 64;
 
 static int
 setup(void **state)
@@ -63,7 +71,7 @@ host_init(struct host *h, const struct et_port *port, uint32_t ip, uint8_t id)
 	struct et_rdmacm_conf c;
 
 	memset(h, 0, sizeof(*h));
-	assert_int_equal(et_nic_init(&h->nic, port, &lm, pool, &mac, ip, 0x100, 64), 0);
+	assert_int_equal(et_nic_init(&h->nic, port, &lm, pool, &mac, ip, 0x100, nic_qps), 0);
 	et_arp_init(&h->arp, mac.addr_bytes, ip, 1000, 8);
 	h->nic.arp = &h->arp;
 	assert_int_equal(et_mr_table_init(&h->mrs, 4), 0);
@@ -130,6 +138,21 @@ take_events(struct host *h)
 	struct et_rdmacm_event e;
 
 	while (et_rdmacm_get_event(h->cm, &e)) {
+		if (h->counting && e.type == ET_CM_EV_CONNECT_REQUEST) {
+			struct et_rdmacm_conn_param p = {.psn = 0x2000, .rnr_retry_count = 7};
+			uint32_t k = h->count[e.type];
+			struct et_recv_wr rw = {.wr_id = k, .addr = h->mem + 64 * k, .length = 64,
+						.lkey = h->mr->key};
+
+			h->qps[k] = qp_for(h, e.peer_ip, e.mtu);
+			h->ids[k] = e.id;
+			assert_int_equal(et_qp_post_recv(h->qps[k], &rw), 0);
+			assert_int_equal(et_rdmacm_accept(h->cm, e.id, h->qps[k], &p, now), 0);
+		}
+		if (h->counting) {
+			h->count[e.type]++;
+			continue;
+		}
 		assert_true(h->nev < 64);
 		if (e.type == ET_CM_EV_CONNECT_REQUEST && h->auto_accept) {
 			struct et_rdmacm_conn_param p = {.psn = 0x2000, .rnr_retry_count = 7,
@@ -504,6 +527,129 @@ test_hostile(void **state)
 	hosts_down();
 }
 
+static bool
+b_disconnected(void)
+{
+	return H[1].nev && H[1].ev[H[1].nev - 1].type == ET_CM_EV_DISCONNECTED;
+}
+
+/* A lets go of an established connection: its DREQ goes out, and the
+ * DREP that comes back finds the connection (in time wait), not the id
+ * that is gone. */
+static void
+test_release_established(void **state)
+{
+	(void)state;
+	hosts_up();
+	assert_int_equal(et_rdmacm_listen(H[1].cm, PORT, &H[1]), 0);
+	H[1].auto_accept = true;
+	a_connects(PORT);
+	run(both_established, now + 10000000000ull);
+	et_rdmacm_release(H[0].cm, H[0].id, now);
+	et_nic_qp_destroy(&H[0].nic, H[0].qp);
+	run(b_disconnected, now + 10000000000ull);
+	expect(&H[1], ET_CM_EV_CONNECT_REQUEST);
+	expect(&H[1], ET_CM_EV_ESTABLISHED);
+	expect(&H[1], ET_CM_EV_DISCONNECTED);
+	run(NULL, now + 100000000ull); /* the DREP home */
+	assert_int_equal(et_rdmacm_cm_stats(H[0].cm)->disconnected, 1);
+	assert_int_equal(et_rdmacm_cm_stats(H[0].cm)->tx_retries, 0);
+	expect(&H[0], ET_CM_EV_ESTABLISHED);
+	no_event(&H[0]);
+	et_rdmacm_release(H[1].cm, H[1].id, now);
+	et_nic_qp_destroy(&H[1].nic, H[1].qp);
+	hosts_down();
+}
+
+#define MANY 1000
+
+static bool
+many_established(void)
+{
+	return H[0].count[ET_CM_EV_ESTABLISHED] == MANY && H[1].count[ET_CM_EV_ESTABLISHED] == MANY;
+}
+
+static bool
+many_received(void)
+{
+	return et_cq_count(&H[1].rcq) == MANY && et_cq_count(&H[0].scq) == MANY;
+}
+
+static bool
+many_disconnected(void)
+{
+	return H[0].count[ET_CM_EV_DISCONNECTED] == MANY &&
+	       H[1].count[ET_CM_EV_DISCONNECTED] == MANY;
+}
+
+/* A thousand connections asked for at once, before A knows B's MAC: every
+ * REQ waits for ARP (none given up), each connection established without
+ * a retry, a SEND on each, all closed by A. */
+static void
+test_many(void **state)
+{
+	struct et_rdmacm_conn_param p = {.psn = 0x1000, .mtu = 1024, .retry_count = 6,
+					 .rnr_retry_count = 7};
+	struct et_wc wc;
+	int err;
+
+	(void)state;
+	nic_qps = MANY + 1;
+	hosts_up();
+	for (int i = 0; i < 2; i++) {
+		H[i].counting = true;
+		H[i].qps = calloc(MANY, sizeof(*H[i].qps));
+		H[i].ids = calloc(MANY, sizeof(*H[i].ids));
+		assert_true(H[i].qps && H[i].ids);
+	}
+	assert_int_equal(et_rdmacm_listen(H[1].cm, PORT, &H[1]), 0);
+	for (uint32_t k = 0; k < MANY; k++) {
+		H[0].qps[k] = qp_for(&H[0], H[1].nic.ip, 1024);
+		H[0].ids[k] = et_rdmacm_connect(H[0].cm, H[1].nic.ip, PORT, H[0].qps[k], &p,
+						 (void *)(uintptr_t)(k + 1), now, &err);
+		assert_non_null(H[0].ids[k]);
+	}
+	assert_int_equal(et_rdmacm_stats(H[0].cm)->tx_parked, MANY);
+	run(many_established, now + 10000000000ull);
+	assert_true(many_established());
+	assert_int_equal(H[1].count[ET_CM_EV_CONNECT_REQUEST], MANY);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(et_rdmacm_stats(H[i].cm)->tx_unresolved, 0);
+		assert_int_equal(et_rdmacm_stats(H[i].cm)->bind_fail, 0);
+		assert_int_equal(et_rdmacm_cm_stats(H[i].cm)->tx_retries, 0);
+		assert_int_equal(et_rdmacm_cm_stats(H[i].cm)->events_lost, 0);
+	}
+	for (uint32_t k = 0; k < MANY; k++) {
+		struct et_send_wr wr = {.wr_id = k, .opcode = ET_WR_SEND, .local_addr = H[0].mem,
+					.length = 8, .lkey = H[0].mr->key};
+
+		assert_int_equal(et_nic_post_send(&H[0].nic, H[0].qps[k], &wr), 0);
+	}
+	run(many_received, now + 10000000000ull);
+	for (uint32_t k = 0; k < MANY; k++) {
+		assert_int_equal(et_cq_poll(&H[1].rcq, &wc, 1), 1);
+		assert_int_equal(wc.status, ET_WC_SUCCESS);
+		assert_int_equal(wc.byte_len, 8);
+		assert_int_equal(et_cq_poll(&H[0].scq, &wc, 1), 1);
+		assert_int_equal(wc.status, ET_WC_SUCCESS);
+	}
+	for (uint32_t k = 0; k < MANY; k++)
+		assert_int_equal(et_rdmacm_disconnect(H[0].cm, H[0].ids[k], now), 0);
+	run(many_disconnected, now + 10000000000ull);
+	assert_true(many_disconnected());
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(et_rdmacm_cm_stats(H[i].cm)->unreachable, 0);
+		for (uint32_t k = 0; k < MANY; k++) {
+			et_rdmacm_release(H[i].cm, H[i].ids[k], now);
+			et_nic_qp_destroy(&H[i].nic, H[i].qps[k]);
+		}
+		free(H[i].qps);
+		free(H[i].ids);
+	}
+	hosts_down();
+	nic_qps = 64;
+}
+
 int
 main(void)
 {
@@ -512,6 +658,8 @@ main(void)
 		cmocka_unit_test(test_lossy),
 		cmocka_unit_test(test_reject),
 		cmocka_unit_test(test_hostile),
+		cmocka_unit_test(test_release_established),
+		cmocka_unit_test(test_many),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,24 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * ethereal-node --oob cm: no TCP.  Connections by RDMA CM on the wire
  * (host/et_rdmacm: MADs to QP 1), as rdma_cm applications make them, and
- * over them two of the Linux tools' tests:
- *
- *   perftest -R (ib_write_bw -R, ib_send_lat -R, ...): a first connection
- *   whose QP carries perftest's whole exchange as SENDs, one message each
- *   (version, page, cache line, MTU, the address messages in binary, the
- *   figures); a sync on it, then one connection per test QP to the same
- *   port, another sync, and the test as over TCP (connect.c, run.c,
- *   finish.c speak it through struct oob's message transport);
- *
- *   ucmatose (rdmacm-utils): --qps connections, --iters SENDs of --size on
- *   each, the server's first; the client answers each with what it
- *   received (the tool sends from its receive buffer); then the server's
- *   DREQ;
- *
- *   rping (rdmacm-utils): per ping the client names its buffer (a SEND of
- *   address, rkey, size), the server RDMA READs it and says go, the client
- *   names its sink, the server RDMA WRITEs what it read there and says go;
- *   the client checks the echo (-V); after --iters pings its DREQ.
+ * over them perftest -R (ib_write_bw -R, ib_send_lat -R, ...): a first
+ * connection whose QP carries perftest's whole exchange as SENDs, one
+ * message each (version, page, cache line, MTU, the address messages in
+ * binary, the figures); a sync on it, then one connection per test QP to
+ * the same port, another sync, and the test as over TCP (connect.c,
+ * run.c, finish.c speak it through struct oob's message transport).
+ * rdmacm-utils' ucmatose and rping run on its connections (cm_tools.c);
+ * ucmatose's client asks for a window of them at once, however many.
  *
  * The port of a server is rdma_cm's TCP port space's --oob-port; --client
  * names the peer's RoCE address.  At the end every connection is closed
@@ -32,7 +22,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/et_bytes.h"
 #include "host/et_rdmacm.h"
 #include "host/et_worker.h"
 #include "et_cli.h"
@@ -42,18 +31,32 @@
 #define CHAN_RECVS 4
 #define CHAN_MSG 64          /* perftest's messages: 56 bytes at most */
 #define WAIT_MS 60000        /* for the peer to connect or answer */
-#define CLOSE_NS 3000000000ull
+#define CLOSE_MS 3000        /* for the connections to close, and 1 ms per 10 of them */
+/* Requests (REQ or DREQ) we have out at once, so that each is answered
+ * within the CM's response timeout (268 ms) however many are asked for:
+ * from WINDOW_FIRST, one more per answer up to WINDOW_MAX, halved (down to
+ * WINDOW_MIN) whenever the CM had to send one again (the peer slower than
+ * its timeouts, as on a busy machine), so that retries do not feed on
+ * themselves. */
+#define WINDOW_FIRST 32
+#define WINDOW_MIN 8
+#define WINDOW_MAX 256
 
 /* A connection's state as the node follows it. */
-enum conn_state { C_NONE, C_WAIT, C_UP, C_DOWN, C_REJECTED, C_UNREACHABLE };
+enum conn_state { C_NONE, C_WAIT, C_UP, C_DOWN, C_REJECTED, C_UNREACHABLE, C_STATES };
 
 struct cm_node {
 	struct et_rdmacm *rcm;
 	/* connection i is the test's QP i; i == qps perftest -R's exchange */
-	struct et_rdmacm_id *id[MAX_QPS + 1];
-	uint8_t st[MAX_QPS + 1];      /* enum conn_state */
-	uint16_t reason[MAX_QPS + 1]; /* C_REJECTED: the peer's REJ reason */
+	struct et_rdmacm_id **id;
+	uint8_t *st;         /* enum conn_state */
+	uint16_t *reason;    /* C_REJECTED: the peer's REJ reason */
+	uint32_t n_st[C_STATES]; /* the test's connections (not the exchange's) by state */
 	uint32_t n_req;      /* a server: the test's requests accepted */
+	uint64_t t_first, t_up; /* the first request, all the test's connections up */
+	uint32_t n_dreq;     /* DREQs sent by cm_disconnect_all */
+	uint32_t window;     /* requests out at once */
+	uint64_t retries_seen; /* the CM's tx_retries when the window last changed */
 	/* perftest -R's exchange: its QP, CQs and message slots */
 	struct et_qp *chan;
 	struct et_cq scq, rcq;
@@ -62,10 +65,46 @@ struct cm_node {
 	char why[128];       /* the message transport's last failure */
 };
 
+/* Connection i's state is s, counted (the test's connections only). */
+static void
+set_st(struct node *n, uint32_t i, enum conn_state s)
+{
+	struct cm_node *c = n->cm;
+
+	if (i < n->o.qps) {
+		c->n_st[c->st[i]]--;
+		c->n_st[s]++;
+		if (s == C_UP && c->n_st[C_UP] == n->o.qps)
+			c->t_up = et_tsc_ns();
+		if ((s == C_UP || s == C_DOWN) && c->window < WINDOW_MAX)
+			c->window++; /* an answer */
+	}
+	c->st[i] = (uint8_t)s;
+}
+
+/* The window, halved if the CM sent something again since last asked. */
+static uint32_t
+window(struct cm_node *c)
+{
+	uint64_t r = et_rdmacm_cm_stats(c->rcm)->tx_retries;
+
+	if (r != c->retries_seen) {
+		c->retries_seen = r;
+		c->window = c->window / 2 > WINDOW_MIN ? c->window / 2 : WINDOW_MIN;
+	}
+	return c->window;
+}
+
+uint64_t
+cm_close_ms(const struct node *n)
+{
+	return CLOSE_MS + n->o.qps / 10;
+}
+
 /* ---- waiting: the port and the connection manager polled ---- */
 
-static void
-poll_once(struct node *n)
+void
+cm_poll_once(struct node *n)
 {
 	if (et_nic_poll(&n->lane[0].nic, et_tsc_ns()) == 0)
 		usleep(20); /* the exchange is slow anyway; leave the core to others */
@@ -80,7 +119,7 @@ wait_until(struct node *n, bool (*done)(struct node *n, uint32_t arg), uint32_t 
 	uint64_t until = et_tsc_ns() + ms * 1000000;
 
 	while (!node_stop && !done(n, arg) && et_tsc_ns() < until)
-		poll_once(n);
+		cm_poll_once(n);
 	return done(n, arg);
 }
 
@@ -110,7 +149,7 @@ chan_wait(struct oob *o, struct et_cq *cq, struct et_wc *wc)
 			o->why = "the peer disconnected";
 			return -1;
 		}
-		poll_once(n);
+		cm_poll_once(n);
 	}
 	snprintf(c->why, sizeof(c->why), "nothing from the peer for %" PRIu64 " s",
 		 o->timeout_ms / 1000);
@@ -204,43 +243,6 @@ make_qp(struct node *n, uint32_t i, uint32_t ip, uint32_t mtu)
 	return c->chan;
 }
 
-/* ucmatose: QP i's messages land at i * size (all in the same place, as
- * the tool's), and leave from the send area after every QP's receive area. */
-static void
-ucmatose_recvs(struct node *n, uint32_t i)
-{
-	for (uint64_t k = 0; k < n->o.iters; k++) {
-		struct et_recv_wr rw = {.wr_id = i, .addr = n->buf + (uint64_t)i * n->o.size,
-					.length = n->o.size, .lkey = n->key};
-
-		et_qp_post_recv(n->qp[i], &rw);
-	}
-}
-
-/* rping's messages land in two slots after its buffers, one posted each
- * (the tool answers each message before the next). */
-static uint8_t *
-rping_slot(const struct node *n, uint32_t k)
-{
-	return n->buf + 2 * (uint64_t)n->o.size + 16 * k;
-}
-
-static void
-rping_recv(struct node *n, uint32_t k)
-{
-	struct et_recv_wr rw = {.wr_id = k, .addr = rping_slot(n, k), .length = 16,
-				.lkey = n->key};
-
-	et_qp_post_recv(n->qp[0], &rw);
-}
-
-static void
-rping_recvs(struct node *n)
-{
-	rping_recv(n, 0);
-	rping_recv(n, 1);
-}
-
 /* Ours: the peer's QP retries as the tools ask (7: for ever; ours stops at
  * 6, qp_attr); READs and atomics: the rdmacm-utils tools ask for one each
  * way; perftest's as many as our QP answers (responder resources) and
@@ -289,10 +291,11 @@ on_request(struct node *n, const struct et_rdmacm_event *ev)
 	p.initiator_depth = ev->initiator_depth;
 	et_rdmacm_id_set_ctx(ev->id, (void *)(uintptr_t)(i + 1));
 	c->id[i] = ev->id;
-	c->st[i] = C_WAIT;
-	c->n_req += !chan;
+	set_st(n, i, C_WAIT);
+	if (!chan && c->n_req++ == 0)
+		c->t_first = et_tsc_ns();
 	if (et_rdmacm_accept(c->rcm, ev->id, qp, &p, et_tsc_ns()))
-		c->st[i] = C_UNREACHABLE; /* cannot be: the QP is new */
+		set_st(n, i, C_UNREACHABLE); /* cannot be: the QP is new */
 }
 
 void
@@ -310,17 +313,17 @@ cm_poll(struct node *n)
 			on_request(n, &ev);
 			break;
 		case ET_CM_EV_ESTABLISHED:
-			c->st[i] = C_UP;
+			set_st(n, i, C_UP);
 			break;
 		case ET_CM_EV_DISCONNECTED:
-			c->st[i] = C_DOWN;
+			set_st(n, i, C_DOWN);
 			break;
 		case ET_CM_EV_REJECTED:
-			c->st[i] = C_REJECTED;
+			set_st(n, i, C_REJECTED);
 			c->reason[i] = ev.reason;
 			break;
 		default:
-			c->st[i] = C_UNREACHABLE;
+			set_st(n, i, C_UNREACHABLE);
 			break;
 		}
 	}
@@ -360,6 +363,27 @@ conn_failed(struct node *n, uint32_t i)
 	}
 }
 
+/* A client's REQ for connection i (qps: the exchange's). */
+static int
+connect_start(struct node *n, uint32_t i)
+{
+	struct cm_node *c = n->cm;
+	struct et_rdmacm_conn_param p = conn_param(n);
+	struct et_qp *qp = i == n->o.qps ? c->chan : n->qp[i];
+	int err;
+
+	if (i < n->o.qps && c->t_first == 0)
+		c->t_first = et_tsc_ns();
+	set_st(n, i, C_WAIT);
+	c->id[i] = et_rdmacm_connect(c->rcm, n->them.ip, n->o.oob_port, qp, &p,
+				     (void *)(uintptr_t)(i + 1), et_tsc_ns(), &err);
+	if (c->id[i] == NULL) {
+		set_st(n, i, C_NONE);
+		return et_cli_error("RDMA CM: cannot connect QP %u: %s", i, strerror(-err));
+	}
+	return 0;
+}
+
 /* A client's connection i (qps: the exchange's) to the peer's port, until
  * established; while nobody listens there (perftest's server listens
  * again for the test's connections) it tries again, as perftest's client
@@ -368,17 +392,11 @@ static int
 connect_one(struct node *n, uint32_t i)
 {
 	struct cm_node *c = n->cm;
-	struct et_rdmacm_conn_param p = conn_param(n);
-	struct et_qp *qp = i == n->o.qps ? c->chan : n->qp[i];
 	uint64_t until = et_tsc_ns() + WAIT_MS * 1000000ull;
-	int err;
 
 	for (;;) {
-		c->st[i] = C_WAIT;
-		c->id[i] = et_rdmacm_connect(c->rcm, n->them.ip, n->o.oob_port, qp, &p,
-					     (void *)(uintptr_t)(i + 1), et_tsc_ns(), &err);
-		if (c->id[i] == NULL)
-			return et_cli_error("RDMA CM: cannot connect QP %u: %s", i, strerror(-err));
+		if (connect_start(n, i))
+			return -1;
 		wait_until(n, answered, i, WAIT_MS);
 		if (c->st[i] == C_UP)
 			return 0;
@@ -389,7 +407,7 @@ connect_one(struct node *n, uint32_t i)
 		et_rdmacm_release(c->rcm, c->id[i], et_tsc_ns());
 		c->id[i] = NULL;
 		for (uint64_t t = et_tsc_ns() + 100000000; et_tsc_ns() < t && !node_stop;)
-			poll_once(n);
+			cm_poll_once(n);
 	}
 }
 
@@ -399,19 +417,66 @@ all_taken(struct node *n, uint32_t count)
 	return n->cm->n_req == count;
 }
 
+/* The test's connections (upto: all of them) are all up. */
 static bool
 all_up(struct node *n, uint32_t upto)
 {
-	for (uint32_t i = 0; i < upto; i++)
-		if (n->cm->st[i] != C_UP)
-			return false;
-	return true;
+	return n->cm->n_st[C_UP] == upto;
+}
+
+/* One of the test's connections was refused, given up or closed. */
+static bool
+any_failed(const struct cm_node *c)
+{
+	return c->n_st[C_REJECTED] || c->n_st[C_UNREACHABLE] || c->n_st[C_DOWN];
+}
+
+/* Fewer than the window of the test's connections wait for an answer, or
+ * one failed. */
+static bool
+window_open(struct node *n, uint32_t arg)
+{
+	(void)arg;
+	return n->cm->n_st[C_WAIT] < window(n->cm) || any_failed(n->cm);
+}
+
+/* The client's test connections, a window of them asked for at once (as
+ * ucmatose asks for all of them at once), the first alone: it waits for
+ * the server to listen. */
+static int
+connect_window(struct node *n)
+{
+	struct cm_node *c = n->cm;
+	uint32_t qps = n->o.qps;
+
+	for (uint32_t i = 0; i < qps; i++) {
+		if (make_qp(n, i, n->them.ip, n->o.mtu) == NULL)
+			return et_cli_error("cannot create QP %u", i);
+		if (n->o.mode == MODE_UCMATOSE)
+			ucmatose_recvs(n, i);
+		if (n->o.mode == MODE_RPING)
+			rping_recvs(n);
+		if (i == 0 ? connect_one(n, 0) : connect_start(n, i))
+			return -1;
+		if (!wait_until(n, window_open, 0, WAIT_MS) || any_failed(c))
+			break;
+	}
+	if (!any_failed(c) && wait_until(n, all_up, qps, WAIT_MS))
+		return 0;
+	/* the first that failed, else the first that had no answer */
+	for (uint32_t i = 0; i < qps; i++)
+		if (c->st[i] != C_UP && c->st[i] != C_WAIT && c->st[i] != C_NONE)
+			return conn_failed(n, i);
+	for (uint32_t i = 0; i < qps; i++)
+		if (c->st[i] != C_UP)
+			return conn_failed(n, i);
+	return -1;
 }
 
 /* The test's connections: a client makes --qps, a server takes as many
  * (ucmatose's sends wait for them to be established: its RTU). */
 static int
-open_tests(struct node *n)
+open_tests_now(struct node *n)
 {
 	struct cm_node *c = n->cm;
 	uint32_t qps = n->o.qps;
@@ -428,17 +493,29 @@ open_tests(struct node *n)
 		}
 		return 0;
 	}
+	/* perftest's client connects its QPs one by one, as the tool */
+	if (is_rdmacm_tool(n->o.mode))
+		return connect_window(n);
 	for (uint32_t i = 0; i < qps; i++) {
 		if (make_qp(n, i, n->them.ip, n->o.mtu) == NULL)
 			return et_cli_error("cannot create QP %u", i);
-		if (n->o.mode == MODE_UCMATOSE)
-			ucmatose_recvs(n, i);
-		if (n->o.mode == MODE_RPING)
-			rping_recvs(n);
 		if (connect_one(n, i))
 			return -1;
 	}
 	return 0;
+}
+
+/* open_tests_now, and how long the connections took said. */
+static int
+open_tests(struct node *n)
+{
+	int r = open_tests_now(n);
+	const struct cm_node *c = n->cm;
+
+	if (r == 0 && c->t_up)
+		et_info("RDMA CM: %u connections established in %.3f s", n->o.qps,
+			(c->t_up - c->t_first) / 1e9);
+	return r;
 }
 
 /* The exchange's connection: a client connects, a server takes the first
@@ -489,8 +566,13 @@ cm_open(struct node *n)
 
 	n->cm = c;
 	if (c == NULL || et_cq_init(&c->scq, 64) || et_cq_init(&c->rcq, 64) ||
-	    (c->chan_buf = calloc(CHAN_RECVS + 1, CHAN_MSG)) == NULL)
+	    (c->chan_buf = calloc(CHAN_RECVS + 1, CHAN_MSG)) == NULL ||
+	    (c->id = calloc(n->o.qps + 1, sizeof(*c->id))) == NULL ||
+	    (c->st = calloc(n->o.qps + 1, sizeof(*c->st))) == NULL ||
+	    (c->reason = calloc(n->o.qps + 1, sizeof(*c->reason))) == NULL)
 		return et_cli_error("out of memory");
+	c->n_st[C_NONE] = n->o.qps;
+	c->window = WINDOW_FIRST;
 	c->chan_key = et_host_reg(&n->lane[0].host, c->chan_buf, (CHAN_RECVS + 1) * CHAN_MSG,
 				  ET_ACCESS_LOCAL_WRITE);
 	et_rdmacm_conf_default(&conf);
@@ -509,8 +591,10 @@ cm_connect_peer(struct node *n)
 	const struct opts *o = &n->o;
 	struct in_addr a;
 
-	if (cm_open(n) || wait_link_up(n))
+	if (cm_open(n))
 		return -1;
+	/* a server listens (and says so) as soon as its port is started: a
+	 * memif client may connect once it has said anything */
 	if (o->server) {
 		int r = et_rdmacm_listen(n->cm->rcm, o->oob_port, NULL);
 
@@ -523,6 +607,8 @@ cm_connect_peer(struct node *n)
 		inet_pton(AF_INET, o->client, &a); /* checked by parse_options */
 		n->them.ip = ntohl(a.s_addr);
 	}
+	if (wait_link_up(n))
+		return -1;
 	if (is_rdmacm_tool(o->mode))
 		return open_tests(n) || cm_ready(n) ? -1 : 0;
 	n->oob = (struct oob){.fd = -1, .msg = &chan_ops, .msg_ctx = n, .stop = &node_stop,
@@ -538,321 +624,65 @@ cm_connect_peer(struct node *n)
 	return perftest_rounds(n, cm_ready);
 }
 
-/* ---- ucmatose's test ---- */
-
-/* Completions on cq (a receive: of --size) until *got is want, each one
- * well; 10 s without one, or the peer gone: -1, said. */
-static int
-ucmatose_wait(struct node *n, struct et_cq *cq, uint64_t want, uint64_t *got, const char *what)
-{
-	bool recv = cq == &n->lane[0].host.rcq;
-	uint64_t last = et_tsc_ns();
-	struct et_wc wc;
-
-	while (*got < want && !node_stop) {
-		if (et_cq_poll(cq, &wc, 1) == 0) {
-			poll_once(n);
-			if (et_tsc_ns() - last > 10000000000ull)
-				return et_cli_error("ucmatose: %" PRIu64 " of %" PRIu64 " %s, then "
-						    "nothing for 10 s", *got, want, what);
-			continue;
-		}
-		last = et_tsc_ns();
-		if (wc.status != ET_WC_SUCCESS)
-			return et_cli_error("ucmatose: %s: number %" PRIu64 " %s", what, *got + 1,
-					    et_wc_status_str(wc.status));
-		if (recv && wc.byte_len != n->o.size)
-			return et_cli_error("ucmatose: message %" PRIu64 " is %u bytes, expected %u "
-					    "(the peer's -S must match our --size)", *got + 1,
-					    wc.byte_len, n->o.size);
-		/* the server: each answer is what it sent (the tool answers
-		 * from the buffer it received into) */
-		if (recv && n->o.server && n->o.verify &&
-		    memcmp(n->buf + wc.wr_id * n->o.size,
-			   n->buf + ((uint64_t)n->o.qps + wc.wr_id) * n->o.size, n->o.size)) {
-			et_cli_error("--verify: answer %" PRIu64 " on QP %" PRIu64 " differs from "
-				     "what we sent", *got + 1, wc.wr_id);
-			n->bad++;
-		}
-		(*got)++;
-	}
-	return node_stop ? -1 : 0;
-}
-
-/* --iters SENDs on each QP: the server's from its send area, the client's
- * from what it received (as the tool answers). */
-static int
-ucmatose_send(struct node *n)
-{
-	const struct opts *o = &n->o;
-
-	for (uint32_t i = 0; i < o->qps; i++)
-		for (uint64_t k = 0; k < o->iters; k++) {
-			uint64_t area = o->server ? (uint64_t)o->qps + i : i;
-			struct et_send_wr wr = {.wr_id = i, .opcode = ET_WR_SEND,
-						.local_addr = n->buf + area * o->size,
-						.length = o->size, .lkey = n->key};
-
-			/* a full send queue: let some complete */
-			while (et_nic_post_send(&n->lane[0].nic, n->qp[i], &wr) == -ENOSPC) {
-				if (node_stop)
-					return -1;
-				poll_once(n);
-			}
-		}
-	return 0;
-}
-
+/* The test's connections (upto: all of them) are all closed. */
 static bool
 all_down(struct node *n, uint32_t upto)
 {
-	for (uint32_t i = 0; i < upto; i++)
-		if (n->cm->st[i] != C_DOWN)
-			return false;
-	return true;
+	return n->cm->n_st[C_DOWN] == upto;
 }
 
-/* ucmatose's test: the server's SENDs, the client's answers, the server's
- * DREQ (the client waits for it, as the tool does); a row for the table. */
+uint32_t
+cm_wait_down(struct node *n, uint64_t ms)
+{
+	wait_until(n, all_down, n->o.qps, ms);
+	return n->cm->n_st[C_DOWN];
+}
+
+bool
+cm_down(const struct node *n, uint32_t i)
+{
+	return n->cm->st[i] == C_DOWN;
+}
+
+/* Fewer than the window of our DREQs unanswered (a connection the peer
+ * closed meanwhile counts as an answer: the window only opens sooner). */
+static bool
+dreq_window_open(struct node *n, uint32_t down_before)
+{
+	struct cm_node *c = n->cm;
+
+	return c->n_dreq - (c->n_st[C_DOWN] - down_before) < window(c);
+}
+
 void
-run_ucmatose(struct node *n)
+cm_disconnect_all(struct node *n)
 {
-	const struct opts *o = &n->o;
-	struct et_cq *scq = &n->lane[0].host.scq, *rcq = &n->lane[0].host.rcq;
-	uint64_t want = o->iters * o->qps, sent = 0, got = 0;
-	int r;
+	struct cm_node *c = n->cm;
+	uint32_t down_before = c->n_st[C_DOWN];
 
-	n->size = o->size;
-	for (uint64_t k = 0; o->server && k < (uint64_t)o->qps * o->size; k++)
-		n->buf[(uint64_t)o->qps * o->size + k] = test_pattern(k);
-	n->t0 = et_tsc_ns();
-	n->pkts0 = nic_packets(n);
-	if (o->server)
-		r = ucmatose_send(n) || ucmatose_wait(n, scq, want, &sent, "SENDs completed") ||
-		    ucmatose_wait(n, rcq, want, &got, "answers received");
-	else
-		r = ucmatose_wait(n, rcq, want, &got, "messages received") || ucmatose_send(n) ||
-		    ucmatose_wait(n, scq, want, &sent, "answers completed");
-	n->t1 = et_tsc_ns();
-	n->done = got;
-	if (r) {
-		n->bad++;
-		return;
-	}
-	for (uint32_t i = 0; o->server && i < o->qps; i++)
-		et_rdmacm_disconnect(n->cm->rcm, n->cm->id[i], et_tsc_ns());
-	if (!wait_until(n, all_down, o->qps, o->server ? 3000 : 10000) && !node_stop) {
-		et_cli_error("ucmatose: the %s did not close the connections in %u s",
-			     o->server ? "peer" : "server", o->server ? 3 : 10);
-		n->bad++;
-	}
-}
-
-/* ---- rping's test ---- */
-
-#define RP_SEND 100 /* wr_id of our SENDs; an RDMA READ or WRITE's is RP_RDMA */
-#define RP_RDMA 101
-
-/* The buffer of rping's client for ping k: "rdma-ping-k: " and a run of
- * the letters from 'A' + k (mod 58) on, ending in a NUL. */
-static void
-rping_text(uint8_t *b, uint32_t size, uint64_t k)
-{
-	int cc = snprintf((char *)b, size, "rdma-ping-%d: ", (int)k);
-	uint8_t c = (uint8_t)(65 + k % 58);
-
-	for (uint32_t i = (uint32_t)cc; i < size; i++) {
-		b[i] = c++;
-		if (c > 122)
-			c = 65;
-	}
-	b[size - 1] = 0;
-}
-
-/* The completion of wr_id on cq (any receive for UINT64_MAX), SENDs'
- * completed on the way checked and passed: 0; 1 when the peer closed the
- * connection first; -1 said (a failure, 10 s of nothing). */
-static int
-rping_wait(struct node *n, struct et_cq *cq, uint64_t wr_id, struct et_wc *wc, const char *what)
-{
-	uint64_t last = et_tsc_ns();
-
-	while (!node_stop) {
-		if (et_cq_poll(cq, wc, 1) == 0) {
-			if (n->cm->st[0] == C_DOWN)
-				return 1;
-			if (et_tsc_ns() - last > 10000000000ull)
-				return et_cli_error("rping: no %s for 10 s", what);
-			poll_once(n);
+	c->n_dreq = 0;
+	for (uint32_t i = 0; i < n->o.qps && !node_stop; i++) {
+		if (c->st[i] != C_UP || et_rdmacm_id_state(c->id[i]) != ET_CMS_ESTABLISHED)
 			continue;
-		}
-		if (wc->status == ET_WC_WR_FLUSH_ERR && n->cm->st[0] == C_DOWN)
-			return 1; /* the DREQ flushed the QP */
-		if (wc->status != ET_WC_SUCCESS)
-			return et_cli_error("rping: %s: %s", wc->wr_id == RP_SEND ? "a SEND" : what,
-					    et_wc_status_str(wc->status));
-		if (wr_id == UINT64_MAX ? wc->opcode == ET_WC_RECV : wc->wr_id == wr_id)
-			break;
-	}
-	if (node_stop)
-		return -1;
-	if (wc->opcode == ET_WC_RECV && wc->byte_len != 16)
-		return et_cli_error("rping: a message of %u bytes where its 16 belong", wc->byte_len);
-	return 0;
-}
-
-/* A 16-byte message: rping's address, rkey and size, big-endian. */
-static int
-rping_send(struct node *n, uint64_t addr, uint32_t rkey, uint32_t size)
-{
-	uint8_t *m = rping_slot(n, 2);
-	struct et_send_wr wr = {.wr_id = RP_SEND, .opcode = ET_WR_SEND, .local_addr = m,
-				.length = 16, .lkey = n->key};
-
-	et_store64(m, addr);
-	et_store32(m + 8, rkey);
-	et_store32(m + 12, size);
-	if (et_nic_post_send(&n->lane[0].nic, n->qp[0], &wr))
-		return et_cli_error("rping: cannot post a SEND");
-	return 0;
-}
-
-/* The next message, its slot posted again: 0, 1 the peer closed, -1. */
-static int
-rping_next(struct node *n, uint64_t *addr, uint32_t *rkey, uint32_t *size, const char *what)
-{
-	struct et_wc wc;
-	int r = rping_wait(n, &n->lane[0].host.rcq, UINT64_MAX, &wc, what);
-	const uint8_t *m = rping_slot(n, (uint32_t)wc.wr_id);
-
-	if (r)
-		return r;
-	*addr = et_load64(m);
-	*rkey = et_load32(m + 8);
-	*size = et_load32(m + 12);
-	rping_recv(n, (uint32_t)wc.wr_id);
-	return 0;
-}
-
-static int
-rping_rdma(struct node *n, uint8_t opcode, uint32_t len, uint64_t addr, uint32_t rkey,
-	   const char *what)
-{
-	struct et_send_wr wr = {.wr_id = RP_RDMA, .opcode = opcode, .local_addr = n->buf,
-				.length = len, .lkey = n->key, .remote_addr = addr, .rkey = rkey};
-	struct et_wc wc;
-
-	if (et_nic_post_send(&n->lane[0].nic, n->qp[0], &wr))
-		return et_cli_error("rping: cannot post the %s", what);
-	return rping_wait(n, &n->lane[0].host.scq, RP_RDMA, &wc, what) ? -1 : 0;
-}
-
-/* The client's pings: its buffer named, the server's go; its sink named,
- * the go again; the echo checked (--verify, rping's -V). */
-static int
-rping_client(struct node *n)
-{
-	const uint32_t size = n->o.size;
-	uint8_t *start = n->buf, *sink = n->buf + size;
-	uint64_t a;
-	uint32_t k, s;
-
-	for (uint64_t ping = 0; ping < n->o.iters && !node_stop; ping++) {
-		uint64_t t0 = et_tsc_ns();
-		int r;
-
-		rping_text(start, size, ping);
-		if ((r = rping_send(n, (uintptr_t)start, n->key, size)) ||
-		    (r = rping_next(n, &a, &k, &s, "go after the READ")) ||
-		    (r = rping_send(n, (uintptr_t)sink, n->key, size)) ||
-		    (r = rping_next(n, &a, &k, &s, "go after the WRITE"))) {
-			if (r > 0)
-				et_cli_error("rping: the server closed the connection at ping %" PRIu64
-					     " (is its -S our --size %u?)", ping, size);
-			return -1;
-		}
-		n->lat[n->nlat++] = et_tsc_ns() - t0;
-		if (n->o.verify && memcmp(start, sink, size)) {
-			et_cli_error("--verify: ping %" PRIu64 ": the echo differs from what we sent",
-				     ping);
-			n->bad++;
-		}
-		n->done++;
-	}
-	return node_stop ? -1 : 0;
-}
-
-/* The server's side: READ what the client names, WRITE it back to its
- * sink (its length up to the NUL, as rping), until the client's DREQ.
- * --verify: what we read is rping's text for the ping. */
-static int
-rping_server(struct node *n)
-{
-	const uint32_t size = n->o.size;
-	uint64_t a;
-	uint32_t k, s;
-	int r;
-
-	for (uint64_t ping = 0;; ping++) {
-		if ((r = rping_next(n, &a, &k, &s, "client's buffer")) != 0)
-			return r > 0 ? 0 : -1; /* its DREQ: the pings are over */
-		if (s > size)
-			return et_cli_error("rping: the peer's buffer is %u bytes, ours (--size) %u",
-					    s, size);
-		if (rping_rdma(n, ET_WR_RDMA_READ, s, a, k, "RDMA READ"))
-			return -1;
-		if (n->o.verify) { /* the client's text, built in our second buffer */
-			rping_text(n->buf + size, s, ping);
-			if (memcmp(n->buf, n->buf + size, s)) {
-				et_cli_error("--verify: ping %" PRIu64 ": what we read is not rping's "
-					     "text", ping);
-				n->bad++;
-			}
-		}
-		if (rping_send(n, 0, 0, 0) || rping_next(n, &a, &k, &s, "client's sink") ||
-		    rping_rdma(n, ET_WR_RDMA_WRITE, (uint32_t)strnlen((char *)n->buf, s - 1) + 1,
-			       a, k, "RDMA WRITE") ||
-		    rping_send(n, 0, 0, 0))
-			return -1;
-		n->done++;
-	}
-}
-
-void
-run_rping(struct node *n)
-{
-	n->size = n->o.size;
-	n->t0 = et_tsc_ns();
-	n->pkts0 = nic_packets(n);
-	if (n->o.server ? rping_server(n) : rping_client(n)) {
-		n->bad++;
-		return;
-	}
-	n->t1 = et_tsc_ns();
-	if (!n->o.server)
-		et_rdmacm_disconnect(n->cm->rcm, n->cm->id[0], et_tsc_ns());
-	if (!wait_until(n, all_down, 1, 3000) && !node_stop) {
-		et_cli_error("rping: the connection not closed in 3 s");
-		n->bad++;
+		et_rdmacm_disconnect(c->rcm, c->id[i], et_tsc_ns());
+		c->n_dreq++;
+		wait_until(n, dreq_window_open, down_before, cm_close_ms(n));
 	}
 }
 
 /* ---- the end ---- */
 
+/* None of the connections is open: the test's (none waits for an answer
+ * or is up: a closed one's DISCONNECTED event has come) and the
+ * exchange's (index qps), whose CM state is asked. */
 static bool
-all_closed(struct node *n, uint32_t upto)
+all_closed(struct node *n, uint32_t qps)
 {
-	for (uint32_t i = 0; i <= upto; i++) {
-		struct et_rdmacm_id *id = n->cm->id[i];
-		enum et_cm_state s;
+	struct et_rdmacm_id *chan = n->cm->id[qps];
+	enum et_cm_state s = chan ? et_rdmacm_id_state(chan) : ET_CMS_CLOSED;
 
-		if (id == NULL)
-			continue;
-		s = et_rdmacm_id_state(id);
-		if (s != ET_CMS_TIMEWAIT && s != ET_CMS_CLOSED)
-			return false;
-	}
-	return true;
+	return n->cm->n_st[C_WAIT] + n->cm->n_st[C_UP] == 0 &&
+	       (s == ET_CMS_TIMEWAIT || s == ET_CMS_CLOSED);
 }
 
 void
@@ -867,11 +697,13 @@ cm_close(struct node *n)
 	if (c->rcm) {
 		/* the test's connections and the exchange's: our DREQ, or the
 		 * peer's answered, the port polled until all are closed */
-		for (uint32_t i = 0; i <= n->o.qps; i++)
-			if (c->id[i] && et_rdmacm_id_state(c->id[i]) == ET_CMS_ESTABLISHED)
-				et_rdmacm_disconnect(c->rcm, c->id[i], et_tsc_ns());
-		if (!wait_until(n, all_closed, n->o.qps, CLOSE_NS / 1000000))
-			et_warn("RDMA CM: connections still open after %llu s", CLOSE_NS / 1000000000);
+		struct et_rdmacm_id *chan = c->id[n->o.qps];
+
+		if (chan && et_rdmacm_id_state(chan) == ET_CMS_ESTABLISHED)
+			et_rdmacm_disconnect(c->rcm, chan, et_tsc_ns());
+		cm_disconnect_all(n);
+		if (!wait_until(n, all_closed, n->o.qps, cm_close_ms(n)))
+			et_warn("RDMA CM: connections still open after %.1f s", cm_close_ms(n) / 1000.0);
 		s = et_rdmacm_cm_stats(c->rcm);
 		for (int e = 0; e < ET_MAD_E_COUNT; e++)
 			refused += s->rx_bad[e];
@@ -887,6 +719,9 @@ cm_close(struct node *n)
 	et_cq_free(&c->scq);
 	et_cq_free(&c->rcq);
 	free(c->chan_buf);
+	free(c->id);
+	free(c->st);
+	free(c->reason);
 	free(c);
 	n->cm = NULL;
 	n->oob.msg = NULL;
@@ -900,4 +735,8 @@ cm_report(const struct node *n, struct json_t *j)
 	et_json_set_counters(c, &et_cm_ctrs, et_rdmacm_cm_stats(n->cm->rcm));
 	et_json_set_counters(c, &et_rdmacm_ctrs, et_rdmacm_stats(n->cm->rcm));
 	json_object_set_new(j, "cm_counters", c);
+	/* from the first request to the last of the test's connections up */
+	if (n->cm->t_up)
+		json_object_set_new(j, "connect_s",
+				    json_real((n->cm->t_up - n->cm->t_first) / 1e9));
 }

@@ -12,7 +12,8 @@
  *   telemetry.c  counters for rte_telemetry
  *   oob.c        the TCP exchange's dialects
  *   cm.c         --oob cm: connections by RDMA CM, perftest -R's exchange
- *                on a QP, ucmatose's test
+ *                on a QP
+ *   cm_tools.c   --oob cm: rdmacm-utils' ucmatose and rping
  */
 #ifndef ET_NODE_H
 #define ET_NODE_H
@@ -23,13 +24,16 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cm/et_cm.h"
 #include "host/et_arp.h"
 #include "host/et_host.h"
 #include "host/et_nic.h"
 #include "link/et_link_conf.h"
 #include "oob.h"
 
-#define MAX_QPS 64
+/* QPs of a run: as many connections as one CM holds, less the exchange's
+ * (perftest -R); the per-QP arrays are made for --qps */
+#define MAX_QPS (ET_CM_MAX_CONNS - 1)
 #define MAX_WORKERS ET_NIC_TEAM_MAX
 #define DEPTH 16 /* requests in flight per QP */
 /* READs and atomics we answer at once per QP (perftest's out_reads, what
@@ -97,15 +101,15 @@ struct node {
 	_Atomic int lanes_stop; /* lane 0 tells the others the run is over */
 	struct et_capture *cap; /* --pcap: what we send */
 	struct et_arp arp;
-	struct et_qp *qp[MAX_QPS];
+	struct et_qp **qp;    /* --qps of them */
 	uint32_t key;         /* of buf, local and remote */
 	uint8_t *buf;
 	uint64_t buf_len;
 	struct peer me, them;
-	struct peer_qp them_qp[MAX_QPS]; /* perftest: one address message per QP */
+	struct peer_qp *them_qp; /* perftest: one address message per QP */
 	uint64_t stride;      /* QP i's part of buf starts at i * stride */
 	uint32_t size;        /* the size being run (--all walks them) */
-	uint64_t recv_left[MAX_QPS]; /* receives still to post; UINT64_MAX: no end */
+	uint64_t *recv_left;  /* per QP: receives still to post; UINT64_MAX: no end */
 	struct oob oob;
 	uint64_t *lat;
 	uint64_t nlat;        /* samples in lat (0: min(done, iters)) */
@@ -247,12 +251,28 @@ struct cm_node;
 int cm_connect_peer(struct node *n);
 /* The connection manager's timers and events: in every wait on the port. */
 void cm_poll(struct node *n);
-void run_ucmatose(struct node *n);
-void run_rping(struct node *n);
-/* Our connections closed (DREQ, or the peer's answered), at most 3 s;
- * the agent on QP 1 gone. */
+/* The port polled once, then the connection manager (a pause when idle). */
+void cm_poll_once(struct node *n);
+/* The test's connection i is closed (its DISCONNECTED came). */
+bool cm_down(const struct node *n, uint32_t i);
+/* Until the test's connections are all closed, at most ms: how many are. */
+uint32_t cm_wait_down(struct node *n, uint64_t ms);
+/* Our DREQ for each of the test's connections still established, a
+ * window of them out at once. */
+void cm_disconnect_all(struct node *n);
+/* How long closing may take: 3 s, and 1 ms per 10 connections. */
+uint64_t cm_close_ms(const struct node *n);
+/* Our connections closed (DREQ, or the peer's answered), at most
+ * cm_close_ms; the agent on QP 1 gone. */
 void cm_close(struct node *n);
 void cm_report(const struct node *n, struct json_t *j);
+
+/* cm_tools.c: rdmacm-utils' tests */
+/* ucmatose: QP i's --iters receives; rping: its two message slots' */
+void ucmatose_recvs(struct node *n, uint32_t i);
+void rping_recvs(struct node *n);
+void run_ucmatose(struct node *n);
+void run_rping(struct node *n);
 
 /* report.c */
 /* The command line's help (options.c). */

@@ -17,6 +17,20 @@
 #include "link/et_capture.h"
 #include "node.h"
 
+/* Completions a lane's CQs hold: 4096, or ucmatose's every message (its
+ * server takes the answers while it waits for its SENDs to complete),
+ * up to 2^22. */
+static uint32_t
+cq_size(const struct opts *o)
+{
+	uint64_t want = o->mode == MODE_UCMATOSE ? (uint64_t)o->qps * o->iters : 0;
+	uint32_t size = 4096;
+
+	while (size < want && size < (1u << 22))
+		size *= 2;
+	return size;
+}
+
 /* A NIC and host per worker, each on its queue pair; with more than one,
  * a team (et_nic_team) that hands frames to the lane that holds their QP.
  * The port's --rate is shared; each lane's faults get their own seed. */
@@ -47,7 +61,7 @@ open_lanes(struct node *n, const struct rte_ether_addr *mac)
 		l->nic.rx_loss_ppm = o->rx_loss_ppm;
 		if (o->workers > 1)
 			et_nic_join(&l->nic, &n->team, k);
-		if (et_host_init(&l->host, &l->nic, &bcast, 4096))
+		if (et_host_init(&l->host, &l->nic, &bcast, cq_size(o)))
 			return et_cli_error("out of memory");
 	}
 	return 0;
@@ -78,7 +92,10 @@ node_open(struct node *n)
 	if (o->mode == MODE_RPING) /* its two buffers, then its messages' slots */
 		n->buf_len = 2 * n->stride + RPING_CTL;
 	n->buf = calloc(1, n->buf_len);
-	if (!n->mp || !n->buf)
+	n->qp = calloc(o->qps, sizeof(*n->qp));
+	n->them_qp = calloc(o->qps, sizeof(*n->them_qp));
+	n->recv_left = calloc(o->qps, sizeof(*n->recv_left));
+	if (!n->mp || !n->buf || !n->qp || !n->them_qp || !n->recv_left)
 		return et_cli_error("out of memory");
 	r = et_port_ethdev(&n->port, o->port, n->mp, 1024, (uint16_t)o->workers);
 	if (r)
@@ -178,4 +195,7 @@ node_close(struct node *n)
 	oob_close(&n->oob); /* after the port: our server waits for this */
 	free(n->lat);
 	free(n->buf);
+	free(n->qp);
+	free(n->them_qp);
+	free(n->recv_left);
 }

@@ -359,12 +359,18 @@ client_lane(void *arg)
 	uint64_t deadline = run_deadline(n);
 	uint64_t want = o->duration_ns ? UINT64_MAX : o->iters * mine;
 	uint64_t *posted_at = calloc(o->qps, sizeof(*posted_at));
-	uint64_t per_qp[MAX_QPS] = {0}; /* each QP its --iters: a peer's QP takes that many */
-	uint64_t qp_done[MAX_QPS] = {0};
+	/* each QP its --iters: a peer's QP takes that many */
+	uint64_t *per_qp = calloc(o->qps, sizeof(*per_qp));
+	uint64_t *qp_done = calloc(o->qps, sizeof(*qp_done));
 	uint64_t qp_want = o->duration_ns ? UINT64_MAX : o->iters;
 	uint64_t drain_until = 0, posted = 0;
 	uint32_t i;
 
+	if (!posted_at || !per_qp || !qp_done) {
+		et_cli_error("out of memory");
+		l->bad++;
+		want = 0; /* nothing posted: the loop ends at once */
+	}
 	/* on SIGINT/SIGTERM post nothing more, let what is out complete for
 	 * up to a second, then flush the rest */
 	while (l->done < posted || (!node_stop && l->done < want && et_tsc_ns() < deadline)) {
@@ -409,6 +415,8 @@ client_lane(void *arg)
 	}
 	l->t1 = et_tsc_ns();
 	free(posted_at);
+	free(per_qp);
+	free(qp_done);
 	if (drain_until && !l->bad)
 		et_info("stopped: %" PRIu64 " requests completed, %" PRIu64 " flushed",
 			l->done - l->flushed, l->flushed);

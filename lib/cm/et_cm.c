@@ -11,58 +11,15 @@
 #include <string.h>
 
 #include "base/et_rand.h"
+#include "cm/et_cm_priv.h"
 #include "wire/et_gid.h"
 
-#define NONE UINT64_MAX
 /* MADs waiting to leave, events waiting for the consumer: rings that
  * start this small and double when full (a consumer may connect a
- * thousand at once before it drains them), up to RING_MAX */
+ * thousand at once before it drains them), up to RING_MAX; powers of 2,
+ * so that position p's place, p % cap, survives the count's wrap */
 #define RING_FIRST 64u
 #define RING_MAX (1u << 20)
-
-struct et_cm_conn {
-	uint32_t idx;
-	enum et_cm_state state;
-	bool released;          /* the consumer let go: no more events */
-	void *ctx;
-	uint32_t local_id, remote_id;
-	uint64_t remote_guid;
-	uint32_t peer_ip;
-	uint64_t service_id;
-	uint64_t tid;           /* the REQ's: its REP, RTU, MRA, REJ carry it */
-	uint32_t local_qpn, remote_qpn;
-	uint32_t remote_psn;    /* the first PSN the peer sends */
-	uint64_t timeout_ns;    /* before msg is sent again */
-	uint8_t max_retries, retries_left;
-	uint64_t deadline;      /* NONE: no timer */
-	uint8_t msg[ET_MAD_LEN]; /* what we send again, or answer again */
-	uint16_t msg_attr;      /* its attribute; 0: none */
-};
-
-struct listener {
-	uint64_t service_id;
-	void *ctx;
-};
-
-struct et_cm {
-	struct et_cm_conf conf;
-	uint64_t rng;
-	uint32_t id_mask;       /* local IDs are (gen << 16 | slot) ^ id_mask */
-	uint32_t tid_hi;
-	struct et_cm_conn **slot;
-	uint16_t *gen;          /* a slot's generation, kept when it is freed */
-	uint32_t next_slot, hi; /* where the search for a free slot starts; slots < hi may be used */
-	struct listener *lis;
-	uint32_t n_lis, cap_lis;
-	struct et_token_bucket answers;
-	uint64_t next_dl;
-	bool dl_dirty;
-	struct et_cm_out *out;
-	uint32_t out_head, out_tail, out_cap;
-	struct et_cm_event *ev;
-	uint32_t ev_head, ev_tail, ev_cap;
-	struct et_cm_stats st;
-};
 
 ET_CTR_DEFINE(et_cm_ctrs, struct et_cm_stats, ET_CM_COUNTERS);
 
@@ -70,7 +27,7 @@ void
 et_cm_conf_default(struct et_cm_conf *c)
 {
 	memset(c, 0, sizeof(*c));
-	c->max_conns = 1024;
+	c->max_conns = ET_CM_MAX_CONNS; /* memory is taken as they are made */
 	c->response_timeout = 16;
 	c->packet_life = 12;
 	c->max_cm_retries = 7;
@@ -125,14 +82,11 @@ et_cm_create(const struct et_cm_conf *c)
 	cm->rng = (c->seed ^ 0x5bd1e9955bd1e995ull) | 1;
 	cm->id_mask = (uint32_t)et_rand_next(&cm->rng);
 	cm->tid_hi = (uint32_t)et_rand_next(&cm->rng);
-	cm->slot = calloc(c->max_conns, sizeof(*cm->slot));
-	cm->gen = calloc(c->max_conns, sizeof(*cm->gen));
 	cm->out_cap = cm->ev_cap = RING_FIRST;
 	cm->out = calloc(RING_FIRST, sizeof(*cm->out));
 	cm->ev = calloc(RING_FIRST, sizeof(*cm->ev));
 	et_token_bucket_init(&cm->answers, c->answer_gap_ns, c->answer_burst);
-	cm->next_dl = NONE;
-	if (!cm->slot || !cm->gen || !cm->out || !cm->ev) {
+	if (et_cm_table_init(&cm->t, c->max_conns, et_rand_next(&cm->rng)) || !cm->out || !cm->ev) {
 		et_cm_destroy(cm);
 		return NULL;
 	}
@@ -144,11 +98,9 @@ et_cm_destroy(struct et_cm *cm)
 {
 	if (cm == NULL)
 		return;
-	for (uint32_t i = 0; cm->slot && i < cm->conf.max_conns; i++)
-		free(cm->slot[i]);
-	free(cm->slot);
-	free(cm->gen);
-	free(cm->lis);
+	for (uint32_t i = 0; i < cm->t.cap; i++)
+		free(et_cm_table_conn(&cm->t, i));
+	et_cm_table_free(&cm->t);
 	free(cm->out);
 	free(cm->ev);
 	free(cm);
@@ -160,133 +112,70 @@ et_cm_stats(const struct et_cm *cm)
 	return &cm->st;
 }
 
-/* ---- connections: slots and lookups ---- */
+/* ---- connections and their timers ---- */
 
-static struct et_cm_conn *
-conn_new(struct et_cm *cm)
+/* A connection in a free slot (the table hands out the one freed longest
+ * ago, and a slot's generation changes its ID: a late MAD for a closed
+ * connection finds no successor); NULL when none is free. */
+struct et_cm_conn *
+et_cm_conn_new(struct et_cm *cm)
 {
-	uint32_t n = cm->conf.max_conns, i = 0, k;
-	struct et_cm_conn *c;
+	struct et_cm_conn *c = calloc(1, sizeof(*c));
+	uint32_t i;
 
-	/* the slot after the last one taken: an ID is reused as late as
-	 * possible (and with another generation), so a late MAD for a closed
-	 * connection finds no successor */
-	for (k = 0; k < n; k++) {
-		i = (cm->next_slot + k) % n;
-		if (cm->slot[i] == NULL)
-			break;
-	}
-	if (k == n || (c = calloc(1, sizeof(*c))) == NULL)
+	if (c == NULL)
 		return NULL;
-	cm->next_slot = (i + 1) % n;
-	if (i + 1 > cm->hi)
-		cm->hi = i + 1;
-	cm->gen[i]++;
+	if ((i = et_cm_table_take(&cm->t, c)) == ET_CM_NO_SLOT) {
+		free(c);
+		return NULL;
+	}
 	c->idx = i;
-	c->local_id = ((uint32_t)cm->gen[i] << 16 | i) ^ cm->id_mask;
+	c->local_id = ((uint32_t)et_cm_table_gen(&cm->t, i) << 16 | i) ^ cm->id_mask;
 	c->tid = (uint64_t)cm->tid_hi << 32 | c->local_id;
-	c->deadline = NONE;
-	cm->slot[i] = c;
 	return c;
 }
 
-static void
-conn_free(struct et_cm *cm, struct et_cm_conn *c)
+void
+et_cm_conn_free(struct et_cm *cm, struct et_cm_conn *c)
 {
-	if (c->deadline != NONE)
-		cm->dl_dirty = true;
-	cm->slot[c->idx] = NULL;
+	et_cm_table_put(&cm->t, c->idx);
 	free(c);
-}
-
-/* Ours by the ID we gave it (a MAD's remote communication ID). */
-static struct et_cm_conn *
-find_local(const struct et_cm *cm, uint32_t id)
-{
-	uint32_t x = id ^ cm->id_mask, i = x & 0xffff;
-	struct et_cm_conn *c;
-
-	if (i >= cm->conf.max_conns || (c = cm->slot[i]) == NULL || c->local_id != id)
-		return NULL;
-	return c;
-}
-
-/* The one the peer knows by its ID (a REQ's local communication ID). */
-static struct et_cm_conn *
-find_remote(const struct et_cm *cm, uint32_t remote_id, uint64_t guid)
-{
-	for (uint32_t i = 0; i < cm->hi; i++) {
-		struct et_cm_conn *c = cm->slot[i];
-
-		if (c && c->remote_guid == guid && c->remote_id == remote_id &&
-		    c->state != ET_CMS_REQ_SENT && c->state != ET_CMS_MRA_REQ_RCVD)
-			return c;
-	}
-	return NULL;
-}
-
-/* ---- timers ---- */
-
-static void
-arm(struct et_cm *cm, struct et_cm_conn *c, uint64_t at)
-{
-	if (c->deadline == cm->next_dl && at > c->deadline)
-		cm->dl_dirty = true;
-	c->deadline = at;
-	if (at < cm->next_dl)
-		cm->next_dl = at;
-}
-
-static void
-disarm(struct et_cm *cm, struct et_cm_conn *c)
-{
-	if (c->deadline != NONE && c->deadline == cm->next_dl)
-		cm->dl_dirty = true;
-	c->deadline = NONE;
 }
 
 uint64_t
 et_cm_deadline(struct et_cm *cm)
 {
-	if (cm->dl_dirty) {
-		cm->next_dl = NONE;
-		for (uint32_t i = 0; i < cm->hi; i++)
-			if (cm->slot[i] && cm->slot[i]->deadline < cm->next_dl)
-				cm->next_dl = cm->slot[i]->deadline;
-		cm->dl_dirty = false;
-	}
-	return cm->next_dl;
+	return et_cm_table_deadline(&cm->t);
 }
 
 /* ---- what leaves: MADs and events ---- */
 
-/* A full ring of *cap elements of size elem twice as big, its elements
- * from *head on in order from 0; false when it may not grow (or no memory). */
+/* A full ring of cap elements of size elem twice as big; false when it
+ * may not grow (or no memory).  Its positions (head .. tail, counted
+ * without end, element p at p % cap) stay: an event's position, kept by
+ * its connection, still finds it. */
 static bool
-ring_grow(void **ring, uint32_t *cap, uint32_t *head, uint32_t *tail, size_t elem)
+ring_grow(void **ring, uint32_t *cap, uint32_t head, uint32_t tail, size_t elem)
 {
-	uint32_t n = *tail - *head;
 	char *r;
 
 	if (*cap >= RING_MAX || (r = malloc(2 * (size_t)*cap * elem)) == NULL)
 		return false;
-	for (uint32_t i = 0; i < n; i++)
-		memcpy(r + i * elem, (char *)*ring + ((*head + i) % *cap) * elem, elem);
+	for (uint32_t p = head; p != tail; p++)
+		memcpy(r + (p % (2 * *cap)) * elem, (char *)*ring + (p % *cap) * elem, elem);
 	free(*ring);
 	*ring = r;
 	*cap *= 2;
-	*head = 0;
-	*tail = n;
 	return true;
 }
 
-static void
-out_push(struct et_cm *cm, uint32_t dst_ip, const uint8_t *mad)
+void
+et_cm_out_push(struct et_cm *cm, uint32_t dst_ip, const uint8_t *mad)
 {
 	struct et_cm_out *o;
 
 	if (cm->out_tail - cm->out_head == cm->out_cap &&
-	    !ring_grow((void **)&cm->out, &cm->out_cap, &cm->out_head, &cm->out_tail,
+	    !ring_grow((void **)&cm->out, &cm->out_cap, cm->out_head, cm->out_tail,
 		       sizeof(*cm->out))) {
 		cm->st.tx_full++;
 		return;
@@ -308,18 +197,20 @@ et_cm_pop_out(struct et_cm *cm, struct et_cm_out *o)
 
 /* A new event of c's (none once the consumer let go): NULL when there is
  * none to fill. */
-static struct et_cm_event *
-event(struct et_cm *cm, struct et_cm_conn *c, enum et_cm_event_type t)
+struct et_cm_event *
+et_cm_event_new(struct et_cm *cm, struct et_cm_conn *c, enum et_cm_event_type t)
 {
 	struct et_cm_event *e;
 
 	if (c->released)
 		return NULL;
 	if (cm->ev_tail - cm->ev_head == cm->ev_cap &&
-	    !ring_grow((void **)&cm->ev, &cm->ev_cap, &cm->ev_head, &cm->ev_tail, sizeof(*cm->ev))) {
+	    !ring_grow((void **)&cm->ev, &cm->ev_cap, cm->ev_head, cm->ev_tail, sizeof(*cm->ev))) {
 		cm->st.events_lost++;
 		return NULL;
 	}
+	c->last_ev = cm->ev_tail;
+	c->n_events++;
 	e = &cm->ev[cm->ev_tail++ % cm->ev_cap];
 	memset(e, 0, offsetof(struct et_cm_event, pdata));
 	e->type = t;
@@ -331,8 +222,8 @@ event(struct et_cm *cm, struct et_cm_conn *c, enum et_cm_event_type t)
 	return e;
 }
 
-static void
-event_pdata(struct et_cm_event *e, const uint8_t *p, uint16_t len)
+void
+et_cm_event_pdata(struct et_cm_event *e, const uint8_t *p, uint16_t len)
 {
 	if (e == NULL)
 		return;
@@ -346,34 +237,36 @@ et_cm_poll_event(struct et_cm *cm, struct et_cm_event *ev)
 {
 	while (cm->ev_head != cm->ev_tail) {
 		*ev = cm->ev[cm->ev_head++ % cm->ev_cap];
-		if (ev->conn) /* else its connection was let go */
+		if (ev->conn) { /* else its connection was let go */
+			ev->conn->n_events--;
 			return true;
+		}
 	}
 	return false;
 }
 
 /* m built into c->msg and sent: the MAD c answers again, or sends again on
  * its timeout when timeout_ns is not 0. */
-static void
-send_keep(struct et_cm *cm, struct et_cm_conn *c, const struct et_cm_msg *m, uint64_t now,
-	  uint64_t timeout_ns)
+void
+et_cm_send_keep(struct et_cm *cm, struct et_cm_conn *c, const struct et_cm_msg *m,
+		uint64_t now, uint64_t timeout_ns)
 {
 	if (et_cm_build(c->msg, m) < 0)
 		return; /* our own fields are checked before: cannot happen */
 	c->msg_attr = m->hdr.attr_id;
-	out_push(cm, c->peer_ip, c->msg);
+	et_cm_out_push(cm, c->peer_ip, c->msg);
 	if (timeout_ns) {
 		c->timeout_ns = timeout_ns;
 		c->retries_left = c->max_retries;
-		arm(cm, c, now + timeout_ns);
+		et_cm_arm(cm, c, now + timeout_ns);
 	} else {
-		disarm(cm, c);
+		et_cm_disarm(cm, c);
 	}
 }
 
 /* An answer to a MAD of no connection of ours, within the rate limit. */
-static void
-answer_unknown(struct et_cm *cm, uint32_t dst_ip, const struct et_cm_msg *m, uint64_t now)
+void
+et_cm_answer_unknown(struct et_cm *cm, uint32_t dst_ip, const struct et_cm_msg *m, uint64_t now)
 {
 	uint8_t mad[ET_MAD_LEN];
 
@@ -382,14 +275,14 @@ answer_unknown(struct et_cm *cm, uint32_t dst_ip, const struct et_cm_msg *m, uin
 		return;
 	}
 	if (et_cm_build(mad, m) == ET_MAD_LEN)
-		out_push(cm, dst_ip, mad);
+		et_cm_out_push(cm, dst_ip, mad);
 	if (m->hdr.attr_id == ET_CM_REJ)
 		cm->st.rej_sent++;
 }
 
-static void
-rej_init(struct et_cm_msg *m, uint64_t tid, uint32_t local, uint32_t remote, uint8_t kind,
-	 uint16_t reason)
+void
+et_cm_rej_init(struct et_cm_msg *m, uint64_t tid, uint32_t local, uint32_t remote,
+	       uint8_t kind, uint16_t reason)
 {
 	et_cm_msg_init(m, ET_CM_REJ, tid);
 	m->u.rej.local_comm_id = local;
@@ -400,15 +293,15 @@ rej_init(struct et_cm_msg *m, uint64_t tid, uint32_t local, uint32_t remote, uin
 
 /* The REJ that ends c: our GUID as the ARI of a timeout (the peer finds
  * the connection by it), what it answers by c's state. */
-static void
-conn_reject(struct et_cm *cm, struct et_cm_conn *c, uint16_t reason, const void *pdata,
-	    uint16_t len, uint64_t now)
+void
+et_cm_conn_reject(struct et_cm *cm, struct et_cm_conn *c, uint16_t reason,
+		  const void *pdata, uint16_t len, uint64_t now)
 {
 	uint8_t kind = c->state == ET_CMS_REQ_RCVD || c->state == ET_CMS_MRA_REQ_SENT
 		     ? ET_CM_MSG_REQ : ET_CM_MSG_OTHER;
 	struct et_cm_msg m;
 
-	rej_init(&m, c->tid, c->local_id, c->remote_id, kind, reason);
+	et_cm_rej_init(&m, c->tid, c->local_id, c->remote_id, kind, reason);
 	if (reason == ET_CM_REJ_TIMEOUT) {
 		m.u.rej.ari_len = 8;
 		for (int k = 0; k < 8; k++)
@@ -416,26 +309,26 @@ conn_reject(struct et_cm *cm, struct et_cm_conn *c, uint16_t reason, const void 
 	}
 	m.pdata = pdata;
 	m.pdata_len = len;
-	send_keep(cm, c, &m, now, 0);
+	et_cm_send_keep(cm, c, &m, now, 0);
 	cm->st.rej_sent++;
 	c->state = ET_CMS_CLOSED;
 }
 
 /* Closed: freed at once if the consumer let go, else when it does. */
-static void
-conn_closed(struct et_cm *cm, struct et_cm_conn *c)
+void
+et_cm_conn_closed(struct et_cm *cm, struct et_cm_conn *c)
 {
 	c->state = ET_CMS_CLOSED;
-	disarm(cm, c);
+	et_cm_disarm(cm, c);
 	if (c->released)
-		conn_free(cm, c);
+		et_cm_conn_free(cm, c);
 }
 
-static void
-timewait(struct et_cm *cm, struct et_cm_conn *c, uint64_t now)
+void
+et_cm_timewait(struct et_cm *cm, struct et_cm_conn *c, uint64_t now)
 {
 	c->state = ET_CMS_TIMEWAIT;
-	arm(cm, c, now + cm->conf.timewait_ns);
+	et_cm_arm(cm, c, now + cm->conf.timewait_ns);
 }
 
 /* How long our REQ waits for its answer: the peer answers within our
@@ -459,7 +352,7 @@ dreq_send(struct et_cm *cm, struct et_cm_conn *c, uint64_t now)
 	m.u.ids.remote_comm_id = c->remote_id;
 	m.u.ids.remote_qpn = c->remote_qpn;
 	c->max_retries = cm->conf.max_cm_retries;
-	send_keep(cm, c, &m, now, own_timeout(cm));
+	et_cm_send_keep(cm, c, &m, now, own_timeout(cm));
 	c->state = ET_CMS_DREQ_SENT;
 }
 
@@ -468,40 +361,13 @@ dreq_send(struct et_cm *cm, struct et_cm_conn *c, uint64_t now)
 int
 et_cm_listen(struct et_cm *cm, uint64_t service_id, void *ctx)
 {
-	for (uint32_t i = 0; i < cm->n_lis; i++)
-		if (cm->lis[i].service_id == service_id)
-			return -EADDRINUSE;
-	if (cm->n_lis == cm->cap_lis) {
-		uint32_t cap = cm->cap_lis ? 2 * cm->cap_lis : 4;
-		struct listener *l = realloc(cm->lis, cap * sizeof(*l));
-
-		if (l == NULL)
-			return -ENOMEM;
-		cm->lis = l;
-		cm->cap_lis = cap;
-	}
-	cm->lis[cm->n_lis++] = (struct listener){service_id, ctx};
-	return 0;
+	return et_cm_table_listen(&cm->t, service_id, ctx);
 }
 
 int
 et_cm_unlisten(struct et_cm *cm, uint64_t service_id)
 {
-	for (uint32_t i = 0; i < cm->n_lis; i++)
-		if (cm->lis[i].service_id == service_id) {
-			cm->lis[i] = cm->lis[--cm->n_lis];
-			return 0;
-		}
-	return -ENOENT;
-}
-
-static const struct listener *
-find_listener(const struct et_cm *cm, uint64_t service_id)
-{
-	for (uint32_t i = 0; i < cm->n_lis; i++)
-		if (cm->lis[i].service_id == service_id)
-			return &cm->lis[i];
-	return NULL;
+	return et_cm_table_unlisten(&cm->t, service_id);
 }
 
 struct et_cm_conn *
@@ -521,7 +387,7 @@ et_cm_connect(struct et_cm *cm, const struct et_cm_connect_param *p, void *ctx, 
 	    (p->pdata_len && p->pdata == NULL) || p->dst_ip == 0)
 		return NULL;
 	*err = -ENOSPC;
-	if ((c = conn_new(cm)) == NULL)
+	if ((c = et_cm_conn_new(cm)) == NULL)
 		return NULL;
 	*err = 0;
 	c->ctx = ctx;
@@ -563,7 +429,7 @@ et_cm_connect(struct et_cm *cm, const struct et_cm_connect_param *p, void *ctx, 
 	r->primary.local_ack_timeout = 14;
 	m.pdata = pdata;
 	m.pdata_len = (uint16_t)(off + p->pdata_len);
-	send_keep(cm, c, &m, now, own_timeout(cm));
+	et_cm_send_keep(cm, c, &m, now, own_timeout(cm));
 	c->state = ET_CMS_REQ_SENT;
 	return c;
 }
@@ -594,7 +460,7 @@ et_cm_accept(struct et_cm *cm, struct et_cm_conn *c, const struct et_cm_accept_p
 	r->local_ca_guid = cm->conf.ca_guid;
 	m.pdata = p->pdata;
 	m.pdata_len = p->pdata_len;
-	send_keep(cm, c, &m, now, c->timeout_ns);
+	et_cm_send_keep(cm, c, &m, now, c->timeout_ns);
 	c->state = ET_CMS_REP_SENT;
 	return 0;
 }
@@ -606,7 +472,7 @@ et_cm_reject(struct et_cm *cm, struct et_cm_conn *c, const void *pdata, uint16_t
 	if ((c->state != ET_CMS_REQ_RCVD && c->state != ET_CMS_MRA_REQ_SENT) || c->released ||
 	    len > ET_CM_REJ_PDATA || (len && pdata == NULL))
 		return -EINVAL;
-	conn_reject(cm, c, ET_CM_REJ_CONSUMER, pdata, len, now);
+	et_cm_conn_reject(cm, c, ET_CM_REJ_CONSUMER, pdata, len, now);
 	return 0;
 }
 
@@ -619,13 +485,13 @@ et_cm_disconnect(struct et_cm *cm, struct et_cm_conn *c, uint64_t now)
 	return 0;
 }
 
-static void
-establish(struct et_cm *cm, struct et_cm_conn *c, const uint8_t *pdata, uint16_t len)
+void
+et_cm_establish(struct et_cm *cm, struct et_cm_conn *c, const uint8_t *pdata, uint16_t len)
 {
 	c->state = ET_CMS_ESTABLISHED;
-	disarm(cm, c);
+	et_cm_disarm(cm, c);
 	cm->st.established++;
-	event_pdata(event(cm, c, ET_CM_EV_ESTABLISHED), pdata, len);
+	et_cm_event_pdata(et_cm_event_new(cm, c, ET_CM_EV_ESTABLISHED), pdata, len);
 }
 
 void
@@ -633,7 +499,7 @@ et_cm_notify_established(struct et_cm *cm, struct et_cm_conn *c, uint64_t now)
 {
 	(void)now;
 	if (c->state == ET_CMS_REP_SENT || c->state == ET_CMS_MRA_REP_RCVD)
-		establish(cm, c, NULL, 0);
+		et_cm_establish(cm, c, NULL, 0);
 }
 
 void
@@ -642,13 +508,13 @@ et_cm_release(struct et_cm *cm, struct et_cm_conn *c, uint64_t now)
 	switch (c->state) {
 	case ET_CMS_REQ_SENT:
 	case ET_CMS_MRA_REQ_RCVD:
-		conn_reject(cm, c, ET_CM_REJ_TIMEOUT, NULL, 0, now);
+		et_cm_conn_reject(cm, c, ET_CM_REJ_TIMEOUT, NULL, 0, now);
 		break;
 	case ET_CMS_REQ_RCVD:
 	case ET_CMS_MRA_REQ_SENT:
 	case ET_CMS_REP_SENT:
 	case ET_CMS_MRA_REP_RCVD:
-		conn_reject(cm, c, ET_CM_REJ_CONSUMER, NULL, 0, now);
+		et_cm_conn_reject(cm, c, ET_CM_REJ_CONSUMER, NULL, 0, now);
 		break;
 	case ET_CMS_ESTABLISHED:
 		dreq_send(cm, c, now);
@@ -657,376 +523,15 @@ et_cm_release(struct et_cm *cm, struct et_cm_conn *c, uint64_t now)
 		break;
 	}
 	c->released = true;
-	/* its events not yet polled are no longer the consumer's */
-	for (uint32_t i = cm->ev_head; i != cm->ev_tail; i++)
-		if (cm->ev[i % cm->ev_cap].conn == c)
-			cm->ev[i % cm->ev_cap].conn = NULL;
+	/* its events not yet polled are no longer the consumer's: from its
+	 * last one back (most connections have none, or that one only) */
+	for (uint32_t p = c->last_ev; c->n_events; p--)
+		if (cm->ev[p % cm->ev_cap].conn == c) {
+			cm->ev[p % cm->ev_cap].conn = NULL;
+			c->n_events--;
+		}
 	if (c->state == ET_CMS_CLOSED || c->state == ET_CMS_IDLE)
-		conn_free(cm, c);
-}
-
-/* ---- MADs in ---- */
-
-/* A REQ we answer with a REJ and no connection. */
-static void
-req_reject(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *q, uint16_t reason,
-	   const uint8_t *ari, uint8_t ari_len, uint64_t now)
-{
-	struct et_cm_msg m;
-
-	rej_init(&m, q->hdr.tid, 0, q->u.req.local_comm_id, ET_CM_MSG_REQ, reason);
-	m.u.rej.ari_len = ari_len;
-	if (ari_len)
-		memcpy(m.u.rej.ari, ari, ari_len);
-	answer_unknown(cm, src_ip, &m, now);
-}
-
-/* What we refuse in a REQ before it becomes a connection: its REJ reason,
- * 0 if none. */
-static uint16_t
-req_check(struct et_cm *cm, const struct et_cm_req *r, uint8_t gid[16])
-{
-	uint32_t ip;
-
-	if (r->transport_type != 0 || r->ext_transport != 0)
-		return ET_CM_REJ_INVALID_TRANSPORT;
-	if (et_cm_mtu_bytes(r->path_mtu) == 0)
-		return ET_CM_REJ_INVALID_MTU;
-	if (et_gid_to_ipv4(r->primary.remote_gid, &ip) == 0 && ip != cm->conf.ip) {
-		et_gid_from_ipv4(cm->conf.ip, gid); /* the ARI: the GID we have */
-		return ET_CM_REJ_INVALID_GID;
-	}
-	return 0;
-}
-
-static void
-on_req(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m, uint64_t now)
-{
-	const struct et_cm_req *r = &m->u.req;
-	struct et_cma_hdr cma = {.src_ip = src_ip};
-	const struct listener *l;
-	struct et_cm_conn *c = find_remote(cm, r->local_comm_id, r->local_ca_guid);
-	struct et_cm_event *e;
-	uint8_t gid[16];
-	uint16_t reason, off = 0;
-
-	if (c) {
-		cm->st.rx_dups++;
-		switch (c->state) {
-		case ET_CMS_REQ_RCVD: { /* the consumer is still deciding */
-			struct et_cm_msg a;
-
-			et_cm_msg_init(&a, ET_CM_MRA, c->tid);
-			a.u.mra.local_comm_id = c->local_id;
-			a.u.mra.remote_comm_id = c->remote_id;
-			a.u.mra.msg_mraed = ET_CM_MSG_REQ;
-			a.u.mra.service_timeout = cm->conf.mra_timeout;
-			send_keep(cm, c, &a, now, 0);
-			c->state = ET_CMS_MRA_REQ_SENT;
-			cm->st.mra_sent++;
-			break;
-		}
-		case ET_CMS_MRA_REQ_SENT:
-		case ET_CMS_REP_SENT:
-		case ET_CMS_MRA_REP_RCVD:
-			out_push(cm, c->peer_ip, c->msg); /* the MRA, the REP again */
-			break;
-		case ET_CMS_CLOSED:
-			if (c->msg_attr == ET_CM_REJ) /* our REJ was lost */
-				out_push(cm, c->peer_ip, c->msg);
-			break;
-		case ET_CMS_TIMEWAIT: {
-			struct et_cm_msg a;
-
-			cm->st.req_stale++;
-			rej_init(&a, m->hdr.tid, c->local_id, r->local_comm_id, ET_CM_MSG_REQ,
-				 ET_CM_REJ_STALE_CONN);
-			answer_unknown(cm, src_ip, &a, now);
-			break;
-		}
-		default: /* established: an old copy */
-			break;
-		}
-		return;
-	}
-	if ((l = find_listener(cm, r->service_id)) == NULL) {
-		cm->st.req_no_listener++;
-		req_reject(cm, src_ip, m, ET_CM_REJ_INVALID_SERVICE_ID, NULL, 0, now);
-		return;
-	}
-	if ((reason = req_check(cm, r, gid)) != 0) {
-		cm->st.req_bad_param++;
-		req_reject(cm, src_ip, m, reason, gid, reason == ET_CM_REJ_INVALID_GID ? 16 : 0, now);
-		return;
-	}
-	/* rdma_cm's header: as the kernel, a consumer reject when it is
-	 * garbage or names another host */
-	if (et_rdma_sid_is_ip(r->service_id)) {
-		if (et_cma_hdr_parse(m->pdata, m->pdata_len, &cma, NULL) || cma.dst_ip != cm->conf.ip) {
-			cm->st.req_bad_pdata++;
-			req_reject(cm, src_ip, m, ET_CM_REJ_CONSUMER, NULL, 0, now);
-			return;
-		}
-		off = ET_CMA_HDR_LEN;
-	}
-	if ((c = conn_new(cm)) == NULL) {
-		cm->st.req_no_room++;
-		req_reject(cm, src_ip, m, ET_CM_REJ_NO_RESOURCES, NULL, 0, now);
-		return;
-	}
-	c->state = ET_CMS_REQ_RCVD;
-	c->ctx = l->ctx;
-	c->remote_id = r->local_comm_id;
-	c->remote_guid = r->local_ca_guid;
-	c->peer_ip = src_ip;
-	c->service_id = r->service_id;
-	c->tid = m->hdr.tid;
-	c->remote_qpn = r->local_qpn;
-	c->remote_psn = r->starting_psn;
-	/* our REP and DREQ wait as long as the peer says it may take */
-	c->timeout_ns = et_cm_timeout_ns(r->local_cm_response_timeout);
-	c->max_retries = r->max_cm_retries;
-	e = event(cm, c, ET_CM_EV_CONNECT_REQUEST);
-	if (e == NULL) { /* nobody would hear of it */
-		conn_reject(cm, c, ET_CM_REJ_NO_RESOURCES, NULL, 0, now);
-		c->released = true;
-		conn_free(cm, c);
-		return;
-	}
-	e->peer_ip = cma.src_ip;
-	e->peer_port = cma.src_port;
-	e->peer_psn = r->starting_psn;
-	e->mtu = et_cm_mtu_bytes(r->path_mtu);
-	/* what the peer's initiator may have out is what we must take in */
-	e->responder_resources = r->initiator_depth;
-	e->initiator_depth = r->responder_resources;
-	e->retry_count = r->retry_count;
-	e->rnr_retry_count = r->rnr_retry_count;
-	event_pdata(e, m->pdata + off, (uint16_t)(m->pdata_len - off));
-}
-
-static void
-on_rep(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m, uint64_t now)
-{
-	const struct et_cm_rep *r = &m->u.rep;
-	struct et_cm_conn *c = find_local(cm, r->remote_comm_id);
-	struct et_cm_event *e;
-	struct et_cm_msg a;
-
-	if (c == NULL || c->peer_ip != src_ip) {
-		cm->st.rep_unknown++;
-		rej_init(&a, m->hdr.tid, 0, r->local_comm_id, ET_CM_MSG_REP,
-			 ET_CM_REJ_INVALID_COMM_ID);
-		answer_unknown(cm, src_ip, &a, now);
-		return;
-	}
-	if (c->state == ET_CMS_ESTABLISHED && c->msg_attr == ET_CM_RTU &&
-	    r->local_comm_id == c->remote_id) {
-		cm->st.rx_dups++; /* our RTU was lost */
-		out_push(cm, c->peer_ip, c->msg);
-		return;
-	}
-	if (c->state != ET_CMS_REQ_SENT && c->state != ET_CMS_MRA_REQ_RCVD) {
-		cm->st.stray++;
-		return;
-	}
-	c->remote_id = r->local_comm_id;
-	c->remote_guid = r->local_ca_guid;
-	c->remote_qpn = r->local_qpn;
-	c->remote_psn = r->starting_psn;
-	et_cm_msg_init(&a, ET_CM_RTU, c->tid);
-	a.u.ids.local_comm_id = c->local_id;
-	a.u.ids.remote_comm_id = c->remote_id;
-	send_keep(cm, c, &a, now, 0);
-	c->state = ET_CMS_ESTABLISHED;
-	cm->st.established++;
-	e = event(cm, c, ET_CM_EV_ESTABLISHED);
-	if (e == NULL)
-		return;
-	e->peer_psn = r->starting_psn;
-	e->responder_resources = r->initiator_depth;
-	e->initiator_depth = r->responder_resources;
-	e->rnr_retry_count = r->rnr_retry_count;
-	event_pdata(e, m->pdata, m->pdata_len);
-}
-
-/* c's by the IDs a MAD carries: its remote ID ours, its local one the
- * peer's (unknown to an active side before the REP). */
-static struct et_cm_conn *
-find_pair(const struct et_cm *cm, uint32_t src_ip, uint32_t ours, uint32_t theirs)
-{
-	struct et_cm_conn *c = find_local(cm, ours);
-
-	if (c == NULL || c->peer_ip != src_ip ||
-	    (c->remote_id != theirs && c->state != ET_CMS_REQ_SENT &&
-	     c->state != ET_CMS_MRA_REQ_RCVD))
-		return NULL;
-	return c;
-}
-
-static void
-on_rtu(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m)
-{
-	struct et_cm_conn *c = find_pair(cm, src_ip, m->u.ids.remote_comm_id,
-					 m->u.ids.local_comm_id);
-
-	if (c && (c->state == ET_CMS_REP_SENT || c->state == ET_CMS_MRA_REP_RCVD)) {
-		establish(cm, c, m->pdata, m->pdata_len);
-		return;
-	}
-	if (c && c->state == ET_CMS_ESTABLISHED)
-		cm->st.rx_dups++;
-	else
-		cm->st.stray++;
-}
-
-static void
-on_mra(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m, uint64_t now)
-{
-	const struct et_cm_mra *a = &m->u.mra;
-	struct et_cm_conn *c = find_pair(cm, src_ip, a->remote_comm_id, a->local_comm_id);
-	uint64_t wait = et_cm_timeout_ns(a->service_timeout) + et_cm_timeout_ns(cm->conf.packet_life);
-
-	if (c && c->state == ET_CMS_REQ_SENT && a->msg_mraed == ET_CM_MSG_REQ)
-		c->state = ET_CMS_MRA_REQ_RCVD;
-	else if (c && c->state == ET_CMS_REP_SENT && a->msg_mraed == ET_CM_MSG_REP)
-		c->state = ET_CMS_MRA_REP_RCVD;
-	else {
-		cm->st.stray++;
-		return;
-	}
-	/* one longer wait, then our MAD goes again (a retry) */
-	cm->st.mra_rcvd++;
-	arm(cm, c, now + wait);
-}
-
-static void
-on_rej(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m, uint64_t now)
-{
-	const struct et_cm_rej *r = &m->u.rej;
-	struct et_cm_conn *c;
-	struct et_cm_event *e;
-
-	c = find_pair(cm, src_ip, r->remote_comm_id, r->local_comm_id);
-	/* a timeout from an active side that never had our REP names us by
-	 * its ID and GUID only */
-	if (c == NULL && r->reason == ET_CM_REJ_TIMEOUT && r->ari_len >= 8) {
-		uint64_t guid = 0;
-
-		for (int k = 0; k < 8; k++)
-			guid = guid << 8 | r->ari[k];
-		c = find_remote(cm, r->local_comm_id, guid);
-	}
-	if (c == NULL || c->peer_ip != src_ip || c->state == ET_CMS_TIMEWAIT ||
-	    c->state == ET_CMS_CLOSED) {
-		cm->st.stray++;
-		return;
-	}
-	cm->st.rej_rcvd++;
-	if (c->state == ET_CMS_ESTABLISHED || c->state == ET_CMS_DREQ_SENT) {
-		cm->st.disconnected++;
-		event(cm, c, ET_CM_EV_DISCONNECTED);
-		timewait(cm, c, now);
-		return;
-	}
-	e = event(cm, c, ET_CM_EV_REJECTED);
-	if (e) {
-		e->reason = r->reason;
-		event_pdata(e, m->pdata, m->pdata_len);
-	}
-	conn_closed(cm, c);
-}
-
-static void
-drep_to(struct et_cm *cm, uint32_t dst_ip, const struct et_cm_msg *dreq, uint8_t *keep)
-{
-	struct et_cm_msg a;
-	uint8_t mad[ET_MAD_LEN];
-
-	et_cm_msg_init(&a, ET_CM_DREP, dreq->hdr.tid);
-	a.u.ids.local_comm_id = dreq->u.ids.remote_comm_id;
-	a.u.ids.remote_comm_id = dreq->u.ids.local_comm_id;
-	et_cm_build(keep ? keep : mad, &a);
-	out_push(cm, dst_ip, keep ? keep : mad);
-}
-
-static void
-on_dreq(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m, uint64_t now)
-{
-	struct et_cm_conn *c = find_pair(cm, src_ip, m->u.ids.remote_comm_id,
-					 m->u.ids.local_comm_id);
-
-	if (c == NULL) {
-		/* as Linux: a DREP, so a peer that lost ours stops asking */
-		cm->st.dreq_unknown++;
-		if (!et_token_bucket_take(&cm->answers, now)) {
-			cm->st.answers_limited++;
-			return;
-		}
-		drep_to(cm, src_ip, m, NULL);
-		return;
-	}
-	if (m->u.ids.remote_qpn != c->local_qpn) {
-		cm->st.dreq_bad_qpn++;
-		return;
-	}
-	switch (c->state) {
-	case ET_CMS_ESTABLISHED:
-	case ET_CMS_REP_SENT:
-	case ET_CMS_MRA_REP_RCVD:
-	case ET_CMS_DREQ_SENT:
-		drep_to(cm, src_ip, m, c->msg);
-		c->msg_attr = ET_CM_DREP;
-		cm->st.disconnected++;
-		event(cm, c, ET_CM_EV_DISCONNECTED);
-		timewait(cm, c, now);
-		break;
-	case ET_CMS_TIMEWAIT:
-		cm->st.rx_dups++; /* our DREP was lost, or the DREQs crossed */
-		drep_to(cm, src_ip, m, NULL);
-		break;
-	default:
-		cm->st.stray++;
-		break;
-	}
-}
-
-static void
-on_drep(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m, uint64_t now)
-{
-	struct et_cm_conn *c = find_pair(cm, src_ip, m->u.ids.remote_comm_id,
-					 m->u.ids.local_comm_id);
-
-	if (c == NULL || c->state != ET_CMS_DREQ_SENT) {
-		cm->st.stray++;
-		return;
-	}
-	cm->st.disconnected++;
-	event(cm, c, ET_CM_EV_DISCONNECTED);
-	timewait(cm, c, now);
-}
-
-int
-et_cm_input(struct et_cm *cm, uint32_t src_ip, const uint8_t *mad, size_t len, uint64_t now)
-{
-	struct et_cm_msg m;
-	int rc = et_cm_parse(mad, len, &m);
-
-	if (rc) {
-		cm->st.rx_bad[-rc]++;
-		return rc;
-	}
-	cm->st.rx_mads++;
-	switch (m.hdr.attr_id) {
-	case ET_CM_REQ: on_req(cm, src_ip, &m, now); break;
-	case ET_CM_REP: on_rep(cm, src_ip, &m, now); break;
-	case ET_CM_RTU: on_rtu(cm, src_ip, &m); break;
-	case ET_CM_MRA: on_mra(cm, src_ip, &m, now); break;
-	case ET_CM_REJ: on_rej(cm, src_ip, &m, now); break;
-	case ET_CM_DREQ: on_dreq(cm, src_ip, &m, now); break;
-	default: on_drep(cm, src_ip, &m, now); break;
-	}
-	return 0;
+		et_cm_conn_free(cm, c);
 }
 
 /* ---- timers ---- */
@@ -1043,8 +548,8 @@ expire(struct et_cm *cm, struct et_cm_conn *c, uint64_t now)
 		if (c->retries_left) {
 			c->retries_left--;
 			cm->st.tx_retries++;
-			out_push(cm, c->peer_ip, c->msg);
-			arm(cm, c, now + c->timeout_ns);
+			et_cm_out_push(cm, c->peer_ip, c->msg);
+			et_cm_arm(cm, c, now + c->timeout_ns);
 			if (c->state == ET_CMS_MRA_REQ_RCVD)
 				c->state = ET_CMS_REQ_SENT;
 			else if (c->state == ET_CMS_MRA_REP_RCVD)
@@ -1053,41 +558,42 @@ expire(struct et_cm *cm, struct et_cm_conn *c, uint64_t now)
 		}
 		if (c->state == ET_CMS_DREQ_SENT) { /* closed all the same */
 			cm->st.disconnected++;
-			event(cm, c, ET_CM_EV_DISCONNECTED);
-			timewait(cm, c, now);
+			et_cm_event_new(cm, c, ET_CM_EV_DISCONNECTED);
+			et_cm_timewait(cm, c, now);
 			return;
 		}
 		cm->st.unreachable++;
-		event(cm, c, ET_CM_EV_UNREACHABLE);
-		conn_reject(cm, c, ET_CM_REJ_TIMEOUT, NULL, 0, now);
-		conn_closed(cm, c);
+		et_cm_event_new(cm, c, ET_CM_EV_UNREACHABLE);
+		et_cm_conn_reject(cm, c, ET_CM_REJ_TIMEOUT, NULL, 0, now);
+		et_cm_conn_closed(cm, c);
 		return;
 	case ET_CMS_TIMEWAIT:
-		conn_closed(cm, c);
+		et_cm_conn_closed(cm, c);
 		return;
 	default:
-		disarm(cm, c);
+		et_cm_disarm(cm, c);
 		return;
 	}
 }
 
+/* The due timers, earliest first, each taken off before its connection
+ * acts (a retry arms it again, later than now: the loop ends). */
 void
 et_cm_timer(struct et_cm *cm, uint64_t now)
 {
-	if (et_cm_deadline(cm) > now)
-		return;
-	for (uint32_t i = 0; i < cm->hi; i++) {
-		struct et_cm_conn *c = cm->slot[i];
+	uint32_t i;
 
-		if (c && c->deadline <= now) {
-			c->deadline = NONE;
-			expire(cm, c, now);
-		}
-	}
-	cm->dl_dirty = true;
+	while ((i = et_cm_table_pop_due(&cm->t, now)) != ET_CM_NO_SLOT)
+		expire(cm, et_cm_table_conn(&cm->t, i), now);
 }
 
 /* ---- what a connection shows ---- */
+
+struct et_cm_conn *
+et_cm_conn_find(const struct et_cm *cm, uint32_t id)
+{
+	return et_cm_find_local(cm, id);
+}
 
 enum et_cm_state
 et_cm_conn_state(const struct et_cm_conn *c)

@@ -14,7 +14,9 @@
  * consumer (et_cm_poll_event) and a deadline (et_cm_deadline, then
  * et_cm_timer).  It never touches a port, a clock or a QP: host/et_rdmacm
  * puts its MADs on the wire and binds QPs.  Nothing is global: a process
- * may hold any number of CMs, each any number of connections.
+ * may hold any number of CMs, each up to ET_CM_MAX_CONNS connections; a
+ * MAD, a timer or a call costs the same whether a CM holds ten or tens of
+ * thousands (its tables: cm/et_cm_table_priv.h).
  */
 #ifndef ET_CM_H
 #define ET_CM_H
@@ -48,8 +50,10 @@ struct et_cm_conf {
 	uint32_t answer_burst;
 };
 
-/* Defaults: response timeout 16 (268 ms), packet life 12 (17 ms), 7
- * retries, MRA 20 (4.3 s), time wait 500 ms, 100 stray answers a second. */
+/* Defaults: as many connections as a CM holds (ET_CM_MAX_CONNS; its tables
+ * grow with the connections made), response timeout 16 (268 ms), packet
+ * life 12 (17 ms), 7 retries, MRA 20 (4.3 s), time wait 500 ms, 100 stray
+ * answers a second. */
 void et_cm_conf_default(struct et_cm_conf *c);
 
 enum et_cm_state {
@@ -217,6 +221,9 @@ bool et_cm_pop_out(struct et_cm *cm, struct et_cm_out *o);
 bool et_cm_poll_event(struct et_cm *cm, struct et_cm_event *ev);
 
 /* ---- what a connection shows ---- */
+/* The connection whose local communication ID is id (what a MAD from the
+ * peer names as its remote ID), NULL if none: a look-up, not a walk. */
+struct et_cm_conn *et_cm_conn_find(const struct et_cm *cm, uint32_t id);
 enum et_cm_state et_cm_conn_state(const struct et_cm_conn *c);
 void *et_cm_conn_ctx(const struct et_cm_conn *c);
 void et_cm_conn_set_ctx(struct et_cm_conn *c, void *ctx);

@@ -14,9 +14,15 @@
 #include "wire/et_wire.h"
 
 #define LEARNED 16               /* peers' MACs learnt from their MADs */
-#define PARKED 64                /* MADs waiting for ARP */
+/* MADs waiting for ARP: a ring that starts this small and doubles up to
+ * PARK_MAX (a program may connect thousands before the first ARP answer) */
+#define PARK_FIRST 16u
+#define PARK_MAX 4096u
 #define PARK_NS 1000000000ull    /* how long they wait */
 #define ARP_EVERY_NS 200000000ull
+/* waiting ids looked at per poll (settle_some): what a poll costs does not
+ * grow with how many connections are being set up */
+#define SETTLE_BATCH 32u
 
 struct et_rdmacm_id {
 	struct et_rdmacm *cm;
@@ -26,15 +32,14 @@ struct et_rdmacm_id {
 	uint16_t port;
 	uint32_t peer_ip, peer_psn, mtu;
 	bool active;
+	/* a listener (as rdma_cm's): the CM's context of its requests, so
+	 * that a connection's context is always an id; never waits */
+	bool listening;
 	bool bound;             /* the QP has the peer's parameters and is ready */
-	bool waiting;           /* on the list of ids settle() looks at */
-	struct et_rdmacm_id *next, *prev; /* every id of the CM */
-};
-
-struct listen_port {
-	struct et_rdmacm *cm;
-	uint16_t port;
-	void *ctx;
+	bool waiting;           /* on the list of ids settle_some() looks at */
+	/* every id of the CM; a listener unlistened: the next such */
+	struct et_rdmacm_id *next, *prev;
+	struct et_rdmacm_id *wnext, *wprev; /* the waiting ones */
 };
 
 struct parked {
@@ -48,16 +53,19 @@ struct et_rdmacm {
 	struct et_rdmacm_conf conf;
 	struct et_cm *cm;
 	struct et_rdmacm_id *ids;     /* every id held */
-	uint32_t n_waiting;           /* ids whose QP is not settled yet */
-	struct listen_port **ports;
-	uint32_t n_ports;
+	struct et_rdmacm_id *waiting; /* the ids whose QP is not settled yet */
+	struct et_rdmacm_id *cursor;  /* the next of them settle_some() looks at */
+	uint32_t n_waiting;
+	struct et_rdmacm_id **ports;  /* the listeners, by port: a binary search */
+	uint32_t n_ports, cap_ports;
+	struct et_rdmacm_id *old_ports; /* unlistened (requests may point at them) */
 	struct {
 		uint32_t ip;
 		uint8_t mac[6];
 	} learned[LEARNED];
 	uint32_t learned_next;
-	struct parked park[PARKED];
-	uint32_t n_park;
+	struct parked *park;          /* a ring: park_head .. + n_park */
+	uint32_t park_head, n_park, park_cap;
 	uint64_t next_arp;
 	uint32_t psn;                 /* of our UD SENDs (nobody checks it) */
 	struct et_rdmacm_stats st;
@@ -134,23 +142,53 @@ send_mad(struct et_rdmacm *cm, uint32_t ip, const uint8_t *mac, const uint8_t *m
 		cm->st.tx_nic_drop++;
 }
 
+static struct parked *
+parked(struct et_rdmacm *cm, uint32_t k)
+{
+	return &cm->park[(cm->park_head + k) % cm->park_cap];
+}
+
+/* A full ring twice as big (up to PARK_MAX), its MADs from 0 on; false
+ * when it may not grow. */
+static bool
+park_grow(struct et_rdmacm *cm)
+{
+	uint32_t cap = cm->park_cap ? 2 * cm->park_cap : PARK_FIRST;
+	struct parked *p;
+
+	if (cap > PARK_MAX || (p = malloc(cap * sizeof(*p))) == NULL)
+		return false;
+	for (uint32_t k = 0; k < cm->n_park; k++)
+		p[k] = *parked(cm, k);
+	free(cm->park);
+	cm->park = p;
+	cm->park_cap = cap;
+	cm->park_head = 0;
+	return true;
+}
+
 /* A MAD for ip: out now, or held until ARP answers. */
 static void
 out_mad(struct et_rdmacm *cm, uint32_t ip, const uint8_t *mad, uint64_t now)
 {
 	const uint8_t *mac = mac_of(cm, ip);
+	struct parked *p;
 
 	if (mac) {
 		send_mad(cm, ip, mac, mad);
 		return;
 	}
-	if (cm->n_park == PARKED) { /* the oldest goes: the CM sends it again */
-		memmove(&cm->park[0], &cm->park[1], (PARKED - 1) * sizeof(cm->park[0]));
+	if (cm->n_park == cm->park_cap && !park_grow(cm)) {
+		if (cm->n_park == 0)
+			return; /* no memory for the first: the CM sends it again */
+		/* the oldest goes: the CM sends it again */
+		cm->park_head = (cm->park_head + 1) % cm->park_cap;
 		cm->n_park--;
 		cm->st.tx_unresolved++;
 	}
-	cm->park[cm->n_park] = (struct parked){.ip = ip, .since = now};
-	memcpy(cm->park[cm->n_park++].mad, mad, ET_MAD_LEN);
+	p = parked(cm, cm->n_park++);
+	*p = (struct parked){.ip = ip, .since = now};
+	memcpy(p->mad, mad, ET_MAD_LEN);
 	cm->st.tx_parked++;
 	if (now >= cm->next_arp) {
 		et_nic_arp_request(cm->nic, ip, now);
@@ -167,13 +205,15 @@ drain_out(struct et_rdmacm *cm, uint64_t now)
 		out_mad(cm, o.dst_ip, o.mad, now);
 }
 
+/* What ARP answered for leaves, what waited too long is given up; the
+ * rest keeps its order. */
 static void
 unpark(struct et_rdmacm *cm, uint64_t now)
 {
 	uint32_t k = 0;
 
 	for (uint32_t i = 0; i < cm->n_park; i++) {
-		struct parked *p = &cm->park[i];
+		struct parked *p = parked(cm, i);
 		const uint8_t *mac = mac_of(cm, p->ip);
 
 		if (mac)
@@ -186,7 +226,7 @@ unpark(struct et_rdmacm *cm, uint64_t now)
 				cm->next_arp = now + ARP_EVERY_NS;
 			}
 			if (k != i)
-				cm->park[k] = *p;
+				*parked(cm, k) = *p;
 			k++;
 		}
 	}
@@ -210,12 +250,32 @@ id_new(struct et_rdmacm *cm)
 	return id;
 }
 
+/* On or off the waiting list (settle_some's cursor passes an id that
+ * leaves it). */
 static void
 set_waiting(struct et_rdmacm *cm, struct et_rdmacm_id *id, bool on)
 {
-	if (id->waiting != on)
-		cm->n_waiting += on ? 1 : (uint32_t)-1;
+	if (id->waiting == on)
+		return;
 	id->waiting = on;
+	if (on) {
+		id->wprev = NULL;
+		id->wnext = cm->waiting;
+		if (cm->waiting)
+			cm->waiting->wprev = id;
+		cm->waiting = id;
+		cm->n_waiting++;
+		return;
+	}
+	if (cm->cursor == id)
+		cm->cursor = id->wnext;
+	if (id->wprev)
+		id->wprev->wnext = id->wnext;
+	else
+		cm->waiting = id->wnext;
+	if (id->wnext)
+		id->wnext->wprev = id->wprev;
+	cm->n_waiting--;
 }
 
 static void
@@ -253,32 +313,62 @@ bind_qp(struct et_rdmacm *cm, struct et_rdmacm_id *id)
 	return 0;
 }
 
-/* What the CM's states now allow for the ids that wait: an active side's
- * QP bound once the REP is in; a passive side established by the first
- * packet its QP took, should the RTU be late. */
+/* What the CM's state now allows for a waiting id: an active side's QP
+ * bound once the REP is in; a passive side established by the first
+ * packet its QP took, should the RTU be late; off the list once settled. */
 static void
-settle(struct et_rdmacm *cm, uint64_t now)
+settle(struct et_rdmacm *cm, struct et_rdmacm_id *id, uint64_t now)
 {
-	if (cm->n_waiting == 0)
-		return;
-	for (struct et_rdmacm_id *id = cm->ids; id; id = id->next) {
-		enum et_cm_state s;
+	enum et_cm_state s = et_cm_conn_state(id->conn);
 
-		if (!id->waiting)
-			continue;
-		s = et_cm_conn_state(id->conn);
-		if (id->active && s == ET_CMS_ESTABLISHED) {
-			if (bind_qp(cm, id)) {
-				cm->st.bind_fail++;
-				et_cm_disconnect(cm->cm, id->conn, now);
-			}
-			set_waiting(cm, id, false);
-		} else if (!id->active && (s == ET_CMS_REP_SENT || s == ET_CMS_MRA_REP_RCVD)) {
-			if (et_qp_stats(id->qp)->rx_pkts)
-				et_cm_notify_established(cm->cm, id->conn, now);
-		} else if (s != ET_CMS_REQ_SENT && s != ET_CMS_MRA_REQ_RCVD) {
-			set_waiting(cm, id, false);
+	if (id->active && s == ET_CMS_ESTABLISHED) {
+		if (bind_qp(cm, id)) {
+			cm->st.bind_fail++;
+			et_cm_disconnect(cm->cm, id->conn, now);
 		}
+		set_waiting(cm, id, false);
+	} else if (!id->active && (s == ET_CMS_REP_SENT || s == ET_CMS_MRA_REP_RCVD)) {
+		if (et_qp_stats(id->qp)->rx_pkts)
+			et_cm_notify_established(cm->cm, id->conn, now);
+	} else if (s != ET_CMS_REQ_SENT && s != ET_CMS_MRA_REQ_RCVD) {
+		set_waiting(cm, id, false);
+	}
+}
+
+/* A MAD just taken moves the connection it names by our ID (a REP, an
+ * RTU, a REJ ...; a REQ makes a new one, which no id waits on yet): that
+ * id is settled at once, for the peer may send the moment it has our
+ * RTU. */
+static void
+settle_named(struct et_rdmacm *cm, const uint8_t *mad, size_t len, uint64_t now)
+{
+	struct et_cm_msg m;
+	struct et_cm_conn *c;
+	struct et_rdmacm_id *id;
+
+	if (et_cm_parse(mad, len, &m) || m.hdr.attr_id == ET_CM_REQ)
+		return;
+	/* every CM message but the REQ starts with the two IDs */
+	c = et_cm_conn_find(cm->cm, m.u.ids.remote_comm_id);
+	if (c && (id = et_cm_conn_ctx(c)) != NULL && id->waiting) {
+		settle(cm, id, now);
+		drain_out(cm, now);
+	}
+}
+
+/* A few more of the waiting ids, round the list: what a timer changed, a
+ * passive side's first packet, are seen within n_waiting / SETTLE_BATCH
+ * polls, and a poll costs the same with ten or ten thousand waiting. */
+static void
+settle_some(struct et_rdmacm *cm, uint64_t now)
+{
+	uint32_t n = cm->n_waiting < SETTLE_BATCH ? cm->n_waiting : SETTLE_BATCH;
+
+	while (n--) {
+		struct et_rdmacm_id *id = cm->cursor ? cm->cursor : cm->waiting;
+
+		cm->cursor = id->wnext;
+		settle(cm, id, now);
 	}
 	drain_out(cm, now);
 }
@@ -306,7 +396,7 @@ gsi_rx(void *ctx, const struct et_roce_pkt *p, uint64_t now)
 	/* whoever speaks to us is reachable at the MAC it came from */
 	learn(cm, p->h.src_ip, p->h.src_mac.addr_bytes);
 	drain_out(cm, now);
-	settle(cm, now);
+	settle_named(cm, p->payload, p->payload_len, now);
 }
 
 /* ---- the consumer's calls ---- */
@@ -350,44 +440,81 @@ et_rdmacm_destroy(struct et_rdmacm *cm, uint64_t now)
 	for (uint32_t i = 0; i < cm->n_ports; i++)
 		free(cm->ports[i]);
 	free(cm->ports);
+	while (cm->old_ports) {
+		struct et_rdmacm_id *l = cm->old_ports;
+
+		cm->old_ports = l->next;
+		free(l);
+	}
+	free(cm->park);
 	et_cm_destroy(cm->cm);
 	free(cm);
+}
+
+/* Where port is in ports[], or would go. */
+static uint32_t
+port_at(const struct et_rdmacm *cm, uint16_t port)
+{
+	uint32_t lo = 0, hi = cm->n_ports;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (cm->ports[mid]->port < port)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 int
 et_rdmacm_listen(struct et_rdmacm *cm, uint16_t port, void *ctx)
 {
-	struct listen_port *l = malloc(sizeof(*l)), **ports;
+	uint32_t i = port_at(cm, port);
+	struct et_rdmacm_id *l;
 	int rc;
 
-	ports = realloc(cm->ports, (cm->n_ports + 1) * sizeof(*ports));
-	if (l == NULL || ports == NULL) {
-		free(l);
-		return -ENOMEM;
+	if (i < cm->n_ports && cm->ports[i]->port == port)
+		return -EADDRINUSE;
+	if (cm->n_ports == cm->cap_ports) {
+		uint32_t cap = cm->cap_ports ? 2 * cm->cap_ports : 4;
+		struct et_rdmacm_id **ports = realloc(cm->ports, cap * sizeof(*ports));
+
+		if (ports == NULL)
+			return -ENOMEM;
+		cm->ports = ports;
+		cm->cap_ports = cap;
 	}
-	cm->ports = ports;
-	*l = (struct listen_port){cm, port, ctx};
+	if ((l = calloc(1, sizeof(*l))) == NULL)
+		return -ENOMEM;
+	*l = (struct et_rdmacm_id){.cm = cm, .port = port, .ctx = ctx, .listening = true};
 	rc = et_cm_listen(cm->cm, et_rdma_service_id(ET_RDMA_PS_TCP, port), l);
 	if (rc) {
 		free(l);
 		return rc;
 	}
-	cm->ports[cm->n_ports++] = l;
+	memmove(&cm->ports[i + 1], &cm->ports[i], (cm->n_ports++ - i) * sizeof(*cm->ports));
+	cm->ports[i] = l;
 	return 0;
 }
 
 int
 et_rdmacm_unlisten(struct et_rdmacm *cm, uint16_t port)
 {
-	for (uint32_t i = 0; i < cm->n_ports; i++) {
-		if (cm->ports[i]->port != port)
-			continue;
-		et_cm_unlisten(cm->cm, et_rdma_service_id(ET_RDMA_PS_TCP, port));
-		/* its pending requests still point at it: it stays until the end */
-		cm->ports[i]->ctx = NULL;
-		return 0;
-	}
-	return -ENOENT;
+	uint32_t i = port_at(cm, port);
+	struct et_rdmacm_id *l;
+
+	if (i == cm->n_ports || cm->ports[i]->port != port)
+		return -ENOENT;
+	l = cm->ports[i];
+	et_cm_unlisten(cm->cm, et_rdma_service_id(ET_RDMA_PS_TCP, port));
+	memmove(&cm->ports[i], &cm->ports[i + 1], (--cm->n_ports - i) * sizeof(*cm->ports));
+	/* its pending requests still point at it: it stays until the end */
+	l->ctx = NULL;
+	l->next = cm->old_ports;
+	cm->old_ports = l;
+	return 0;
 }
 
 struct et_rdmacm_id *
@@ -474,6 +601,9 @@ et_rdmacm_disconnect(struct et_rdmacm *cm, struct et_rdmacm_id *id, uint64_t now
 void
 et_rdmacm_release(struct et_rdmacm *cm, struct et_rdmacm_id *id, uint64_t now)
 {
+	/* the connection may outlive the id (a DREQ out, time wait): a MAD
+	 * for it must not find the id (settle_named) */
+	et_cm_conn_set_ctx(id->conn, NULL);
 	et_cm_release(cm->cm, id->conn, now);
 	id_free(cm, id);
 	drain_out(cm, now);
@@ -486,7 +616,7 @@ et_rdmacm_poll(struct et_rdmacm *cm, uint64_t now)
 	drain_out(cm, now);
 	if (cm->n_park)
 		unpark(cm, now);
-	settle(cm, now);
+	settle_some(cm, now);
 }
 
 uint64_t
@@ -497,8 +627,8 @@ et_rdmacm_next_event(struct et_rdmacm *cm)
 	/* MADs waiting for ARP: asked again, or given up */
 	if (cm->n_park && cm->next_arp < t)
 		t = cm->next_arp;
-	if (cm->n_park && cm->park[0].since + PARK_NS < t)
-		t = cm->park[0].since + PARK_NS;
+	if (cm->n_park && parked(cm, 0)->since + PARK_NS < t)
+		t = parked(cm, 0)->since + PARK_NS;
 	return t;
 }
 
@@ -510,7 +640,7 @@ et_rdmacm_get_event(struct et_rdmacm *cm, struct et_rdmacm_event *ev)
 
 	while (et_cm_poll_event(cm->cm, &e)) {
 		if (e.type == ET_CM_EV_CONNECT_REQUEST) {
-			struct listen_port *l = e.ctx;
+			struct et_rdmacm_id *l = e.ctx; /* the listener */
 
 			if ((id = id_new(cm)) == NULL) { /* no memory: as if nobody listened */
 				et_cm_release(cm->cm, e.conn, 0);

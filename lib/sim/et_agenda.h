@@ -8,8 +8,8 @@
  * arriving is one: the sender says so a latency ahead); a pass
  * visits the set bits in node order, and a bit set during the pass for a
  * later node is visited in the same pass (the order every run replays).
- * Timed wake-ups sit in an indexed min-heap: each node at most once, moved
- * when its time changes.
+ * Timed wake-ups sit in an indexed min-heap (base/et_heap): each node at
+ * most once, moved when its time changes.
  */
 #ifndef ET_AGENDA_H
 #define ET_AGENDA_H
@@ -17,13 +17,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/et_heap.h"
+
 struct et_agenda {
 	uint32_t n;          /* nodes */
 	uint64_t *bits;      /* on the agenda: visit in this or the next pass */
-	uint64_t *at;        /* per node: its wake-up in the heap, UINT64_MAX: none */
-	uint32_t *heap;      /* nodes, earliest wake-up first */
-	uint32_t *pos;       /* per node: its index in heap, UINT32_MAX: not there */
-	uint32_t heap_n;
+	struct et_heap wake; /* per node: its timed wake-up, if any */
 };
 
 /* All n nodes start on the agenda.  -ENOMEM. */
@@ -52,7 +51,7 @@ et_agenda_mark(struct et_agenda *a, uint32_t i)
 static inline void
 et_agenda_wake_by(struct et_agenda *a, uint32_t i, uint64_t t)
 {
-	if (t < a->at[i])
+	if (t < et_heap_at(&a->wake, i))
 		et_agenda_wake_at(a, i, t);
 }
 

@@ -1,0 +1,372 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * The CM's MADs in (IBTA vol. 1 12.9): each found its connection (by our
+ * ID, or by the peer's for a REQ) and moved it, a duplicate answered
+ * again, a MAD for no connection answered within the rate limit or
+ * dropped, each counted.
+ */
+#include "cm/et_cm.h"
+
+#include <string.h>
+
+#include "cm/et_cm_priv.h"
+#include "wire/et_gid.h"
+
+/* A REQ we answer with a REJ and no connection. */
+static void
+req_reject(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *q, uint16_t reason,
+	   const uint8_t *ari, uint8_t ari_len, uint64_t now)
+{
+	struct et_cm_msg m;
+
+	et_cm_rej_init(&m, q->hdr.tid, 0, q->u.req.local_comm_id, ET_CM_MSG_REQ, reason);
+	m.u.rej.ari_len = ari_len;
+	if (ari_len)
+		memcpy(m.u.rej.ari, ari, ari_len);
+	et_cm_answer_unknown(cm, src_ip, &m, now);
+}
+
+/* What we refuse in a REQ before it becomes a connection: its REJ reason,
+ * 0 if none. */
+static uint16_t
+req_check(struct et_cm *cm, const struct et_cm_req *r, uint8_t gid[16])
+{
+	uint32_t ip;
+
+	if (r->transport_type != 0 || r->ext_transport != 0)
+		return ET_CM_REJ_INVALID_TRANSPORT;
+	if (et_cm_mtu_bytes(r->path_mtu) == 0)
+		return ET_CM_REJ_INVALID_MTU;
+	if (et_gid_to_ipv4(r->primary.remote_gid, &ip) == 0 && ip != cm->conf.ip) {
+		et_gid_from_ipv4(cm->conf.ip, gid); /* the ARI: the GID we have */
+		return ET_CM_REJ_INVALID_GID;
+	}
+	return 0;
+}
+
+static void
+on_req(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m, uint64_t now)
+{
+	const struct et_cm_req *r = &m->u.req;
+	struct et_cma_hdr cma = {.src_ip = src_ip};
+	const struct et_cm_listener *l;
+	struct et_cm_conn *c = et_cm_find_remote(cm, r->local_comm_id, r->local_ca_guid);
+	struct et_cm_event *e;
+	uint8_t gid[16];
+	uint16_t reason, off = 0;
+
+	if (c) {
+		cm->st.rx_dups++;
+		switch (c->state) {
+		case ET_CMS_REQ_RCVD: { /* the consumer is still deciding */
+			struct et_cm_msg a;
+
+			et_cm_msg_init(&a, ET_CM_MRA, c->tid);
+			a.u.mra.local_comm_id = c->local_id;
+			a.u.mra.remote_comm_id = c->remote_id;
+			a.u.mra.msg_mraed = ET_CM_MSG_REQ;
+			a.u.mra.service_timeout = cm->conf.mra_timeout;
+			et_cm_send_keep(cm, c, &a, now, 0);
+			c->state = ET_CMS_MRA_REQ_SENT;
+			cm->st.mra_sent++;
+			break;
+		}
+		case ET_CMS_MRA_REQ_SENT:
+		case ET_CMS_REP_SENT:
+		case ET_CMS_MRA_REP_RCVD:
+			et_cm_out_push(cm, c->peer_ip, c->msg); /* the MRA, the REP again */
+			break;
+		case ET_CMS_CLOSED:
+			if (c->msg_attr == ET_CM_REJ) /* our REJ was lost */
+				et_cm_out_push(cm, c->peer_ip, c->msg);
+			break;
+		case ET_CMS_TIMEWAIT: {
+			struct et_cm_msg a;
+
+			cm->st.req_stale++;
+			et_cm_rej_init(&a, m->hdr.tid, c->local_id, r->local_comm_id,
+				       ET_CM_MSG_REQ, ET_CM_REJ_STALE_CONN);
+			et_cm_answer_unknown(cm, src_ip, &a, now);
+			break;
+		}
+		default: /* established: an old copy */
+			break;
+		}
+		return;
+	}
+	if ((l = et_cm_table_listener(&cm->t, r->service_id)) == NULL) {
+		cm->st.req_no_listener++;
+		req_reject(cm, src_ip, m, ET_CM_REJ_INVALID_SERVICE_ID, NULL, 0, now);
+		return;
+	}
+	if ((reason = req_check(cm, r, gid)) != 0) {
+		cm->st.req_bad_param++;
+		req_reject(cm, src_ip, m, reason, gid, reason == ET_CM_REJ_INVALID_GID ? 16 : 0, now);
+		return;
+	}
+	/* rdma_cm's header: as the kernel, a consumer reject when it is
+	 * garbage or names another host */
+	if (et_rdma_sid_is_ip(r->service_id)) {
+		if (et_cma_hdr_parse(m->pdata, m->pdata_len, &cma, NULL) || cma.dst_ip != cm->conf.ip) {
+			cm->st.req_bad_pdata++;
+			req_reject(cm, src_ip, m, ET_CM_REJ_CONSUMER, NULL, 0, now);
+			return;
+		}
+		off = ET_CMA_HDR_LEN;
+	}
+	if ((c = et_cm_conn_new(cm)) == NULL) {
+		cm->st.req_no_room++;
+		req_reject(cm, src_ip, m, ET_CM_REJ_NO_RESOURCES, NULL, 0, now);
+		return;
+	}
+	c->state = ET_CMS_REQ_RCVD;
+	c->ctx = l->ctx;
+	et_cm_set_remote(cm, c, r->local_comm_id, r->local_ca_guid);
+	c->peer_ip = src_ip;
+	c->service_id = r->service_id;
+	c->tid = m->hdr.tid;
+	c->remote_qpn = r->local_qpn;
+	c->remote_psn = r->starting_psn;
+	/* our REP and DREQ wait as long as the peer says it may take */
+	c->timeout_ns = et_cm_timeout_ns(r->local_cm_response_timeout);
+	c->max_retries = r->max_cm_retries;
+	e = et_cm_event_new(cm, c, ET_CM_EV_CONNECT_REQUEST);
+	if (e == NULL) { /* nobody would hear of it */
+		et_cm_conn_reject(cm, c, ET_CM_REJ_NO_RESOURCES, NULL, 0, now);
+		c->released = true;
+		et_cm_conn_free(cm, c);
+		return;
+	}
+	e->peer_ip = cma.src_ip;
+	e->peer_port = cma.src_port;
+	e->peer_psn = r->starting_psn;
+	e->mtu = et_cm_mtu_bytes(r->path_mtu);
+	/* what the peer's initiator may have out is what we must take in */
+	e->responder_resources = r->initiator_depth;
+	e->initiator_depth = r->responder_resources;
+	e->retry_count = r->retry_count;
+	e->rnr_retry_count = r->rnr_retry_count;
+	et_cm_event_pdata(e, m->pdata + off, (uint16_t)(m->pdata_len - off));
+}
+
+static void
+on_rep(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m, uint64_t now)
+{
+	const struct et_cm_rep *r = &m->u.rep;
+	struct et_cm_conn *c = et_cm_find_local(cm, r->remote_comm_id);
+	struct et_cm_event *e;
+	struct et_cm_msg a;
+
+	if (c == NULL || c->peer_ip != src_ip) {
+		cm->st.rep_unknown++;
+		et_cm_rej_init(&a, m->hdr.tid, 0, r->local_comm_id, ET_CM_MSG_REP,
+			       ET_CM_REJ_INVALID_COMM_ID);
+		et_cm_answer_unknown(cm, src_ip, &a, now);
+		return;
+	}
+	if (c->state == ET_CMS_ESTABLISHED && c->msg_attr == ET_CM_RTU &&
+	    r->local_comm_id == c->remote_id) {
+		cm->st.rx_dups++; /* our RTU was lost */
+		et_cm_out_push(cm, c->peer_ip, c->msg);
+		return;
+	}
+	if (c->state != ET_CMS_REQ_SENT && c->state != ET_CMS_MRA_REQ_RCVD) {
+		cm->st.stray++;
+		return;
+	}
+	et_cm_set_remote(cm, c, r->local_comm_id, r->local_ca_guid);
+	c->remote_qpn = r->local_qpn;
+	c->remote_psn = r->starting_psn;
+	et_cm_msg_init(&a, ET_CM_RTU, c->tid);
+	a.u.ids.local_comm_id = c->local_id;
+	a.u.ids.remote_comm_id = c->remote_id;
+	et_cm_send_keep(cm, c, &a, now, 0);
+	c->state = ET_CMS_ESTABLISHED;
+	cm->st.established++;
+	e = et_cm_event_new(cm, c, ET_CM_EV_ESTABLISHED);
+	if (e == NULL)
+		return;
+	e->peer_psn = r->starting_psn;
+	e->responder_resources = r->initiator_depth;
+	e->initiator_depth = r->responder_resources;
+	e->rnr_retry_count = r->rnr_retry_count;
+	et_cm_event_pdata(e, m->pdata, m->pdata_len);
+}
+
+/* c's by the IDs a MAD carries: its remote ID ours, its local one the
+ * peer's (unknown to an active side before the REP). */
+static struct et_cm_conn *
+find_pair(const struct et_cm *cm, uint32_t src_ip, uint32_t ours, uint32_t theirs)
+{
+	struct et_cm_conn *c = et_cm_find_local(cm, ours);
+
+	if (c == NULL || c->peer_ip != src_ip ||
+	    (c->remote_id != theirs && c->state != ET_CMS_REQ_SENT &&
+	     c->state != ET_CMS_MRA_REQ_RCVD))
+		return NULL;
+	return c;
+}
+
+static void
+on_rtu(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m)
+{
+	struct et_cm_conn *c = find_pair(cm, src_ip, m->u.ids.remote_comm_id,
+					 m->u.ids.local_comm_id);
+
+	if (c && (c->state == ET_CMS_REP_SENT || c->state == ET_CMS_MRA_REP_RCVD)) {
+		et_cm_establish(cm, c, m->pdata, m->pdata_len);
+		return;
+	}
+	if (c && c->state == ET_CMS_ESTABLISHED)
+		cm->st.rx_dups++;
+	else
+		cm->st.stray++;
+}
+
+static void
+on_mra(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m, uint64_t now)
+{
+	const struct et_cm_mra *a = &m->u.mra;
+	struct et_cm_conn *c = find_pair(cm, src_ip, a->remote_comm_id, a->local_comm_id);
+	uint64_t wait = et_cm_timeout_ns(a->service_timeout) + et_cm_timeout_ns(cm->conf.packet_life);
+
+	if (c && c->state == ET_CMS_REQ_SENT && a->msg_mraed == ET_CM_MSG_REQ)
+		c->state = ET_CMS_MRA_REQ_RCVD;
+	else if (c && c->state == ET_CMS_REP_SENT && a->msg_mraed == ET_CM_MSG_REP)
+		c->state = ET_CMS_MRA_REP_RCVD;
+	else {
+		cm->st.stray++;
+		return;
+	}
+	/* one longer wait, then our MAD goes again (a retry) */
+	cm->st.mra_rcvd++;
+	et_cm_arm(cm, c, now + wait);
+}
+
+static void
+on_rej(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m, uint64_t now)
+{
+	const struct et_cm_rej *r = &m->u.rej;
+	struct et_cm_conn *c;
+	struct et_cm_event *e;
+
+	c = find_pair(cm, src_ip, r->remote_comm_id, r->local_comm_id);
+	/* a timeout from an active side that never had our REP names us by
+	 * its ID and GUID only */
+	if (c == NULL && r->reason == ET_CM_REJ_TIMEOUT && r->ari_len >= 8) {
+		uint64_t guid = 0;
+
+		for (int k = 0; k < 8; k++)
+			guid = guid << 8 | r->ari[k];
+		c = et_cm_find_remote(cm, r->local_comm_id, guid);
+	}
+	if (c == NULL || c->peer_ip != src_ip || c->state == ET_CMS_TIMEWAIT ||
+	    c->state == ET_CMS_CLOSED) {
+		cm->st.stray++;
+		return;
+	}
+	cm->st.rej_rcvd++;
+	if (c->state == ET_CMS_ESTABLISHED || c->state == ET_CMS_DREQ_SENT) {
+		cm->st.disconnected++;
+		et_cm_event_new(cm, c, ET_CM_EV_DISCONNECTED);
+		et_cm_timewait(cm, c, now);
+		return;
+	}
+	e = et_cm_event_new(cm, c, ET_CM_EV_REJECTED);
+	if (e) {
+		e->reason = r->reason;
+		et_cm_event_pdata(e, m->pdata, m->pdata_len);
+	}
+	et_cm_conn_closed(cm, c);
+}
+
+static void
+drep_to(struct et_cm *cm, uint32_t dst_ip, const struct et_cm_msg *dreq, uint8_t *keep)
+{
+	struct et_cm_msg a;
+	uint8_t mad[ET_MAD_LEN];
+
+	et_cm_msg_init(&a, ET_CM_DREP, dreq->hdr.tid);
+	a.u.ids.local_comm_id = dreq->u.ids.remote_comm_id;
+	a.u.ids.remote_comm_id = dreq->u.ids.local_comm_id;
+	et_cm_build(keep ? keep : mad, &a);
+	et_cm_out_push(cm, dst_ip, keep ? keep : mad);
+}
+
+static void
+on_dreq(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m, uint64_t now)
+{
+	struct et_cm_conn *c = find_pair(cm, src_ip, m->u.ids.remote_comm_id,
+					 m->u.ids.local_comm_id);
+
+	if (c == NULL) {
+		/* as Linux: a DREP, so a peer that lost ours stops asking */
+		cm->st.dreq_unknown++;
+		if (!et_token_bucket_take(&cm->answers, now)) {
+			cm->st.answers_limited++;
+			return;
+		}
+		drep_to(cm, src_ip, m, NULL);
+		return;
+	}
+	if (m->u.ids.remote_qpn != c->local_qpn) {
+		cm->st.dreq_bad_qpn++;
+		return;
+	}
+	switch (c->state) {
+	case ET_CMS_ESTABLISHED:
+	case ET_CMS_REP_SENT:
+	case ET_CMS_MRA_REP_RCVD:
+	case ET_CMS_DREQ_SENT:
+		drep_to(cm, src_ip, m, c->msg);
+		c->msg_attr = ET_CM_DREP;
+		cm->st.disconnected++;
+		et_cm_event_new(cm, c, ET_CM_EV_DISCONNECTED);
+		et_cm_timewait(cm, c, now);
+		break;
+	case ET_CMS_TIMEWAIT:
+		cm->st.rx_dups++; /* our DREP was lost, or the DREQs crossed */
+		drep_to(cm, src_ip, m, NULL);
+		break;
+	default:
+		cm->st.stray++;
+		break;
+	}
+}
+
+static void
+on_drep(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m, uint64_t now)
+{
+	struct et_cm_conn *c = find_pair(cm, src_ip, m->u.ids.remote_comm_id,
+					 m->u.ids.local_comm_id);
+
+	if (c == NULL || c->state != ET_CMS_DREQ_SENT) {
+		cm->st.stray++;
+		return;
+	}
+	cm->st.disconnected++;
+	et_cm_event_new(cm, c, ET_CM_EV_DISCONNECTED);
+	et_cm_timewait(cm, c, now);
+}
+
+int
+et_cm_input(struct et_cm *cm, uint32_t src_ip, const uint8_t *mad, size_t len, uint64_t now)
+{
+	struct et_cm_msg m;
+	int rc = et_cm_parse(mad, len, &m);
+
+	if (rc) {
+		cm->st.rx_bad[-rc]++;
+		return rc;
+	}
+	cm->st.rx_mads++;
+	switch (m.hdr.attr_id) {
+	case ET_CM_REQ: on_req(cm, src_ip, &m, now); break;
+	case ET_CM_REP: on_rep(cm, src_ip, &m, now); break;
+	case ET_CM_RTU: on_rtu(cm, src_ip, &m); break;
+	case ET_CM_MRA: on_mra(cm, src_ip, &m, now); break;
+	case ET_CM_REJ: on_rej(cm, src_ip, &m, now); break;
+	case ET_CM_DREQ: on_dreq(cm, src_ip, &m, now); break;
+	default: on_drep(cm, src_ip, &m, now); break;
+	}
+	return 0;
+}
