@@ -117,6 +117,8 @@ def run_sets(bin_dir, build_root, work, sets, extra_env):
     for name, res in results:
         print(f"{res:10} {name}")
     fails = [n for n, res in results if res.startswith("Fail")]
+    if sw.ended_by_itself:
+        fails.append("ethereal-switch (it ended during the run)")
     passed = [n for n, res in results if res.startswith("Pass")]
     if fails:
         # the failures' output, for the log

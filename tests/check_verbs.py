@@ -116,6 +116,7 @@ def main():
                       f"\nserver exit {srv.returncode}:\n{sout[-2500:]}")
     finally:
         log = sw.stop()
+    bad += sw.ended_by_itself
     if bad:
         print(log[-3000:])
     print(f"verbs: {len(PAIRS) + len(SINGLES) - bad} of {len(PAIRS) + len(SINGLES)} ok")

@@ -61,7 +61,11 @@ class Switch:
         raise RuntimeError("ethereal-switch did not say its ports are up")
 
     def stop(self):
-        if self.p.poll() is None:
+        """The switch's log; a switch that ended before it was told to
+        says so at its end (its ports were gone from then on)."""
+        died = self.p.poll()
+        self.ended_by_itself = died is not None
+        if died is None:
             self.p.terminate()
             try:
                 self.p.wait(timeout=10)
@@ -69,4 +73,7 @@ class Switch:
                 self.p.kill()
                 self.p.wait()
         self.log.close()
-        return open(os.path.join(self.work, "switch.log")).read()
+        log = open(os.path.join(self.work, "switch.log")).read()
+        if died is not None:
+            log += f"\nethereal-switch ended by itself before the end (exit status {died})\n"
+        return log

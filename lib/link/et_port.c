@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +152,20 @@ et_port_net_ring_pair(struct et_port *a, struct et_port *b, const char *name,
 	return 0;
 }
 
+/* DPDK 22.11's memif sends its control messages with sendmsg(fd, ..., 0):
+ * a peer that vanishes between two messages would kill this process with
+ * SIGPIPE, silently (a switch lost all its ports that way under load).  A
+ * program that chose its own disposition keeps it. */
+static void
+sigpipe_ignore_unless_chosen(void)
+{
+	struct sigaction old;
+
+	if (sigaction(SIGPIPE, NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
+	    !(old.sa_flags & SA_SIGINFO))
+		signal(SIGPIPE, SIG_IGN);
+}
+
 int
 et_port_ethdev(struct et_port *p, const char *devargs, struct rte_mempool *mp,
 	       uint16_t nb_desc, uint16_t queues)
@@ -165,6 +180,8 @@ et_port_ethdev(struct et_port *p, const char *devargs, struct rte_mempool *mp,
 		return -EINVAL;
 	memcpy(name, devargs, len);
 	name[len] = '\0';
+	if (strncmp(name, "net_memif", 9) == 0)
+		sigpipe_ignore_unless_chosen();
 	if (rte_eth_dev_get_port_by_name(name, &port) != 0) {
 		/* DPDK's own codes here (EFAULT...) read oddly to a user */
 		if (rte_dev_probe(devargs) < 0)
@@ -177,6 +194,7 @@ et_port_ethdev(struct et_port *p, const char *devargs, struct rte_mempool *mp,
 		return rc;
 	p->kind = ET_PORT_ETHDEV;
 	p->eth_port = port;
+	p->unmap_guard = strncmp(name, "net_memif", 9) == 0;
 	memcpy(p->name, name, len + 1);
 	return 0;
 }

@@ -18,6 +18,8 @@
 #include <rte_prefetch.h>
 #include <rte_ring.h>
 
+#include "link/et_unmap_guard.h"
+
 enum et_port_kind { ET_PORT_NONE, ET_PORT_ETHDEV, ET_PORT_RING };
 
 /* A frame handed over ahead of time (virtual time): when it arrives, and
@@ -33,6 +35,7 @@ struct et_port {
 	enum et_port_kind kind;
 	uint16_t eth_port;
 	uint16_t eth_queue;
+	bool unmap_guard; /* shared-memory rings (memif): see et_unmap_guard.h */
 	struct rte_ring *rx, *tx; /* ring backend */
 	struct rte_ring *own[2];  /* rings this port created (freed on close) */
 	char name[RTE_RING_NAMESIZE];
@@ -48,6 +51,12 @@ et_port_rx(struct et_port *p, struct rte_mbuf **m, uint16_t n)
 {
 	if (p->kind == ET_PORT_RING)
 		return (uint16_t)rte_ring_sc_dequeue_burst(p->rx, (void **)m, n, NULL);
+	if (unlikely(p->unmap_guard)) {
+		et_unmap_guard_enter();
+		n = rte_eth_rx_burst(p->eth_port, p->eth_queue, m, n);
+		et_unmap_guard_leave();
+		return n;
+	}
 	return rte_eth_rx_burst(p->eth_port, p->eth_queue, m, n);
 }
 
@@ -101,6 +110,12 @@ et_port_tx(struct et_port *p, struct rte_mbuf **m, uint16_t n)
 {
 	if (p->kind == ET_PORT_RING)
 		return (uint16_t)rte_ring_sp_enqueue_burst(p->tx, (void **)m, n, NULL);
+	if (unlikely(p->unmap_guard)) {
+		et_unmap_guard_enter();
+		n = rte_eth_tx_burst(p->eth_port, p->eth_queue, m, n);
+		et_unmap_guard_leave();
+		return n;
+	}
 	return rte_eth_tx_burst(p->eth_port, p->eth_queue, m, n);
 }
 
