@@ -10,6 +10,7 @@
    PKG_CONFIG_PATH, run in an empty folder): every command and its man
    page; ethereal-fabric on /usr/share/ethereal/conf/smoke.ini, data
    verified; fi_info -p ethereal (when the tree has the provider, prov/);
+   ibv_devinfo under ethereal-run (ethereal-verbs);
    two ethereal-node processes over memif; the scripts finding the
    installed programs (ethereal-sweep --check, ethereal-reproduce --list,
    a small ethereal-testbed run); and tests/packages/two_hosts.c built with
@@ -140,6 +141,7 @@ def try_installed(src, work, has_provider):
     else:
         print("skip fi_info -p ethereal: this tree has no provider (prov/) to package")
 
+    verbs_device(cwd)
     node_pair(cwd)
 
     r = run(["ethereal-sweep", "--config", "/usr/share/ethereal/conf/smoke.ini", "--lb", "ecmp",
@@ -169,6 +171,23 @@ def try_installed(src, work, has_provider):
             print("     " + r.stdout.strip().replace("\n", "\n     "))
             check("two_hosts: a RoCEv2 frame and a two-host fabric through the public API",
                   r.returncode == 0, tail(r))
+
+
+def verbs_device(cwd):
+    """ethereal-verbs: Debian's ibv_devinfo on the installed libibverbs of
+    ours, run by the installed ethereal-run (a port of its own: 'loop')."""
+    where = shutil.which("ethereal-run", path=ENV["PATH"])
+    check("ethereal-run is /usr/bin/ethereal-run", where == "/usr/bin/ethereal-run",
+          f"found: {where}")
+    r = run(["man", "-w", "ethereal-run"], cwd)
+    check("man -w ethereal-run", r.returncode == 0, tail(r))
+    if not shutil.which("ibv_devinfo", path=ENV["PATH"]):
+        print("skip ethereal-run -- ibv_devinfo: no ibverbs-utils here")
+        return
+    r = run(["ethereal-run", "--dev", "loop", "--", "ibv_devinfo"], cwd, timeout=60)
+    check("ethereal-run --dev loop -- ibv_devinfo (the installed libibverbs of ours)",
+          r.returncode == 0 and "hca_id:\tethereal0" in r.stdout
+          and "PORT_ACTIVE" in r.stdout, tail(r))
 
 
 def node_pair(cwd):
