@@ -57,6 +57,27 @@ def listening(port):
     return False
 
 
+def pair(run, argv, port, env, timeout=TIMEOUT):
+    """A program's server on slot 0 (its TCP exchange on port) and its
+    client on slot 1: the client's CompletedProcess, the server's Popen
+    (ended) and its output."""
+    argv = argv + ["-p", str(port)]
+    t0 = time.monotonic()
+    srv = subprocess.Popen(run + ["--slot", "0", "--"] + argv, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, env=env)
+    while not listening(port) and srv.poll() is None and time.monotonic() - t0 < 30:
+        time.sleep(0.05)
+    try:
+        cli = subprocess.run(run + ["--slot", "1", "--"] + argv + ["localhost"],
+                             capture_output=True, text=True, timeout=timeout, env=env)
+        sout, _ = srv.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        srv.kill()
+        sout, _ = srv.communicate()
+        cli = subprocess.CompletedProcess(argv, -1, "", "timed out")
+    return cli, srv, sout
+
+
 def main():
     src, build, work = sys.argv[1:4]
     missing = [p for p in ("ibv_devices", "ibv_rc_pingpong", "ib_write_bw") if not shutil.which(p)]
@@ -91,20 +112,8 @@ def main():
                 print(r.stdout[-2000:], r.stderr[-2000:])
         for i, (name, argv, want) in enumerate(PAIRS):
             port = 18600 + i
-            argv = argv + ["-p", str(port)]
             t0 = time.monotonic()
-            srv = subprocess.Popen(run + ["--slot", "0", "--"] + argv, stdout=subprocess.PIPE,
-                                   stderr=subprocess.STDOUT, text=True, env=env)
-            while not listening(port) and srv.poll() is None and time.monotonic() - t0 < 30:
-                time.sleep(0.05)
-            try:
-                cli = subprocess.run(run + ["--slot", "1", "--"] + argv + ["localhost"],
-                                     capture_output=True, text=True, timeout=TIMEOUT, env=env)
-                sout, _ = srv.communicate(timeout=TIMEOUT)
-            except subprocess.TimeoutExpired:
-                srv.kill()
-                sout, _ = srv.communicate()
-                cli = subprocess.CompletedProcess(argv, -1, "", "timed out")
+            cli, srv, sout = pair(run, argv, port, env)
             ok = (cli.returncode == 0 and srv.returncode == 0 and
                   re.search(want, cli.stdout, re.M) is not None)
             line = next((l for l in cli.stdout.splitlines() if re.search(want, l)), "")

@@ -238,6 +238,10 @@ ibv_close_device(struct ibv_context *c)
 	struct et_vb_ctx *x = et_vb_ctx(c);
 
 	et_process_lock();
+	/* what we sent last (the ACK of the peer's last message, as a real
+	 * NIC sends it before the completion shows) may still be in the
+	 * port's ring: a peer that never sees it retries forever (7) */
+	et_process_linger();
 	et_process_unhook(progress_hook, x);
 	et_process_close();
 	et_process_unlock();

@@ -1,0 +1,95 @@
+#!/usr/bin/python3
+"""Debian's perftest on our libibverbs (verbs/, under scripts/ethereal-run)
+against the endpoint it runs on, on the same memif link in the same run:
+two processes joined through one ethereal-switch (slots 0 and 1), every
+process yielding when idle, as bench/fi_bench.py runs the provider:
+
+  ib_write_bw -s 1 MB            vs  ethereal-node write_bw 1 MB
+  ib_send_lat -s 8 B and 4 KB    vs  ethereal-node pingpong
+
+Each figure is a ratio to its reference (issue 47's goals: bandwidth
+>= 0.9x, latency <= 1.2x), both the median of ROUNDS rounds that run each
+pair one after the other.  Latencies are mean round trips: ib_send_lat's
+t_avg is half of one.  One JSON object, every round's figures in *_all;
+without perftest it says so and measures nothing.
+
+  verbs_bench.py SRC_ROOT BUILD_ROOT [ITERS] [ROUNDS]
+"""
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+from check_verbs import pair  # noqa: E402
+from fi_bench import median, node_pair  # noqa: E402
+from fi_switch import Switch, memif  # noqa: E402
+
+PERF = ["-x", "1", "-d", "ethereal0"]
+
+
+def perftest(run, env, argv, port):
+    """The client's result row: the numbers of its one line of figures."""
+    cli, srv, sout = pair(run, argv, port, env, timeout=300)
+    rows = [ln.split() for ln in cli.stdout.splitlines()
+            if re.match(r"^\s+\d+\s+\d+\s+[\d.]+", ln)]
+    if cli.returncode or srv.returncode or not rows:
+        raise RuntimeError(f"{argv[0]}: {cli.stdout[-800:]} {cli.stderr[-500:]} {sout[-500:]}")
+    return [float(x) for x in rows[-1]]
+
+
+def main():
+    src, build = sys.argv[1], sys.argv[2]
+    iters = int(sys.argv[3]) if len(sys.argv) > 3 else 200
+    rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 3
+    out = {"iters": iters, "rounds": rounds}
+    if not shutil.which("ib_write_bw"):
+        out["skipped"] = "no perftest (Debian: perftest)"
+        print(json.dumps(out, indent=1))
+        return 0
+    got = {}
+
+    def put(k, v):
+        got.setdefault(k, []).append(v)
+
+    with tempfile.TemporaryDirectory() as work:
+        run = [os.path.join(src, "scripts", "ethereal-run"), "--build", build,
+               "--dev", memif(work, "h%d", "client", 0), "--rundir", work, "--yield"]
+        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+        port = 18700 + os.getpid() % 1000
+        sw = Switch(build, work, prefix="vbbsw")
+        try:
+            for _ in range(rounds):
+                put("node_write_bw_1m_gbps", node_pair(
+                    build, work, ["--mode", "write_bw", "--size", "1M", "--qps", "1",
+                                  "--iters", str(iters)], "bw")["gbps"])
+                # #bytes #iterations BW peak BW average MsgRate: Gbit/s
+                r = perftest(run, env, ["ib_write_bw"] + PERF + [
+                    "-s", "1048576", "-n", str(iters), "--report_gbits"], port)
+                put("ib_write_bw_1m_gbps", r[3])
+                for size in (8, 4096):
+                    j = node_pair(build, work, ["--mode", "pingpong", "--size", str(size),
+                                                "--iters", str(iters * 10)], f"pp{size}")
+                    put(f"node_pingpong_{size}_rtt_us", j["seconds"] / j["messages"] * 1e6)
+                    # #bytes #iterations t_min t_max t_typical t_avg ...: usec, one way
+                    r = perftest(run, env, ["ib_send_lat"] + PERF + [
+                        "-s", str(size), "-n", str(iters * 10)], port)
+                    put(f"ib_send_lat_{size}_rtt_us", 2 * r[5])
+        finally:
+            sw.stop()
+    for k, v in got.items():
+        out[k] = round(median(v), 3)
+        out[k + "_all"] = [round(x, 3) for x in v]
+    out["ib_write_bw_1m_ratio"] = round(out["ib_write_bw_1m_gbps"] /
+                                        out["node_write_bw_1m_gbps"], 3)
+    for size in (8, 4096):
+        out[f"ib_send_lat_{size}_ratio"] = round(
+            out[f"ib_send_lat_{size}_rtt_us"] / out[f"node_pingpong_{size}_rtt_us"], 3)
+    print(json.dumps(out, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
