@@ -38,17 +38,57 @@ test_munmap_waits_for_a_burst(void **state)
 	pthread_t t;
 	void *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
+	uint32_t ph;
+
 	(void)state;
 	assert_true(page != MAP_FAILED);
-	et_unmap_guard_enter();
+	ph = et_unmap_guard_enter();
 	assert_int_equal(pthread_create(&t, NULL, unmap_page, page), 0);
 	usleep(50000);
 	/* still inside the burst: the page is still there */
 	assert_int_equal(atomic_load(&unmapped), 0);
 	((volatile char *)page)[0] = 1;
-	et_unmap_guard_leave();
+	et_unmap_guard_leave(ph);
 	assert_int_equal(pthread_join(t, NULL), 0);
 	assert_int_equal(atomic_load(&unmapped), 1);
+}
+
+static _Atomic int busy_reading;
+
+/* a datapath that is in a burst nearly all the time */
+static void *
+burst_after_burst(void *arg)
+{
+	(void)arg;
+	while (atomic_load(&busy_reading)) {
+		uint32_t ph = et_unmap_guard_enter();
+		uint64_t until = rte_get_tsc_cycles() + rte_get_tsc_hz() / 100000; /* 10 us */
+
+		while (rte_get_tsc_cycles() < until)
+			rte_pause();
+		et_unmap_guard_leave(ph);
+	}
+	return NULL;
+}
+
+static void
+test_munmap_is_not_starved_by_bursts(void **state)
+{
+	pthread_t t[2];
+
+	(void)state;
+	atomic_store(&busy_reading, 1);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, burst_after_burst, NULL), 0);
+	usleep(10000);
+	/* each wait ends once the bursts it met have: 200 of them, while two
+	 * readers never stop (their bursts overlap: a count of all bursts in
+	 * flight is almost never zero) */
+	for (int i = 0; i < 200; i++)
+		et_unmap_guard_wait();
+	atomic_store(&busy_reading, 0);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_join(t[i], NULL), 0);
 }
 
 static struct rte_mempool *mp;
@@ -135,6 +175,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_munmap_waits_for_a_burst),
+		cmocka_unit_test(test_munmap_is_not_starved_by_bursts),
 		cmocka_unit_test(test_memif_peer_comes_and_goes_under_a_reader),
 	};
 

@@ -52,9 +52,10 @@ et_port_rx(struct et_port *p, struct rte_mbuf **m, uint16_t n)
 	if (p->kind == ET_PORT_RING)
 		return (uint16_t)rte_ring_sc_dequeue_burst(p->rx, (void **)m, n, NULL);
 	if (unlikely(p->unmap_guard)) {
-		et_unmap_guard_enter();
+		uint32_t ph = et_unmap_guard_enter();
+
 		n = rte_eth_rx_burst(p->eth_port, p->eth_queue, m, n);
-		et_unmap_guard_leave();
+		et_unmap_guard_leave(ph);
 		return n;
 	}
 	return rte_eth_rx_burst(p->eth_port, p->eth_queue, m, n);
@@ -111,9 +112,10 @@ et_port_tx(struct et_port *p, struct rte_mbuf **m, uint16_t n)
 	if (p->kind == ET_PORT_RING)
 		return (uint16_t)rte_ring_sp_enqueue_burst(p->tx, (void **)m, n, NULL);
 	if (unlikely(p->unmap_guard)) {
-		et_unmap_guard_enter();
+		uint32_t ph = et_unmap_guard_enter();
+
 		n = rte_eth_tx_burst(p->eth_port, p->eth_queue, m, n);
-		et_unmap_guard_leave();
+		et_unmap_guard_leave(ph);
 		return n;
 	}
 	return rte_eth_tx_burst(p->eth_port, p->eth_queue, m, n);

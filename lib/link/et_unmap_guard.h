@@ -14,25 +14,35 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-/* bursts on shared-memory ports now in flight, in every thread */
-extern _Atomic uint32_t et_unmap_readers;
+/* Bursts now in flight, in every thread, by the phase they began in; a
+ * wait flips the phase and waits for the old one's to end, so bursts
+ * that begin meanwhile cannot keep it waiting (a switch's datapath is in a
+ * burst nearly all the time: a count of all of them is seldom zero). */
+extern _Atomic uint32_t et_unmap_readers[2];
+extern _Atomic uint32_t et_unmap_phase;
 
-/* seq_cst: the count must be seen before the PMD reads its "connected"
- * flag, which the interrupt thread clears before it unmaps */
-static inline void
+/* The phase's count, seq_cst: seen by a wait before the PMD reads its
+ * "connected" flag, which the interrupt thread cleared before it unmaps;
+ * a burst that reads the phase a wait flipped comes after that clear
+ * (acquire).  Returns what et_unmap_guard_leave takes. */
+static inline uint32_t
 et_unmap_guard_enter(void)
 {
-	atomic_fetch_add_explicit(&et_unmap_readers, 1, memory_order_seq_cst);
+	uint32_t ph = atomic_load_explicit(&et_unmap_phase, memory_order_acquire) & 1;
+
+	atomic_fetch_add_explicit(&et_unmap_readers[ph], 1, memory_order_seq_cst);
+	return ph;
 }
 
 static inline void
-et_unmap_guard_leave(void)
+et_unmap_guard_leave(uint32_t ph)
 {
-	atomic_fetch_sub_explicit(&et_unmap_readers, 1, memory_order_release);
+	atomic_fetch_sub_explicit(&et_unmap_readers[ph], 1, memory_order_release);
 }
 
-/* Returns when no burst on a shared-memory port is in flight.  Never call
- * it from inside one (between enter and leave): it would wait for itself. */
+/* Returns when every burst on a shared-memory port that was in flight when
+ * it was called has ended.  Never call it from inside one (between enter
+ * and leave): it would wait for itself. */
 void et_unmap_guard_wait(void);
 
 #endif
