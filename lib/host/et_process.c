@@ -307,10 +307,48 @@ eal_init(struct et_process *p)
  * while their peer WRITEs), as a NIC answers whatever its host does.  It
  * takes over once the consumer has not progressed for
  * ET_PROCESS_KEEPER_AWAY_NS (at once while one waits for an event), polls
- * again at once while there is work, and naps longer and longer (up to
+ * on while there is work (keeper_run), and naps longer and longer (up to
  * KEEPER_NAP_MAX_NS) while there is none. */
 #define KEEPER_NAP_MIN_NS 20000ull
 #define KEEPER_NAP_MAX_NS 1000000ull
+#define KEEPER_SPIN_NS 100000ull
+
+/* One run of the keeper, the lock held on entry and let go on return: it
+ * polls as a NIC would, on while packets come and until none has for
+ * KEEPER_SPIN_NS (a stream's packets come microseconds apart, a nap is
+ * tens: a passive receiver's ring, as perftest's WRITE server's, filled
+ * between naps and the switch marked its stream down to a third).  The
+ * lock is let go between polls that found nothing, so that a consumer
+ * that comes back gets in; then the run ends.  Its work. */
+static uint32_t
+keeper_run(struct et_process *p, uint64_t *mine)
+{
+	uint64_t idle_from = et_tsc_ns();
+	uint32_t work = 0;
+
+	for (uint32_t i = 1; !p->keeper_stop; i++) {
+		uint32_t w = et_process_progress();
+		uint64_t now = et_tsc_ns();
+
+		work += w;
+		*mine = p->last_progress_ns;
+		if (w)
+			idle_from = now;
+		else if (now - idle_from >= KEEPER_SPIN_NS)
+			break;
+		if (w && i % 256)
+			continue;
+		et_process_unlock();
+		if (!w && p->c.yield)
+			sched_yield();
+		if (pthread_mutex_trylock(&p->lock))
+			return work; /* the consumer is in */
+		if (p->last_progress_ns != *mine)
+			break; /* the consumer progressed meanwhile: it is back */
+	}
+	et_process_unlock();
+	return work;
+}
 
 static void *
 keeper_main(void *arg)
@@ -335,12 +373,8 @@ keeper_main(void *arg)
 			nap = KEEPER_NAP_MIN_NS; /* the consumer is in: it progresses */
 			continue;
 		}
-		/* as long as there is work, as a NIC would (bounded: the lock) */
-		for (uint32_t i = 0, w; i < 256 && (w = et_process_progress()) != 0; i++)
-			work += w;
-		mine = p->last_progress_ns;
+		work = keeper_run(p, &mine);
 		p->keeper_runs++;
-		et_process_unlock();
 		nap = work ? KEEPER_NAP_MIN_NS
 			   : nap * 2 < KEEPER_NAP_MAX_NS ? nap * 2 : KEEPER_NAP_MAX_NS;
 	}
