@@ -89,6 +89,13 @@ def median(v):
     return v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
 
 
+def put_medians(out, got):
+    """Each figure's median of its rounds, and every round's in *_all."""
+    for k, v in got.items():
+        out[k] = round(median(v), 3)
+        out[k + "_all"] = [round(x, 3) for x in v]
+
+
 def main():
     src, build = sys.argv[1], sys.argv[2]
     iters = int(sys.argv[3]) if len(sys.argv) > 3 else 200
@@ -127,9 +134,7 @@ def main():
                         put(f"fi_tagged_pingpong_{size}_rtt_us", 2 * r["usec_per_xfer"])
         finally:
             sw.stop()
-    for k, v in got.items():
-        out[k] = round(median(v), 3)
-        out[k + "_all"] = [round(x, 3) for x in v]
+    put_medians(out, got)
     if not have_fi:
         out["fabtests_skipped"] = f"no fabtests in {bin_dir} (meson test fabtests builds them)"
     else:

@@ -24,7 +24,7 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
 from check_verbs import pair  # noqa: E402
-from fi_bench import median, node_pair  # noqa: E402
+from fi_bench import node_pair, put_medians  # noqa: E402
 from fi_switch import Switch, memif  # noqa: E402
 
 PERF = ["-x", "1", "-d", "ethereal0"]
@@ -79,9 +79,7 @@ def main():
                     put(f"ib_send_lat_{size}_rtt_us", 2 * r[5])
         finally:
             sw.stop()
-    for k, v in got.items():
-        out[k] = round(median(v), 3)
-        out[k + "_all"] = [round(x, 3) for x in v]
+    put_medians(out, got)
     out["ib_write_bw_1m_ratio"] = round(out["ib_write_bw_1m_gbps"] /
                                         out["node_write_bw_1m_gbps"], 3)
     for size in (8, 4096):
