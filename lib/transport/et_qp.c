@@ -144,6 +144,20 @@ et_qp_attr_check(const struct et_qp_attr *a, const char **why)
 	return w ? -EINVAL : 0;
 }
 
+/* What a QP's attributes start: its path, PSNs, retry budgets, DCTCP
+ * state both ways (at create, and at a modify in RESET). */
+static void
+take_attr(struct et_qp *qp, const struct et_qp_attr *a)
+{
+	qp->path_id = a->path_id;
+	qp->sq_next_psn = qp->snd_una = qp->snd_nxt = qp->snd_max = a->sq_psn;
+	qp->epsn = a->rq_psn;
+	qp->retries_left = a->retry_cnt;
+	qp->rnr_retries_left = a->rnr_retry;
+	et_dctcp_init(&qp->cc, &a->dctcp, a->mtu, a->sq_psn);
+	et_dctcp_init(&qp->acc, &a->dctcp, a->mtu, a->rq_psn);
+}
+
 struct et_qp *
 et_qp_create(const struct et_qp_attr *a, struct et_mr_table *mrs,
 	     struct et_cq *send_cq, struct et_cq *recv_cq, struct rte_mempool *pool)
@@ -168,15 +182,9 @@ et_qp_create(const struct et_qp_attr *a, struct et_mr_table *mrs,
 	qp->send_cq = send_cq;
 	qp->recv_cq = recv_cq;
 	qp->pool = pool;
-	qp->path_id = a->path_id;
 	qp->sq_mask = a->max_send_wr - 1;
 	qp->rq_mask = a->max_recv_wr - 1;
-	qp->sq_next_psn = qp->snd_una = qp->snd_nxt = qp->snd_max = a->sq_psn;
-	qp->epsn = a->rq_psn;
-	qp->retries_left = a->retry_cnt;
-	qp->rnr_retries_left = a->rnr_retry;
-	et_dctcp_init(&qp->cc, &a->dctcp, a->mtu, a->sq_psn);
-	et_dctcp_init(&qp->acc, &a->dctcp, a->mtu, a->rq_psn);
+	take_attr(qp, a);
 	return qp;
 }
 
@@ -237,13 +245,7 @@ et_qp_modify(struct et_qp *qp, const struct et_qp_attr *a)
 	if (qp->state == ET_QPS_RESET && qp->rd_res)
 		return -EINVAL;
 	qp->a = *a;
-	qp->path_id = a->path_id;
-	qp->sq_next_psn = qp->snd_una = qp->snd_nxt = qp->snd_max = a->sq_psn;
-	qp->epsn = a->rq_psn;
-	qp->retries_left = a->retry_cnt;
-	qp->rnr_retries_left = a->rnr_retry;
-	et_dctcp_init(&qp->cc, &a->dctcp, a->mtu, a->sq_psn);
-	et_dctcp_init(&qp->acc, &a->dctcp, a->mtu, a->rq_psn);
+	take_attr(qp, a);
 	return 0;
 }
 
