@@ -378,6 +378,45 @@ test_retry_exhaustion(void **state)
 	pair_free();
 }
 
+static bool
+b_placed_it(struct qp_link *l)
+{
+	return P.qp[1]->st.rx_bytes >= 3000 && !et_qp_tx_ready(P.qp[1], l->now);
+}
+
+/* The last message's ACKs lost as its receiver closes: the sender's
+ * retransmission reaches a flushed QP, which acknowledges it again (the
+ * sender completes), places nothing and takes no receive. */
+static void
+test_resent_after_flush(void **state)
+{
+	for (int mp = 0; mp < 2; mp++) {
+		struct et_qp_attr a, b;
+		struct et_send_wr wr;
+		struct et_wc wc;
+		uint64_t dups;
+
+		(mp ? mp_attrs : attrs)(&a, &b, 1024, 0xc000);
+		pair_init_attr(&a, &b, ET_ACCESS_LOCAL_WRITE | ET_ACCESS_REMOTE_WRITE);
+		P.link.script = script;
+		P.ack_loss = 1.0;
+		wr = write_wr(1, 3000);
+		assert_int_equal(et_qp_post_send(P.qp[0], &wr), 0);
+		assert_int_equal(qp_link_run(&P.link, b_placed_it, 100000000), 0);
+		assert_int_equal(et_cq_count(&P.scq[0]), 0);
+		et_qp_flush(P.qp[1]);
+		dups = P.qp[1]->st.rx_dup;
+		P.ack_loss = 0;
+		assert_int_equal(qp_link_run(&P.link, one_completion, 100000000), 0);
+		assert_int_equal(et_cq_poll(&P.scq[0], &wc, 1), 1);
+		assert_int_equal(wc.status, ET_WC_SUCCESS);
+		assert_true(P.qp[1]->st.rx_dup > dups);
+		assert_int_equal(P.qp[1]->st.rx_bytes, 3000);
+		assert_memory_equal(P.dst + GUARD, P.src, 3000);
+		pair_free();
+	}
+}
+
 struct hook_log {
 	uint32_t calls[3];
 };
@@ -706,6 +745,7 @@ main(void)
 		cmocka_unit_test(test_dctcp_through_the_qp),
 		cmocka_unit_test(test_dctcp_rate_mode),
 		cmocka_unit_test(test_retry_exhaustion),
+		cmocka_unit_test(test_resent_after_flush),
 		cmocka_unit_test(test_path_hook),
 		cmocka_unit_test(test_post_errors),
 	};

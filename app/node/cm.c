@@ -178,6 +178,11 @@ chan_write(struct oob *o, const void *buf, size_t len)
 	}
 	if (chan_wait(o, &c->scq, &wc))
 		return -1;
+	if (wc.status == ET_WC_WR_FLUSH_ERR && o->closing && c->st[n->o.qps] == C_DOWN) {
+		/* its ACK lost, and the peer, which had it, disconnected */
+		et_info("RDMA CM: the peer closed before it acknowledged our last message");
+		return 0;
+	}
 	if (wc.status != ET_WC_SUCCESS) {
 		o->why = et_wc_status_str(wc.status);
 		return -1;

@@ -63,6 +63,7 @@ static int
 perftest_close(struct node *n)
 {
 	snprintf(n->phase, sizeof(n->phase), "at the close");
+	n->oob.closing = true;
 	if (perftest_keys(n, 1, NULL))
 		return -1;
 	n->oob.idle = NULL; /* the peer may close its port from here on */

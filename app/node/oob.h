@@ -44,6 +44,9 @@ struct oob {
 	volatile sig_atomic_t *stop;
 	uint64_t timeout_ms;  /* any one wait */
 	const char *why;      /* what ended the last failed read or write */
+	/* the exchange's last words: a peer that closes once it has them
+	 * may not have acknowledged them (its close says it has them) */
+	bool closing;
 };
 
 /* What one side tells the other (in our dialect all of it; the tools'

@@ -586,6 +586,20 @@ responder_rx(struct et_qp *qp, const struct et_roce_pkt *pkt, uint64_t now)
 	qp->ops->responder_rx(qp, pkt, echo);
 }
 
+/* A SEND or WRITE placed before the QP was flushed, sent again: its ACK was
+ * lost as the connection closed (a peer's last message; the peer waits for
+ * its completion before it disconnects).  Acknowledged again, from epsn
+ * alone: nothing is placed and no receive is consumed. */
+static bool
+resent_before_flush(const struct et_qp *qp, const struct et_roce_hdr *h)
+{
+	uint32_t f = et_opcode_flags[h->opcode];
+
+	return h->opcode != ET_OP_ACK &&
+	       !(f & (ET_OPF_READ_REQ | ET_OPF_ATOMIC | ET_OPF_READ_RESP | ET_OPF_ATOMIC_ACK)) &&
+	       et_psn_diff(h->psn, qp->epsn) < 0;
+}
+
 void
 et_qp_rx(struct et_qp *qp, const struct et_roce_pkt *pkt, uint64_t now)
 {
@@ -597,6 +611,13 @@ et_qp_rx(struct et_qp *qp, const struct et_roce_pkt *pkt, uint64_t now)
 		qp->st.cnps_rx++;
 		et_dctcp_on_cnp(&qp->cc);
 		et_dctcp_on_cnp(&qp->acc);
+		return;
+	}
+	if (qp->state == ET_QPS_ERR && et_opcode_valid(op) && et_opcode_is_rc(op) &&
+	    resent_before_flush(qp, &pkt->h)) {
+		qp->st.rx_dup++;
+		et_qp_respond(qp, et_aeth_ack(ET_AETH_CREDITS_UNLIMITED),
+			      et_psn_add(qp->epsn, ET_PSN_MASK));
 		return;
 	}
 	if (qp->state != ET_QPS_RTS || !et_opcode_valid(op) || !et_opcode_is_rc(op)) {
