@@ -20,8 +20,6 @@
 #include "et_fi.h"
 #include "et_fi_cm.h"
 
-#define WR_DATA 1u /* a data QP's wr_id (its subflow) is tagged */
-
 /* ---- QPs ---- */
 
 static void
@@ -537,8 +535,8 @@ send_done(struct et_fi_ep *ep, const struct et_wc *wc)
 {
 	bool ok = wc->status == ET_WC_SUCCESS;
 
-	if (wc->wr_id & WR_DATA) {
-		struct et_fi_sub *s = (struct et_fi_sub *)(uintptr_t)(wc->wr_id & ~(uint64_t)WR_DATA);
+	if (wc->wr_id & ET_FI_WR_DATA) {
+		struct et_fi_sub *s = (struct et_fi_sub *)(uintptr_t)(wc->wr_id & ~(uint64_t)ET_FI_WR_DATA);
 		struct et_fi_conn *c = s->q->conn;
 
 		s->q->posted--;

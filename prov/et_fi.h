@@ -435,6 +435,10 @@ struct et_fi_flow {
 	struct et_fi_flow *next;
 };
 
+/* A data QP's wr_id is its subflow's address with this bit set (a control
+ * QP's is not): its completion finds the subflow. */
+#define ET_FI_WR_DATA 1u
+
 struct et_fi_sub {
 	struct et_fi_flow *f;
 	uint64_t off, len;

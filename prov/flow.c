@@ -20,8 +20,6 @@
 #include "et_fi.h"
 #include "lb/et_lb_paths.h"
 
-#define WR_DATA 1u
-
 static void
 sub_fail_now(struct et_fi_ep *ep, struct et_fi_sub *s, int err);
 
@@ -95,7 +93,7 @@ qp_fill(struct et_fi_qp *q)
 	while (q->ready && q->posted < ET_FI_DATA_DEPTH && (s = q->wait_head) != NULL) {
 		struct et_fi_flow *f = s->f;
 		struct et_send_wr wr = {
-			.wr_id = (uint64_t)(uintptr_t)s | WR_DATA,
+			.wr_id = (uint64_t)(uintptr_t)s | ET_FI_WR_DATA,
 			.opcode = f->read ? ET_WR_RDMA_READ : ET_WR_RDMA_WRITE,
 			.local_addr = f->local + s->off,
 			.length = (uint32_t)s->len,
