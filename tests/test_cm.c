@@ -251,13 +251,33 @@ test_reject(void **state)
 	assert_int_equal(et_cm_conn_state(a), ET_CMS_CLOSED);
 	et_cm_release(A, a, now);
 	no_event(A);
-	/* no listener on the port: invalid service ID */
+	/* no listener on the port: held for one (req_hold_ns), then invalid
+	 * service ID */
+	uint64_t t0 = now;
+
 	a = connect_a(et_rdma_service_id(ET_RDMA_PS_TCP, 1), NULL);
+	no_event(A);
+	assert_int_equal(et_cm_stats(B)->req_held, 1);
+	advance();
+	assert_int_equal(now - t0, 100000000);
 	e = expect(A, ET_CM_EV_REJECTED);
 	assert_int_equal(e.reason, ET_CM_REJ_INVALID_SERVICE_ID);
 	assert_int_equal(et_cm_stats(B)->req_no_listener, 1);
 	et_cm_release(A, a, now);
 	no_event(B);
+	/* the listener comes while its REQ waits: the REQ is its */
+	a = connect_a(et_rdma_service_id(ET_RDMA_PS_TCP, 2), NULL);
+	no_event(B);
+	assert_int_equal(et_cm_listen(B, et_rdma_service_id(ET_RDMA_PS_TCP, 2), NULL), 0);
+	assert_int_equal(et_cm_deadline(B), 0);
+	et_cm_timer(B, now);
+	e = expect(B, ET_CM_EV_CONNECT_REQUEST);
+	assert_int_equal(et_cm_reject(B, e.conn, NULL, 0, now), 0);
+	pump();
+	e = expect(A, ET_CM_EV_REJECTED);
+	assert_int_equal(e.reason, ET_CM_REJ_CONSUMER);
+	et_cm_release(A, a, now);
+	assert_int_equal(et_cm_unlisten(B, et_rdma_service_id(ET_RDMA_PS_TCP, 2)), 0);
 	assert_int_equal(et_cm_unlisten(B, SID), 0);
 	assert_int_equal(et_cm_unlisten(B, SID), -ENOENT);
 	assert_int_equal(et_cm_listen(B, SID, NULL), 0);

@@ -35,6 +35,7 @@ et_cm_conf_default(struct et_cm_conf *c)
 	c->timewait_ns = 500000000ull;
 	c->answer_gap_ns = 10000000ull;
 	c->answer_burst = 16;
+	c->req_hold_ns = 100000000ull;
 	c->seed = 1;
 }
 
@@ -145,7 +146,14 @@ et_cm_conn_free(struct et_cm *cm, struct et_cm_conn *c)
 uint64_t
 et_cm_deadline(struct et_cm *cm)
 {
-	return et_cm_table_deadline(&cm->t);
+	uint64_t t = et_cm_table_deadline(&cm->t);
+
+	if (cm->held_recheck)
+		return 0;
+	for (uint32_t i = 0; i < cm->n_held; i++)
+		if (cm->held[i].until < t)
+			t = cm->held[i].until;
+	return t;
 }
 
 /* ---- what leaves: MADs and events ---- */
@@ -361,7 +369,10 @@ dreq_send(struct et_cm *cm, struct et_cm_conn *c, uint64_t now)
 int
 et_cm_listen(struct et_cm *cm, uint64_t service_id, void *ctx)
 {
-	return et_cm_table_listen(&cm->t, service_id, ctx);
+	int r = et_cm_table_listen(&cm->t, service_id, ctx);
+
+	cm->held_recheck |= r == 0 && cm->n_held > 0; /* at the next et_cm_timer */
+	return r;
 }
 
 int
@@ -585,6 +596,8 @@ et_cm_timer(struct et_cm *cm, uint64_t now)
 
 	while ((i = et_cm_table_pop_due(&cm->t, now)) != ET_CM_NO_SLOT)
 		expire(cm, et_cm_table_conn(&cm->t, i), now);
+	if (cm->n_held)
+		et_cm_held_run(cm, now);
 }
 
 /* ---- what a connection shows ---- */

@@ -48,12 +48,20 @@ struct et_cm_conf {
 	 * a stray DREQ) at most once per this many ns, bursts of answer_burst */
 	uint64_t answer_gap_ns;
 	uint32_t answer_burst;
+	/* a REQ for a service ID nobody listens on waits so long for its
+	 * listener before the REJ (0: refused at once): a program that listens
+	 * just after telling its peer to connect (perftest -R's server, after
+	 * the sync on its first connection) is not refused for a scheduling
+	 * gap.  At most ET_CM_HELD_MAX wait at once; more are refused. */
+	uint64_t req_hold_ns;
 };
+
+#define ET_CM_HELD_MAX 16
 
 /* Defaults: as many connections as a CM holds (ET_CM_MAX_CONNS; its tables
  * grow with the connections made), response timeout 16 (268 ms), packet
  * life 12 (17 ms), 7 retries, MRA 20 (4.3 s), time wait 500 ms, 100 stray
- * answers a second. */
+ * answers a second, a REQ held 100 ms for its listener. */
 void et_cm_conf_default(struct et_cm_conf *c);
 
 enum et_cm_state {
@@ -142,6 +150,7 @@ struct et_cm_accept_param {
 	X(mra_sent, INFO, "MRAs sent: a repeated REQ while the consumer decides") \
 	X(mra_rcvd, INFO, "MRAs taken: the peer asked for more time") \
 	X(req_no_listener, INFO, "REQs for a service ID nobody listens on (REJ invalid service ID)") \
+	X(req_held, INFO, "REQs that waited for their listener (req_hold_ns)") \
 	X(req_bad_pdata, INFO, "REQs whose rdma_cm header is garbage (REJ consumer)") \
 	X(req_bad_param, INFO, "REQs we cannot take: not RC, bad MTU, not our GID (REJ)") \
 	X(req_no_room, INFO, "REQs beyond max_conns (REJ no resources)") \

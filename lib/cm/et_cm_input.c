@@ -43,6 +43,61 @@ req_check(struct et_cm *cm, const struct et_cm_req *r, uint8_t gid[16])
 	return 0;
 }
 
+/* A REQ nobody listens for, kept for its listener a while (a copy of one
+ * kept already is dropped: the peer asks again on its own timeout).  True
+ * when kept. */
+static bool
+hold(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m, uint64_t now)
+{
+	struct et_cm_held *h;
+
+	for (uint32_t i = 0; i < cm->n_held; i++)
+		if (cm->held[i].src_ip == src_ip &&
+		    cm->held[i].m.u.req.local_comm_id == m->u.req.local_comm_id) {
+			cm->st.rx_dups++;
+			return true;
+		}
+	if (cm->conf.req_hold_ns == 0 || cm->n_held == ET_CM_HELD_MAX ||
+	    now > UINT64_MAX - cm->conf.req_hold_ns)
+		return false;
+	h = &cm->held[cm->n_held++];
+	h->m = *m;
+	h->src_ip = src_ip;
+	h->until = now + cm->conf.req_hold_ns;
+	cm->st.req_held++;
+	return true;
+}
+
+static void on_req(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m, uint64_t now);
+
+void
+et_cm_held_run(struct et_cm *cm, uint64_t now)
+{
+	struct et_cm_held due[ET_CM_HELD_MAX];
+	uint32_t n_due = 0, k = 0;
+
+	cm->held_recheck = false;
+	/* off the list first: what is taken or refused below must not find
+	 * itself held */
+	for (uint32_t i = 0; i < cm->n_held; i++) {
+		const struct et_cm_held *h = &cm->held[i];
+
+		if (et_cm_table_listener(&cm->t, h->m.u.req.service_id) || now >= h->until)
+			due[n_due++] = *h;
+		else
+			cm->held[k++] = *h;
+	}
+	cm->n_held = k;
+	for (uint32_t i = 0; i < n_due; i++) {
+		if (et_cm_table_listener(&cm->t, due[i].m.u.req.service_id)) {
+			on_req(cm, due[i].src_ip, &due[i].m, now);
+			continue;
+		}
+		cm->st.req_no_listener++;
+		req_reject(cm, due[i].src_ip, &due[i].m, ET_CM_REJ_INVALID_SERVICE_ID, NULL, 0, now);
+	}
+}
+
 static void
 on_req(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m, uint64_t now)
 {
@@ -94,6 +149,8 @@ on_req(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m, uint64_t no
 		return;
 	}
 	if ((l = et_cm_table_listener(&cm->t, r->service_id)) == NULL) {
+		if (hold(cm, src_ip, m, now))
+			return;
 		cm->st.req_no_listener++;
 		req_reject(cm, src_ip, m, ET_CM_REJ_INVALID_SERVICE_ID, NULL, 0, now);
 		return;

@@ -44,7 +44,19 @@ struct et_cm {
 	struct et_cm_event *ev;
 	uint32_t ev_head, ev_tail, ev_cap;
 	struct et_cm_stats st;
+	/* REQs waiting for their listener (conf.req_hold_ns), in arrival order */
+	struct et_cm_held {
+		struct et_cm_msg m;
+		uint32_t src_ip;
+		uint64_t until;
+	} held[ET_CM_HELD_MAX];
+	uint32_t n_held;
+	bool held_recheck;      /* a listener came: the held REQs looked at again */
 };
+
+/* The held REQs: a listener's given to it, the rest refused at their
+ * time (et_cm_input.c). */
+void et_cm_held_run(struct et_cm *cm, uint64_t now);
 
 /* ---- connections: the table's look-ups ---- */
 
