@@ -19,6 +19,7 @@ packages=(
 	libopenmpi-dev g++           # mpicc for IMB-MPI1 (../shared/third-party), MPI over the provider
 	libibverbs-dev               # verbs.h: the ABI of our libibverbs (verbs/)
 	ibverbs-utils perftest       # unmodified RDMA programs on it (tests/check_verbs.py)
+	librdmacm-dev rdmacm-utils   # rdma_cma.h: the ABI of our librdmacm; rping, ucmatose on it
 	# the Linux Soft-RoCE peer (tests/rxe): a Debian guest under qemu
 	qemu-system-x86 qemu-utils debootstrap e2fsprogs tcpdump iputils-ping
 	# the Debian packages (debian/), built, linted and tried by the packages test

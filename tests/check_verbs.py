@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Unmodified RDMA programs over our libibverbs (verbs/, docs/verbs.md):
-Debian 12's own binaries (ibverbs-utils, perftest), both ends on our
+"""Unmodified RDMA programs over our libibverbs and librdmacm (verbs/,
+docs/verbs.md): Debian 12's own binaries (ibverbs-utils, perftest, and
+rdmacm-utils with perftest -R, which meet by RDMA CM), both ends on our
 stack, through one ethereal-switch over memif (tests/fi_switch.py: slots 0
 and 1 are 10.0.0.1 and 10.0.0.2), run by scripts/ethereal-run.  Each
 binary must resolve every symbol against our library (ldd -r), each pair
@@ -36,6 +37,20 @@ PAIRS = [
     # 4 QPs of 200 each
     ("write_bw -q 4", ["ib_write_bw"] + PERF + ["-n", "200", "-q", "4"], r"^\s+65536\s+800\s+\d"),
     ("write_bw -a", ["ib_write_bw"] + PERF + ["-n", "20", "-a"], r"^\s+8388608\s+20\s+\d"),
+]
+# RDMA CM on the wire, our librdmacm both ends (no TCP at all): (name,
+# server, client, what the client's output must match); {p} the port
+CM = ["-R", "-x", "1", "-d", "ethereal0", "-n", "200", "-p", "{p}"]
+CM_PAIRS = [
+    ("rping", ["rping", "-s", "-a", "0.0.0.0", "-p", "{p}", "-V", "-C", "50"],
+     ["rping", "-c", "-a", "10.0.0.1", "-p", "{p}", "-V", "-C", "50", "-v"],
+     r"ping data: rdma-ping-49: "),
+    ("ucmatose", ["ucmatose", "-p", "{p}", "-C", "100"],
+     ["ucmatose", "-s", "10.0.0.1", "-p", "{p}", "-C", "100"], r"return status 0"),
+] + [
+    (t + " -R", ["ib_" + t] + CM, ["ib_" + t] + CM + ["10.0.0.1"], want)
+    for t, want in (("write_bw", r"^\s+65536\s+200\s+\d"), ("read_bw", r"^\s+65536\s+200\s+\d"),
+                    ("send_lat", r"^\s+2\s+200\s+\d"), ("atomic_bw", r"^\s+8\s+200\s+\d"))
 ]
 SINGLES = [
     ("ibv_devices", ["ibv_devices"], r"ethereal0\s+[0-9a-f]{16}"),
@@ -78,6 +93,30 @@ def pair(run, argv, port, env, timeout=TIMEOUT):
     return cli, srv, sout
 
 
+def cm_pair(run, work, srv_argv, cli_argv, port, env, timeout=TIMEOUT):
+    """As pair(), for programs that meet by RDMA CM: no TCP port to wait
+    for; the server's runtime is up once its slot's lock is taken, and our
+    CM holds a REQ that comes before its listener (req_hold_ns), the
+    client's CM asks again while the server's port is not up yet."""
+    fill = lambda argv: [a.replace("{p}", str(port)) for a in argv]
+    t0 = time.monotonic()
+    srv = subprocess.Popen(run + ["--slot", "0", "--"] + fill(srv_argv), stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, env=env)
+    while (not any(f.endswith("-0.lock") for f in os.listdir(work)) and srv.poll() is None
+           and time.monotonic() - t0 < 30):
+        time.sleep(0.05)
+    time.sleep(0.5)
+    try:
+        cli = subprocess.run(run + ["--slot", "1", "--"] + fill(cli_argv), capture_output=True,
+                             text=True, timeout=timeout, env=env)
+        sout, _ = srv.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        srv.kill()
+        sout, _ = srv.communicate()
+        cli = subprocess.CompletedProcess(cli_argv, -1, "", "timed out")
+    return cli, srv, sout
+
+
 def main():
     src, build, work = sys.argv[1:4]
     missing = [p for p in ("ibv_devices", "ibv_rc_pingpong", "ib_write_bw") if not shutil.which(p)]
@@ -92,10 +131,16 @@ def main():
     bad = 0
     # every program of the suite binds every symbol to our library
     libs = os.path.join(build, "verbs")
-    for p in sorted({c[1][0] for c in PAIRS + SINGLES}):
+    cm_pairs = CM_PAIRS if os.path.exists(f"{libs}/librdmacm.so.1") and shutil.which("rping") \
+        else []
+    if not cm_pairs:
+        print("skip the RDMA CM pairs: no librdmacm of ours built (librdmacm-dev) or no rping "
+              "(rdmacm-utils)")
+    for p in sorted({c[1][0] for c in PAIRS + SINGLES + cm_pairs}):
         r = subprocess.run(["ldd", "-r", shutil.which(p)], capture_output=True, text=True,
                            env=dict(env, LD_LIBRARY_PATH=libs))
-        ours = f"{libs}/libibverbs.so.1" in r.stdout
+        ours = f"{libs}/libibverbs.so.1" in r.stdout and (
+            "librdmacm.so.1" not in r.stdout or f"{libs}/librdmacm.so.1" in r.stdout)
         if r.returncode or "undefined symbol" in r.stdout + r.stderr or not ours:
             print(f"FAIL ldd -r {p}: {r.stdout[-500:]}{r.stderr[-500:]}")
             bad += 1
@@ -123,12 +168,25 @@ def main():
                 bad += 1
                 print(f"client exit {cli.returncode}:\n{cli.stdout[-2500:]}{cli.stderr[-1500:]}"
                       f"\nserver exit {srv.returncode}:\n{sout[-2500:]}")
+        for i, (name, sargv, cargv, want) in enumerate(cm_pairs):
+            t0 = time.monotonic()
+            cli, srv, sout = cm_pair(run, work, sargv, cargv, 18700 + i, env)
+            ok = (cli.returncode == 0 and srv.returncode == 0 and
+                  re.search(want, cli.stdout, re.M) is not None)
+            line = next((l for l in cli.stdout.splitlines() if re.search(want, l)), "")
+            print(("ok  " if ok else "FAIL") + f" {name} ({time.monotonic() - t0:.1f} s) "
+                  f"{' '.join(line.split()[:5])}")
+            if not ok:
+                bad += 1
+                print(f"client exit {cli.returncode}:\n{cli.stdout[-2500:]}{cli.stderr[-1500:]}"
+                      f"\nserver exit {srv.returncode}:\n{sout[-2500:]}")
     finally:
         log = sw.stop()
     bad += sw.ended_by_itself
     if bad:
         print(log[-3000:])
-    print(f"verbs: {len(PAIRS) + len(SINGLES) - bad} of {len(PAIRS) + len(SINGLES)} ok")
+    n = len(PAIRS) + len(SINGLES) + len(cm_pairs)
+    print(f"verbs: {n - bad} of {n} ok")
     return 1 if bad else 0
 
 

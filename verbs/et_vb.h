@@ -159,6 +159,9 @@ uint32_t et_vb_cq_events(struct et_vb_ctx *ctx);
 int et_vb_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 int et_vb_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 struct ibv_qp *et_vb_create_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *a);
+/* ibv_modify_qp with the process's lock held (librdmacm's binding of a
+ * connection's QP, from progress). */
+int et_vb_modify_qp_locked(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask);
 /* The QP of a QPN (a completion names it); NULL if none. */
 struct et_vb_qp *et_vb_qp_of(struct et_vb_ctx *ctx, uint32_t qpn);
 /* A send completion's record: the consumer's wr_id, whether it asked for

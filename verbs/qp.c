@@ -418,13 +418,12 @@ check(struct et_vb_qp *q, const struct ibv_qp_attr *a, int mask, enum ibv_qp_sta
 }
 
 int
-ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
+et_vb_modify_qp_locked(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
 {
 	struct et_vb_qp *q = (struct et_vb_qp *)qp;
 	enum ibv_qp_state to = mask & IBV_QP_STATE ? a->qp_state : q->attr.qp_state;
 	int r = 0;
 
-	et_process_lock();
 	if (to == IBV_QPS_RESET) {
 		r = reset(q);
 	} else if (to == IBV_QPS_ERR) {
@@ -441,6 +440,16 @@ ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
 		q->attr.qp_state = to;
 		qp->state = to;
 	}
+	return r;
+}
+
+int
+ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
+{
+	int r;
+
+	et_process_lock();
+	r = et_vb_modify_qp_locked(qp, a, mask);
 	et_process_unlock();
 	return r;
 }

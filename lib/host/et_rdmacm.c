@@ -28,6 +28,8 @@ struct et_rdmacm_id {
 	struct et_rdmacm *cm;
 	struct et_cm_conn *conn;
 	struct et_qp *qp;
+	int (*bind)(void *bind_ctx, const struct et_rdmacm_bind *b);
+	void *bind_ctx;
 	void *ctx;
 	uint16_t port;
 	uint32_t peer_ip, peer_psn, mtu;
@@ -298,7 +300,20 @@ bind_qp(struct et_rdmacm *cm, struct et_rdmacm_id *id)
 {
 	const uint8_t *mac = mac_of(cm, id->peer_ip);
 
-	if (et_qp_set_peer_path(id->qp, et_cm_conn_peer_psn(id->conn), id->mtu) ||
+	if (id->bind) {
+		struct rte_ether_addr m;
+		struct et_rdmacm_bind b = {
+			.peer_ip = id->peer_ip, .peer_qpn = et_cm_conn_peer_qpn(id->conn),
+			.peer_psn = et_cm_conn_peer_psn(id->conn), .mtu = id->mtu,
+			.mac = mac ? memcpy(m.addr_bytes, mac, 6), &m : NULL};
+
+		if (id->bind(id->bind_ctx, &b))
+			return -EINVAL;
+		id->bound = true;
+		return 0;
+	}
+	if (id->qp == NULL || /* the program destroyed it meanwhile */
+	    et_qp_set_peer_path(id->qp, et_cm_conn_peer_psn(id->conn), id->mtu) ||
 	    et_qp_connect(id->qp, et_cm_conn_peer_qpn(id->conn)))
 		return -EINVAL;
 	if (mac) {
@@ -328,7 +343,7 @@ settle(struct et_rdmacm *cm, struct et_rdmacm_id *id, uint64_t now)
 		}
 		set_waiting(cm, id, false);
 	} else if (!id->active && (s == ET_CMS_REP_SENT || s == ET_CMS_MRA_REP_RCVD)) {
-		if (et_qp_stats(id->qp)->rx_pkts)
+		if (id->qp && et_qp_stats(id->qp)->rx_pkts)
 			et_cm_notify_established(cm->cm, id->conn, now);
 	} else if (s != ET_CMS_REQ_SENT && s != ET_CMS_MRA_REQ_RCVD) {
 		set_waiting(cm, id, false);
@@ -536,6 +551,8 @@ et_rdmacm_connect(struct et_rdmacm *cm, uint32_t dst_ip, uint16_t dst_port, stru
 		return NULL;
 	}
 	id->qp = qp;
+	id->bind = p->bind;
+	id->bind_ctx = p->bind_ctx;
 	id->ctx = ctx;
 	id->port = dst_port;
 	id->peer_ip = dst_ip;
@@ -566,9 +583,12 @@ et_rdmacm_accept(struct et_rdmacm *cm, struct et_rdmacm_id *id, struct et_qp *qp
 	    (p->pdata_len && p->pdata == NULL))
 		return -EINVAL;
 	id->qp = qp;
+	id->bind = p->bind;
+	id->bind_ctx = p->bind_ctx;
 	/* ready before the REP leaves: the peer sends once it has it */
 	if (bind_qp(cm, id) || et_cm_accept(cm->cm, id->conn, &ap, now)) {
 		id->qp = NULL;
+		id->bind = NULL;
 		id->bound = false;
 		return -EINVAL;
 	}
@@ -682,6 +702,13 @@ void *
 et_rdmacm_id_ctx(const struct et_rdmacm_id *id)
 {
 	return id->ctx;
+}
+
+void
+et_rdmacm_id_drop_qp(struct et_rdmacm_id *id)
+{
+	id->qp = NULL;
+	id->bound = false;
 }
 
 struct et_qp *

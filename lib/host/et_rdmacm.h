@@ -92,6 +92,14 @@ struct et_rdmacm_event {
 	uint8_t pdata[ET_CM_PDATA_MAX];
 };
 
+/* What a connection's QP takes from the peer (et_rdmacm_conn_param.bind). */
+struct et_rdmacm_bind {
+	uint32_t peer_ip, peer_qpn;
+	uint32_t peer_psn;            /* the first PSN our QP sends */
+	uint32_t mtu;                 /* the path MTU, bytes */
+	const struct rte_ether_addr *mac;
+};
+
 /* Our side of a connection. */
 struct et_rdmacm_conn_param {
 	uint32_t psn;        /* the first PSN the QP expects (its attr.rq_psn) */
@@ -101,6 +109,13 @@ struct et_rdmacm_conn_param {
 	const void *pdata;   /* connect: up to ET_CMA_REQ_PDATA (56) bytes;
 			      * accept: ET_CM_REP_PDATA (196) */
 	uint16_t pdata_len;
+	/* optional: whoever owns the QP gives it the peer (its QPN, the PSN
+	 * our sends start from, the path MTU; its MAC, NULL when ARP must
+	 * find it) and makes it ready, in place of et_qp_set_peer_path,
+	 * _connect and _ready: libibverbs, whose QP keeps verbs' states and
+	 * the policy's hooks.  0, or the connection is refused. */
+	int (*bind)(void *bind_ctx, const struct et_rdmacm_bind *b);
+	void *bind_ctx;
 };
 
 #define ET_RDMACM_COUNTERS(X, A) \
@@ -148,6 +163,8 @@ int et_rdmacm_reject(struct et_rdmacm *cm, struct et_rdmacm_id *id, const void *
 /* DREQ; the QP is flushed.  0 or -EINVAL (not established). */
 int et_rdmacm_disconnect(struct et_rdmacm *cm, struct et_rdmacm_id *id, uint64_t now);
 
+/* id's QP is going before id (rdma_destroy_qp): no longer touched. */
+void et_rdmacm_id_drop_qp(struct et_rdmacm_id *id);
 /* Done with id (its QP is no longer touched; destroy it after). */
 void et_rdmacm_release(struct et_rdmacm *cm, struct et_rdmacm_id *id, uint64_t now);
 
