@@ -6,6 +6,8 @@ process yielding when idle, as bench/fi_bench.py runs the provider:
 
   ib_write_bw -s 1 MB            vs  ethereal-node write_bw 1 MB
   ib_send_lat -s 8 B and 4 KB    vs  ethereal-node pingpong
+  ib_write_bw -R 1 MB, ib_send_lat -R 8 B (our librdmacm) vs the same
+                                     without -R
 
 Each figure is a ratio to its reference (issue 47's goals: bandwidth
 >= 0.9x, latency <= 1.2x), both the median of ROUNDS rounds that run each
@@ -23,16 +25,21 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
-from check_verbs import pair  # noqa: E402
+from check_verbs import cm_pair, pair  # noqa: E402
 from fi_bench import node_pair, put_medians  # noqa: E402
 from fi_switch import Switch, memif  # noqa: E402
 
 PERF = ["-x", "1", "-d", "ethereal0"]
 
 
-def perftest(run, env, argv, port):
-    """The client's result row: the numbers of its one line of figures."""
-    cli, srv, sout = pair(run, argv, port, env, timeout=300)
+def perftest(run, env, argv, port, work=None):
+    """The client's result row: the numbers of its one line of figures
+    (work given: by RDMA CM, -R)."""
+    if work:
+        argv = argv + ["-R", "-p", "{p}"]
+        cli, srv, sout = cm_pair(run, work, argv, argv + ["10.0.0.1"], port, env, timeout=300)
+    else:
+        cli, srv, sout = pair(run, argv, port, env, timeout=300)
     rows = [ln.split() for ln in cli.stdout.splitlines()
             if re.match(r"^\s+\d+\s+\d+\s+[\d.]+", ln)]
     if cli.returncode or srv.returncode or not rows:
@@ -69,6 +76,12 @@ def main():
                 r = perftest(run, env, ["ib_write_bw"] + PERF + [
                     "-s", "1048576", "-n", str(iters), "--report_gbits"], port)
                 put("ib_write_bw_1m_gbps", r[3])
+                r = perftest(run, env, ["ib_write_bw"] + PERF + [
+                    "-s", "1048576", "-n", str(iters), "--report_gbits"], port, work)
+                put("ib_write_bw_r_1m_gbps", r[3])
+                r = perftest(run, env, ["ib_send_lat"] + PERF + [
+                    "-s", "8", "-n", str(iters * 10)], port, work)
+                put("ib_send_lat_r_8_rtt_us", 2 * r[5])
                 for size in (8, 4096):
                     j = node_pair(build, work, ["--mode", "pingpong", "--size", str(size),
                                                 "--iters", str(iters * 10)], f"pp{size}")
@@ -82,6 +95,10 @@ def main():
     put_medians(out, got)
     out["ib_write_bw_1m_ratio"] = round(out["ib_write_bw_1m_gbps"] /
                                         out["node_write_bw_1m_gbps"], 3)
+    out["ib_write_bw_r_vs_plain"] = round(out["ib_write_bw_r_1m_gbps"] /
+                                          out["ib_write_bw_1m_gbps"], 3)
+    out["ib_send_lat_r_8_vs_plain"] = round(out["ib_send_lat_r_8_rtt_us"] /
+                                            out["ib_send_lat_8_rtt_us"], 3)
     for size in (8, 4096):
         out[f"ib_send_lat_{size}_ratio"] = round(
             out[f"ib_send_lat_{size}_rtt_us"] / out[f"node_pingpong_{size}_rtt_us"], 3)

@@ -42,11 +42,14 @@ PAIRS = [
 # server, client, what the client's output must match); {p} the port
 CM = ["-R", "-x", "1", "-d", "ethereal0", "-n", "200", "-p", "{p}"]
 CM_PAIRS = [
-    ("rping", ["rping", "-s", "-a", "0.0.0.0", "-p", "{p}", "-V", "-C", "50"],
-     ["rping", "-c", "-a", "10.0.0.1", "-p", "{p}", "-V", "-C", "50", "-v"],
-     r"ping data: rdma-ping-49: "),
-    ("ucmatose", ["ucmatose", "-p", "{p}", "-C", "100"],
-     ["ucmatose", "-s", "10.0.0.1", "-p", "{p}", "-C", "100"], r"return status 0"),
+    ("rping", ["rping", "-s", "-a", "0.0.0.0", "-p", "{p}", "-V", "-C", "100"],
+     ["rping", "-c", "-a", "10.0.0.1", "-p", "{p}", "-v", "-V", "-C", "100"],
+     r"ping data: rdma-ping-99: "),
+    ("ucmatose -c 4", ["ucmatose", "-p", "{p}", "-c", "4", "-C", "100"],
+     ["ucmatose", "-s", "10.0.0.1", "-p", "{p}", "-c", "4", "-C", "100"], r"return status 0"),
+    # synchronous ids (rdma_create_ep, rdma_get_request)
+    ("rdma_server/rdma_client", ["rdma_server", "-p", "{p}"],
+     ["rdma_client", "-s", "10.0.0.1", "-p", "{p}"], r"rdma_client: end 0"),
 ] + [
     (t + " -R", ["ib_" + t] + CM, ["ib_" + t] + CM + ["10.0.0.1"], want)
     for t, want in (("write_bw", r"^\s+65536\s+200\s+\d"), ("read_bw", r"^\s+65536\s+200\s+\d"),
@@ -72,42 +75,16 @@ def listening(port):
     return False
 
 
-def pair(run, argv, port, env, timeout=TIMEOUT):
-    """A program's server on slot 0 (its TCP exchange on port) and its
-    client on slot 1: the client's CompletedProcess, the server's Popen
-    (ended) and its output."""
-    argv = argv + ["-p", str(port)]
+def run_pair(run, srv_argv, cli_argv, ready, env, timeout):
+    """The server on slot 0, once ready() the client on slot 1: the
+    client's CompletedProcess, the server's Popen (ended) and its output."""
     t0 = time.monotonic()
-    srv = subprocess.Popen(run + ["--slot", "0", "--"] + argv, stdout=subprocess.PIPE,
+    srv = subprocess.Popen(run + ["--slot", "0", "--"] + srv_argv, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True, env=env)
-    while not listening(port) and srv.poll() is None and time.monotonic() - t0 < 30:
+    while not ready() and srv.poll() is None and time.monotonic() - t0 < 30:
         time.sleep(0.05)
     try:
-        cli = subprocess.run(run + ["--slot", "1", "--"] + argv + ["localhost"],
-                             capture_output=True, text=True, timeout=timeout, env=env)
-        sout, _ = srv.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        srv.kill()
-        sout, _ = srv.communicate()
-        cli = subprocess.CompletedProcess(argv, -1, "", "timed out")
-    return cli, srv, sout
-
-
-def cm_pair(run, work, srv_argv, cli_argv, port, env, timeout=TIMEOUT):
-    """As pair(), for programs that meet by RDMA CM: no TCP port to wait
-    for; the server's runtime is up once its slot's lock is taken, and our
-    CM holds a REQ that comes before its listener (req_hold_ns), the
-    client's CM asks again while the server's port is not up yet."""
-    fill = lambda argv: [a.replace("{p}", str(port)) for a in argv]
-    t0 = time.monotonic()
-    srv = subprocess.Popen(run + ["--slot", "0", "--"] + fill(srv_argv), stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True, env=env)
-    while (not any(f.endswith("-0.lock") for f in os.listdir(work)) and srv.poll() is None
-           and time.monotonic() - t0 < 30):
-        time.sleep(0.05)
-    time.sleep(0.5)
-    try:
-        cli = subprocess.run(run + ["--slot", "1", "--"] + fill(cli_argv), capture_output=True,
+        cli = subprocess.run(run + ["--slot", "1", "--"] + cli_argv, capture_output=True,
                              text=True, timeout=timeout, env=env)
         sout, _ = srv.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -115,6 +92,42 @@ def cm_pair(run, work, srv_argv, cli_argv, port, env, timeout=TIMEOUT):
         sout, _ = srv.communicate()
         cli = subprocess.CompletedProcess(cli_argv, -1, "", "timed out")
     return cli, srv, sout
+
+
+def pair(run, argv, port, env, timeout=TIMEOUT):
+    """A program's server (its TCP exchange on port) and its client."""
+    argv = argv + ["-p", str(port)]
+    return run_pair(run, argv, argv + ["localhost"], lambda: listening(port), env, timeout)
+
+
+def cm_pair(run, work, srv_argv, cli_argv, port, env, timeout=TIMEOUT):
+    """As pair(), for programs that meet by RDMA CM ({p}: the port): no
+    TCP port to wait for; the server's runtime is up once its slot's lock
+    is taken (and half a second on, it listens), our CM holds a REQ that
+    comes before its listener (req_hold_ns), and the client's CM asks
+    again while the server's port is not up yet."""
+    fill = lambda argv: [a.replace("{p}", str(port)) for a in argv]
+    since = []
+
+    def ready():
+        if not any(f.endswith("-0.lock") for f in os.listdir(work)):
+            return False
+        since.append(time.monotonic())
+        return since[-1] - since[0] >= 0.5
+    return run_pair(run, fill(srv_argv), fill(cli_argv), ready, env, timeout)
+
+
+def verdict(name, t0, want, cli, srv, sout):
+    """A pair's line (ok, or FAIL with both outputs): 1 if it failed."""
+    ok = (cli.returncode == 0 and srv.returncode == 0 and
+          re.search(want, cli.stdout, re.M) is not None)
+    line = next((l for l in cli.stdout.splitlines() if re.search(want, l)), "")
+    print(("ok  " if ok else "FAIL") + f" {name} ({time.monotonic() - t0:.1f} s) "
+          f"{' '.join(line.split()[:5])}")
+    if not ok:
+        print(f"client exit {cli.returncode}:\n{cli.stdout[-2500:]}{cli.stderr[-1500:]}"
+              f"\nserver exit {srv.returncode}:\n{sout[-2500:]}")
+    return 0 if ok else 1
 
 
 def main():
@@ -156,30 +169,11 @@ def main():
                 bad += 1
                 print(r.stdout[-2000:], r.stderr[-2000:])
         for i, (name, argv, want) in enumerate(PAIRS):
-            port = 18600 + i
             t0 = time.monotonic()
-            cli, srv, sout = pair(run, argv, port, env)
-            ok = (cli.returncode == 0 and srv.returncode == 0 and
-                  re.search(want, cli.stdout, re.M) is not None)
-            line = next((l for l in cli.stdout.splitlines() if re.search(want, l)), "")
-            print(("ok  " if ok else "FAIL") + f" {name} ({time.monotonic() - t0:.1f} s) "
-                  f"{' '.join(line.split()[:5])}")
-            if not ok:
-                bad += 1
-                print(f"client exit {cli.returncode}:\n{cli.stdout[-2500:]}{cli.stderr[-1500:]}"
-                      f"\nserver exit {srv.returncode}:\n{sout[-2500:]}")
+            bad += verdict(name, t0, want, *pair(run, argv, 18600 + i, env))
         for i, (name, sargv, cargv, want) in enumerate(cm_pairs):
             t0 = time.monotonic()
-            cli, srv, sout = cm_pair(run, work, sargv, cargv, 18700 + i, env)
-            ok = (cli.returncode == 0 and srv.returncode == 0 and
-                  re.search(want, cli.stdout, re.M) is not None)
-            line = next((l for l in cli.stdout.splitlines() if re.search(want, l)), "")
-            print(("ok  " if ok else "FAIL") + f" {name} ({time.monotonic() - t0:.1f} s) "
-                  f"{' '.join(line.split()[:5])}")
-            if not ok:
-                bad += 1
-                print(f"client exit {cli.returncode}:\n{cli.stdout[-2500:]}{cli.stderr[-1500:]}"
-                      f"\nserver exit {srv.returncode}:\n{sout[-2500:]}")
+            bad += verdict(name, t0, want, *cm_pair(run, work, sargv, cargv, 18700 + i, env))
     finally:
         log = sw.stop()
     bad += sw.ended_by_itself

@@ -18,9 +18,14 @@
  * carries a byte per event: poll and select see it, as the kernel's.
  * Everything holds the process's lock (et_process_lock), as verbs does.
  *
+ * A synchronous id (a NULL channel: rdma_create_ep, rdma_get_request)
+ * has a channel of its own, and each call waits for its event there, as
+ * librdmacm's (ucma_complete).  Every id of the device shares one PD (the
+ * id's pd), as librdmacm's do; rdma_create_qp makes the CQs and their
+ * completion channels a program does not give (rdma_get_recv_comp's).
+ *
  * RC over RDMA_PS_TCP (and RDMA_PS_IB, the same space here); UD ids,
- * multicast, SRQs, synchronous ids (a NULL channel: rdma_create_ep,
- * rdma_get_request) and rsockets are refused (ENOSYS), never crashed.
+ * multicast, SRQs and rsockets are refused (ENOSYS), never crashed.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -35,6 +40,7 @@
 
 #include "et_vb.h"
 #include "host/et_rdmacm.h"
+#include "wire/et_gid.h"
 
 struct cma_id;
 
@@ -60,12 +66,15 @@ struct cma_id {
 	uint8_t responder_resources, initiator_depth, retry_count, rnr_retry_count;
 	uint8_t timeout;              /* the QP's ACK timeout (rdma_set_option) */
 	uint32_t unacked;             /* events the program has not acknowledged */
+	bool sync;                    /* its channel its own: each call waits */
+	struct ibv_qp_init_attr *ep_attr; /* a passive endpoint's: its requests' QPs */
 	struct ibv_sa_path_rec path;  /* route.path_rec: the GIDs and the MTU */
 };
 
 /* ---- the device: ours, opened once for every id ---- */
 
 static struct ibv_context *cma_verbs;
+static struct ibv_pd *cma_pd; /* every id's, as librdmacm's device PD */
 
 /* Our device open (the process runtime with it): 0, or -1 with errno. */
 static int
@@ -81,11 +90,24 @@ cma_init(void)
 		cma_verbs = ibv_open_device(l[0]);
 	if (l)
 		ibv_free_device_list(l);
+	if (cma_verbs && (cma_pd = ibv_alloc_pd(cma_verbs)) == NULL) {
+		ibv_close_device(cma_verbs);
+		cma_verbs = NULL;
+	}
 	if (cma_verbs == NULL) {
 		errno = ENODEV;
 		return -1;
 	}
 	return 0;
+}
+
+/* The id is on our device now (bound, resolved, or a request's). */
+static void
+on_device(struct rdma_cm_id *id)
+{
+	id->verbs = cma_verbs;
+	if (id->pd == NULL)
+		id->pd = cma_pd;
 }
 
 static struct cma_id *
@@ -155,18 +177,6 @@ set_sin(struct sockaddr_in *s, uint32_t ip, uint16_t port)
 	s->sin_port = htons(port);
 }
 
-/* An IPv4-mapped GID (::ffff:a.b.c.d), RoCE v2's for an IPv4 address. */
-static void
-gid_of(union ibv_gid *g, uint32_t ip)
-{
-	memset(g, 0, sizeof(*g));
-	g->raw[10] = g->raw[11] = 0xff;
-	g->raw[12] = (uint8_t)(ip >> 24);
-	g->raw[13] = (uint8_t)(ip >> 16);
-	g->raw[14] = (uint8_t)(ip >> 8);
-	g->raw[15] = (uint8_t)ip;
-}
-
 static uint32_t
 addr_ip(const struct sockaddr *a)
 {
@@ -187,8 +197,8 @@ set_route(struct cma_id *c, uint32_t src_ip, uint16_t src_port, uint32_t dst_ip,
 	set_sin(&c->id.route.addr.src_sin, src_ip, src_port);
 	set_sin(&c->id.route.addr.dst_sin, dst_ip, dst_port);
 	memset(&c->path, 0, sizeof(c->path));
-	gid_of(&c->path.sgid, src_ip);
-	gid_of(&c->path.dgid, dst_ip);
+	et_gid_from_ipv4(src_ip, c->path.sgid.raw);
+	et_gid_from_ipv4(dst_ip, c->path.dgid.raw);
 	c->path.pkey = htons(0xffff);
 	c->path.mtu = IBV_MTU_1024;
 	for (uint32_t m = 256, e = IBV_MTU_256; m <= et_process.c.rc.qp.mtu && e <= IBV_MTU_4096;
@@ -262,7 +272,7 @@ cma_bind(void *ctx, const struct et_rdmacm_bind *b)
 	a.ah_attr.port_num = 1;
 	a.ah_attr.grh.sgid_index = 1;
 	a.ah_attr.grh.hop_limit = 64;
-	gid_of(&a.ah_attr.grh.dgid, b->peer_ip);
+	et_gid_from_ipv4(b->peer_ip, a.ah_attr.grh.dgid.raw);
 	if (et_vb_modify_qp_locked(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 				   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
 				   IBV_QP_MIN_RNR_TIMER))
@@ -308,6 +318,7 @@ id_alloc(struct rdma_event_channel *channel, void *context, enum rdma_port_space
 	c->id.qp_type = IBV_QPT_RC;
 	c->id.port_num = 1;
 	c->timeout = 14;
+	c->responder_resources = c->initiator_depth = 1; /* a NULL conn_param's */
 	c->retry_count = 7;
 	c->rnr_retry_count = 7;
 	c->id.route.addr.src_sin.sin_family = AF_INET;
@@ -383,7 +394,7 @@ on_request(struct et_process_cm_holder *h, const struct et_rdmacm_event *ev, uin
 	}
 	c->holder.on_event = on_event;
 	c->rid = ev->id;
-	c->id.verbs = cma_verbs;
+	on_device(&c->id);
 	c->responder_resources = ev->responder_resources;
 	c->initiator_depth = ev->initiator_depth;
 	c->retry_count = ev->retry_count;
@@ -399,8 +410,17 @@ on_request(struct et_process_cm_holder *h, const struct et_rdmacm_event *ev, uin
 	e->ev.param.conn.retry_count = ev->retry_count;
 	e->ev.param.conn.rnr_retry_count = ev->rnr_retry_count;
 	e->ev.param.conn.qp_num = ev->peer_qpn;
-	c->id.event = &e->ev;
 	event_post(c, e);
+	/* a synchronous listener's request: its later events on a channel of
+	 * its own (rdma_get_request hands it over) */
+	if (l->sync) {
+		struct rdma_event_channel *own = rdma_create_event_channel();
+
+		if (own) {
+			c->id.channel = own;
+			c->sync = true;
+		}
+	}
 }
 
 /* ---- channels ---- */
@@ -437,6 +457,7 @@ rdma_destroy_event_channel(struct rdma_event_channel *channel)
 		struct cma_event *e = ch->head;
 
 		ch->head = e->next;
+		e->owner->unacked--; /* a live id's: a destroyed one's left with it */
 		free(e);
 	}
 	et_process_unlock();
@@ -491,14 +512,23 @@ rdma_ack_cm_event(struct rdma_cm_event *event)
 	return 0;
 }
 
+/* To another channel; NULL: a channel of its own, synchronous from now
+ * on.  Events already queued stay where they are. */
 int
 rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 {
-	if (channel == NULL)
-		return fail(ENOSYS);
+	struct cma_id *c = cma(id);
+	struct rdma_event_channel *old = c->sync ? id->channel : NULL;
+	bool sync = channel == NULL;
+
+	if (sync && (channel = rdma_create_event_channel()) == NULL)
+		return -1;
 	et_process_lock();
 	id->channel = channel;
+	c->sync = sync;
 	et_process_unlock();
+	if (old && old != channel)
+		rdma_destroy_event_channel(old);
 	return 0;
 }
 
@@ -512,13 +542,42 @@ rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, void 
 
 	if (id == NULL)
 		return fail(EINVAL);
-	if (channel == NULL || (ps != RDMA_PS_TCP && ps != RDMA_PS_IB))
-		return fail(ENOSYS); /* synchronous ids, UD's port spaces: not yet */
+	if (ps != RDMA_PS_TCP && ps != RDMA_PS_IB)
+		return fail(ENOSYS); /* UD's port spaces: not yet */
 	if (cma_init())
 		return -1;
 	if ((c = id_alloc(channel, context, ps)) == NULL)
 		return fail(ENOMEM);
+	if (channel == NULL && (c->id.channel = rdma_create_event_channel()) == NULL) {
+		free(c);
+		return -1;
+	}
+	c->sync = channel == NULL;
 	*id = &c->id;
+	return 0;
+}
+
+/* A synchronous id's call waits for its event (the last one acknowledged
+ * first; this one kept in id->event until the next): 0, or -1 with errno
+ * from the event (ECONNREFUSED for a reject). */
+static int
+complete(struct rdma_cm_id *id)
+{
+	struct rdma_cm_event *e;
+
+	if (!cma(id)->sync)
+		return 0;
+	if (id->event) {
+		rdma_ack_cm_event(id->event);
+		id->event = NULL;
+	}
+	if (rdma_get_cm_event(id->channel, &e))
+		return -1;
+	id->event = e;
+	if (e->event == RDMA_CM_EVENT_REJECTED)
+		return fail(ECONNREFUSED);
+	if (e->status)
+		return fail(e->status < 0 ? -e->status : e->status);
 	return 0;
 }
 
@@ -548,6 +607,10 @@ rdma_destroy_id(struct rdma_cm_id *id)
 {
 	struct cma_id *c = cma(id);
 
+	if (c->sync && id->event) {
+		rdma_ack_cm_event(id->event);
+		id->event = NULL;
+	}
 	et_process_lock();
 	if (c->listening)
 		et_rdmacm_unlisten(et_process.rdmacm, addr_port(&id->route.addr.src_addr));
@@ -566,6 +629,8 @@ rdma_destroy_id(struct rdma_cm_id *id)
 		if (e->ev.listen_id == id)
 			e->ev.listen_id = NULL;
 	et_process_unlock();
+	if (c->sync)
+		rdma_destroy_event_channel(id->channel);
 	free(c);
 	return 0;
 }
@@ -583,7 +648,7 @@ rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 	ip = addr_ip(addr);
 	if (ip != 0 && ip != et_process.ip && (ip >> 24) != 127)
 		return fail(EADDRNOTAVAIL);
-	id->verbs = cma_verbs;
+	on_device(id);
 	set_route(c, et_process.ip, addr_port(addr), 0, 0);
 	return 0;
 }
@@ -621,14 +686,14 @@ rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct socka
 		return fail(EAFNOSUPPORT);
 	if (src_addr && rdma_bind_addr(id, src_addr))
 		return -1;
-	id->verbs = cma_verbs;
+	on_device(id);
 	et_process_lock();
 	set_route(c, et_process.ip, addr_port(&id->route.addr.src_addr), addr_ip(dst_addr),
 		  addr_port(dst_addr));
 	/* the peer's MAC is the agent's to find (ARP), when it sends */
 	r = post_simple(c, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
 	et_process_unlock();
-	return r;
+	return r ? r : complete(id);
 }
 
 int
@@ -640,7 +705,7 @@ rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
 	et_process_lock();
 	r = post_simple(cma(id), RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
 	et_process_unlock();
-	return r;
+	return r ? r : complete(id);
 }
 
 /* ---- QPs ---- */
@@ -657,6 +722,33 @@ qp_init(struct ibv_qp *qp)
 				     IBV_QP_ACCESS_FLAGS);
 }
 
+static void
+destroy_cqs(struct rdma_cm_id *id)
+{
+	if (id->recv_cq)
+		ibv_destroy_cq(id->recv_cq);
+	if (id->recv_cq_channel)
+		ibv_destroy_comp_channel(id->recv_cq_channel);
+	if (id->send_cq)
+		ibv_destroy_cq(id->send_cq);
+	if (id->send_cq_channel)
+		ibv_destroy_comp_channel(id->send_cq_channel);
+	id->recv_cq = id->send_cq = NULL;
+	id->recv_cq_channel = id->send_cq_channel = NULL;
+}
+
+/* A CQ of n entries with a completion channel, the id's (librdmacm makes
+ * them for a QP whose program gave none: rdma_get_recv_comp waits there). */
+static int
+make_cq(struct rdma_cm_id *id, uint32_t n, struct ibv_cq **cq, struct ibv_comp_channel **ch)
+{
+	if ((*ch = ibv_create_comp_channel(id->verbs)) == NULL)
+		return -1;
+	if ((*cq = ibv_create_cq(id->verbs, n ? (int)n : 1, id, *ch, 0)) == NULL)
+		return -1;
+	return 0;
+}
+
 int
 rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *attr)
 {
@@ -667,16 +759,30 @@ rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *attr)
 		return fail(EINVAL);
 	if (attr->qp_type != IBV_QPT_RC || attr->srq)
 		return fail(ENOSYS);
+	if (id->verbs == NULL)
+		on_device(id);
 	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || attr->pd == NULL) {
-		if (id->pd == NULL && (id->pd = ibv_alloc_pd(id->verbs ? id->verbs : cma_verbs)) == NULL)
-			return -1;
 		attr->pd = id->pd;
 		attr->comp_mask |= IBV_QP_INIT_ATTR_PD;
 	}
-	if ((qp = ibv_create_qp_ex(attr->pd->context, attr)) == NULL)
+	if ((!attr->recv_cq && !id->recv_cq &&
+	     make_cq(id, attr->cap.max_recv_wr, &id->recv_cq, &id->recv_cq_channel)) ||
+	    (!attr->send_cq && !id->send_cq &&
+	     make_cq(id, attr->cap.max_send_wr, &id->send_cq, &id->send_cq_channel))) {
+		destroy_cqs(id);
 		return -1;
+	}
+	if (!attr->recv_cq)
+		attr->recv_cq = id->recv_cq;
+	if (!attr->send_cq)
+		attr->send_cq = id->send_cq;
+	if ((qp = ibv_create_qp_ex(attr->pd->context, attr)) == NULL) {
+		destroy_cqs(id);
+		return -1;
+	}
 	if ((r = qp_init(qp)) != 0) {
 		ibv_destroy_qp(qp);
+		destroy_cqs(id);
 		return fail(r);
 	}
 	id->qp = qp;
@@ -712,6 +818,7 @@ rdma_destroy_qp(struct rdma_cm_id *id)
 	id->qp = NULL;
 	et_process_unlock();
 	ibv_destroy_qp(qp);
+	destroy_cqs(id);
 }
 
 /* ---- connections ---- */
@@ -722,6 +829,26 @@ at_most(uint8_t v, uint8_t max)
 	return v < max ? v : max;
 }
 
+/* What the program asks of the connection (NULL: the id's defaults), and
+ * the agent's parameters with a first PSN of ours, the QP bound by us. */
+static struct et_rdmacm_conn_param
+conn_param_of(struct cma_id *c, const struct rdma_conn_param *cp)
+{
+	c->psn = et_process_psn();
+	if (cp) {
+		c->responder_resources = at_most(cp->responder_resources, ET_VB_MAX_RD_ATOMIC);
+		c->initiator_depth = at_most(cp->initiator_depth, ET_VB_MAX_RD_ATOMIC);
+		c->retry_count = at_most(cp->retry_count, 7);
+		c->rnr_retry_count = at_most(cp->rnr_retry_count, 7);
+	}
+	return (struct et_rdmacm_conn_param){
+		.psn = c->psn, .mtu = et_process.c.rc.qp.mtu,
+		.responder_resources = c->responder_resources, .initiator_depth = c->initiator_depth,
+		.retry_count = c->retry_count, .rnr_retry_count = c->rnr_retry_count,
+		.pdata = cp ? cp->private_data : NULL, .pdata_len = cp ? cp->private_data_len : 0,
+		.bind = cma_bind, .bind_ctx = c};
+}
+
 int
 rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 {
@@ -730,20 +857,10 @@ rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	struct et_rdmacm *agent;
 	int err = 0;
 
-	if (id->qp == NULL || conn_param == NULL)
+	if (id->qp == NULL)
 		return fail(EINVAL); /* a connection without a QP of ours: not yet */
 	et_process_lock();
-	c->psn = et_process_psn();
-	c->responder_resources = at_most(conn_param->responder_resources, ET_VB_MAX_RD_ATOMIC);
-	c->initiator_depth = at_most(conn_param->initiator_depth, ET_VB_MAX_RD_ATOMIC);
-	c->retry_count = at_most(conn_param->retry_count, 7);
-	c->rnr_retry_count = at_most(conn_param->rnr_retry_count, 7);
-	p = (struct et_rdmacm_conn_param){
-		.psn = c->psn, .mtu = et_process.c.rc.qp.mtu,
-		.responder_resources = c->responder_resources, .initiator_depth = c->initiator_depth,
-		.retry_count = c->retry_count, .rnr_retry_count = c->rnr_retry_count,
-		.pdata = conn_param->private_data, .pdata_len = conn_param->private_data_len,
-		.bind = cma_bind, .bind_ctx = c};
+	p = conn_param_of(c, conn_param);
 	c->holder.on_event = on_event;
 	agent = et_process_rdmacm();
 	if (agent)
@@ -757,7 +874,7 @@ rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 		set_route(c, et_process.ip, 0xc000 | (id->qp->qp_num & 0x3fff),
 			  addr_ip(&id->route.addr.dst_addr), addr_port(&id->route.addr.dst_addr));
 	et_process_unlock();
-	return c->rid ? 0 : fail(-err);
+	return c->rid ? complete(id) : fail(-err);
 }
 
 int
@@ -770,23 +887,15 @@ rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	if (id->qp == NULL || c->rid == NULL)
 		return fail(EINVAL);
 	et_process_lock();
-	c->psn = et_process_psn();
-	if (conn_param) {
-		c->responder_resources = at_most(conn_param->responder_resources,
-						 ET_VB_MAX_RD_ATOMIC);
-		c->initiator_depth = at_most(conn_param->initiator_depth, ET_VB_MAX_RD_ATOMIC);
-		c->rnr_retry_count = at_most(conn_param->rnr_retry_count, 7);
-	}
-	p = (struct et_rdmacm_conn_param){
-		.psn = c->psn, .responder_resources = c->responder_resources,
-		.initiator_depth = c->initiator_depth, .rnr_retry_count = c->rnr_retry_count,
-		.pdata = conn_param ? conn_param->private_data : NULL,
-		.pdata_len = conn_param ? conn_param->private_data_len : 0,
-		.bind = cma_bind, .bind_ctx = c};
+	/* the passive side's retry count is the peer's, from its REQ */
+	uint8_t retry = c->retry_count;
+
+	p = conn_param_of(c, conn_param);
+	c->retry_count = retry;
 	r = et_rdmacm_accept(et_process.rdmacm, c->rid, ((struct et_vb_qp *)id->qp)->eq, &p,
 			     et_process_now());
 	et_process_unlock();
-	return r ? fail(-r) : 0;
+	return r ? fail(-r) : complete(id);
 }
 
 int
@@ -818,7 +927,7 @@ rdma_disconnect(struct rdma_cm_id *id)
 	if (et_rdmacm_id_state(c->rid) == ET_CMS_ESTABLISHED)
 		r = et_rdmacm_disconnect(et_process.rdmacm, c->rid, et_process_now());
 	et_process_unlock();
-	return r ? fail(-r) : 0;
+	return r ? fail(-r) : complete(id);
 }
 
 int
@@ -864,6 +973,94 @@ __be16
 rdma_get_dst_port(struct rdma_cm_id *id)
 {
 	return id->route.addr.dst_sin.sin_port;
+}
+
+/* ---- endpoints: synchronous ids with their QP ---- */
+
+int
+rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res, struct ibv_pd *pd,
+	       struct ibv_qp_init_attr *qp_init_attr)
+{
+	struct rdma_cm_id *cm_id;
+	struct cma_id *c;
+
+	if (id == NULL || res == NULL)
+		return fail(EINVAL);
+	if (rdma_create_id(NULL, &cm_id, NULL,
+			   res->ai_port_space ? (enum rdma_port_space)res->ai_port_space
+					      : RDMA_PS_TCP))
+		return -1;
+	c = cma(cm_id);
+	if (res->ai_flags & RAI_PASSIVE) {
+		if (rdma_bind_addr(cm_id, res->ai_src_addr))
+			goto err;
+		if (pd)
+			cm_id->pd = pd;
+		if (qp_init_attr) {
+			if ((c->ep_attr = malloc(sizeof(*qp_init_attr))) == NULL) {
+				errno = ENOMEM;
+				goto err;
+			}
+			*c->ep_attr = *qp_init_attr;
+			c->ep_attr->qp_type = res->ai_qp_type;
+		}
+		*id = cm_id;
+		return 0;
+	}
+	if (rdma_resolve_addr(cm_id, res->ai_src_addr, res->ai_dst_addr, 2000) ||
+	    rdma_resolve_route(cm_id, 2000))
+		goto err;
+	if (qp_init_attr) /* the address's QP type, as librdmacm sets it */
+		qp_init_attr->qp_type = res->ai_qp_type;
+	if (qp_init_attr && rdma_create_qp(cm_id, pd, qp_init_attr))
+		goto err;
+	*id = cm_id;
+	return 0;
+err:
+	rdma_destroy_ep(cm_id);
+	return -1;
+}
+
+void
+rdma_destroy_ep(struct rdma_cm_id *id)
+{
+	int e = errno; /* the caller's error, when it cleans up after one */
+
+	rdma_destroy_qp(id);
+	free(cma(id)->ep_attr);
+	rdma_destroy_id(id);
+	errno = e;
+}
+
+int
+rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id)
+{
+	struct cma_id *l = cma(listen);
+	struct rdma_cm_event *e;
+
+	if (!l->sync || id == NULL)
+		return fail(EINVAL);
+	if (listen->event) {
+		rdma_ack_cm_event(listen->event);
+		listen->event = NULL;
+	}
+	if (rdma_get_cm_event(listen->channel, &e))
+		return -1;
+	if (e->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
+		listen->event = e;
+		return fail(e->event == RDMA_CM_EVENT_REJECTED ? ECONNREFUSED : EINVAL);
+	}
+	if (l->ep_attr) {
+		struct ibv_qp_init_attr a = *l->ep_attr;
+
+		if (rdma_create_qp(e->id, listen->pd, &a)) {
+			listen->event = e;
+			return -1;
+		}
+	}
+	*id = e->id;
+	e->id->event = e;
+	return 0;
 }
 
 /* ---- devices ---- */
@@ -929,7 +1126,7 @@ rdma_getaddrinfo(const char *node, const char *service, const struct rdma_addrin
 	}
 	r->ai_flags = hints ? hints->ai_flags : 0;
 	r->ai_family = AF_INET;
-	r->ai_qp_type = IBV_QPT_RC;
+	r->ai_qp_type = hints && hints->ai_qp_type ? hints->ai_qp_type : IBV_QPT_RC;
 	r->ai_port_space = hints && hints->ai_port_space ? hints->ai_port_space : RDMA_PS_TCP;
 	e = passive ? copy_sockaddr(&r->ai_src_addr, &r->ai_src_len, ai->ai_addr, ai->ai_addrlen)
 		    : copy_sockaddr(&r->ai_dst_addr, &r->ai_dst_len, ai->ai_addr, ai->ai_addrlen);

@@ -2,8 +2,7 @@
  * What our librdmacm does not do yet (docs/verbs.md): present, since
  * Debian's programs bind every librdmacm symbol they import at load
  * (BIND_NOW), and refusing with ENOSYS as a call of an older librdmacm
- * would.  Synchronous ids (rdma_create_ep, rdma_get_request), SRQs,
- * multicast, ECE and rsockets.
+ * would.  SRQs, multicast, ECE and rsockets.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -17,27 +16,6 @@ enosys(void)
 {
 	errno = ENOSYS;
 	return -1;
-}
-
-int
-rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res, struct ibv_pd *pd,
-	       struct ibv_qp_init_attr *qp_init_attr)
-{
-	(void)id, (void)res, (void)pd, (void)qp_init_attr;
-	return enosys();
-}
-
-void
-rdma_destroy_ep(struct rdma_cm_id *id)
-{
-	(void)id;
-}
-
-int
-rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id)
-{
-	(void)listen, (void)id;
-	return enosys();
 }
 
 int
