@@ -550,6 +550,13 @@ et_qp_respond(struct et_qp *qp, uint8_t syndrome, uint32_t psn)
 }
 
 void
+et_qp_ack_duplicate(struct et_qp *qp)
+{
+	qp->st.rx_dup++;
+	et_qp_respond(qp, et_aeth_ack(ET_AETH_CREDITS_UNLIMITED), et_psn_add(qp->epsn, ET_PSN_MASK));
+}
+
+void
 et_qp_responder_fail(struct et_qp *qp, enum et_nak_code code, uint8_t recv_status)
 {
 	et_qp_respond(qp, et_aeth_nak(code), qp->epsn);
@@ -615,9 +622,7 @@ et_qp_rx(struct et_qp *qp, const struct et_roce_pkt *pkt, uint64_t now)
 	}
 	if (qp->state == ET_QPS_ERR && et_opcode_valid(op) && et_opcode_is_rc(op) &&
 	    resent_before_flush(qp, &pkt->h)) {
-		qp->st.rx_dup++;
-		et_qp_respond(qp, et_aeth_ack(ET_AETH_CREDITS_UNLIMITED),
-			      et_psn_add(qp->epsn, ET_PSN_MASK));
+		et_qp_ack_duplicate(qp);
 		return;
 	}
 	if (qp->state != ET_QPS_RTS || !et_opcode_valid(op) || !et_opcode_is_rc(op)) {

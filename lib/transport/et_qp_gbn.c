@@ -656,9 +656,7 @@ gbn_responder_rx(struct et_qp *qp, const struct et_roce_pkt *pkt, uint16_t echo)
 		return;
 	}
 	if (d < 0) {
-		qp->st.rx_dup++;
-		et_qp_respond(qp, et_aeth_ack(ET_AETH_CREDITS_UNLIMITED),
-			      et_psn_add(qp->epsn, ET_PSN_MASK));
+		et_qp_ack_duplicate(qp);
 		return;
 	}
 	if (d > 0) {

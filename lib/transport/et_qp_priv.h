@@ -255,6 +255,9 @@ bool et_qp_rnr_pause(struct et_qp *qp, uint8_t syn, uint64_t now);
 
 /* Queue an ACK/NAK in the one response slot. */
 void et_qp_respond(struct et_qp *qp, uint8_t syndrome, uint32_t psn);
+/* A request placed already, come again: acknowledged again up to epsn, as
+ * the duplicate it is (nothing placed, no receive taken). */
+void et_qp_ack_duplicate(struct et_qp *qp);
 
 /* A request we cannot honour: NAK it and fail the QP (IBTA class C/D). */
 void et_qp_responder_fail(struct et_qp *qp, enum et_nak_code code, uint8_t recv_status);
