@@ -136,6 +136,8 @@ et_qp_attr_check(const struct et_qp_attr *a, const char **why)
 		w = "queue sizes must be powers of 2 up to 2^20";
 	else if (a->dscp > 63)
 		w = "DSCP is 0..63";
+	else if (a->datagram && a->multipath)
+		w = "a QP is datagram (UD) or multipath, not both";
 	else if (a->dctcp.g <= 0 || a->dctcp.g > 1 || a->dctcp.init_alpha < 0 ||
 		 a->dctcp.init_alpha > 1 || a->dctcp.max_cwnd < a->mtu)
 		w = "DCTCP: 0 < g <= 1, 0 <= alpha <= 1, max_cwnd >= MTU";
@@ -169,7 +171,7 @@ et_qp_create(const struct et_qp_attr *a, struct et_mr_table *mrs,
 	qp = calloc(1, sizeof(*qp));
 	if (qp == NULL)
 		return NULL;
-	qp->ops = a->multipath ? &et_qp_mp_ops : &et_qp_gbn_ops;
+	qp->ops = a->datagram ? &et_qp_ud_ops : a->multipath ? &et_qp_mp_ops : &et_qp_gbn_ops;
 	qp->sq = calloc(a->max_send_wr, sizeof(*qp->sq));
 	qp->rq = calloc(a->max_recv_wr, sizeof(*qp->rq));
 	if (!qp->sq || !qp->rq || (qp->ops->init && qp->ops->init(qp))) {
@@ -238,6 +240,7 @@ et_qp_modify(struct et_qp *qp, const struct et_qp_attr *a)
 	/* what the QP was made with stays: its number, queues and mode */
 	if (a->qpn != qp->a.qpn || a->max_send_wr != qp->a.max_send_wr ||
 	    a->max_recv_wr != qp->a.max_recv_wr || a->multipath != qp->a.multipath ||
+	    a->datagram != qp->a.datagram ||
 	    et_qp_attr_check(a, NULL))
 		return -EINVAL;
 	if (qp->state != ET_QPS_RESET && !send_side_only(qp, a))
@@ -352,12 +355,19 @@ et_qp_complete_send(struct et_qp *qp, const struct et_send_wr *wr, uint8_t statu
 }
 
 void
+et_qp_complete_recv_wc(struct et_qp *qp, struct et_wc *wc)
+{
+	wc->wr_id = qp->rq[qp->rq_head & qp->rq_mask].wr_id;
+	wc->qpn = qp->a.qpn;
+	cq_push(qp->recv_cq, wc);
+	qp->rq_head++;
+}
+
+void
 et_qp_complete_recv(struct et_qp *qp, uint8_t opcode, uint8_t status, uint32_t len,
 		    bool with_imm, uint32_t imm)
 {
 	struct et_wc wc = {
-		.wr_id = qp->rq[qp->rq_head & qp->rq_mask].wr_id,
-		.qpn = qp->a.qpn,
 		.opcode = opcode,
 		.status = status,
 		.with_imm = with_imm,
@@ -365,8 +375,7 @@ et_qp_complete_recv(struct et_qp *qp, uint8_t opcode, uint8_t status, uint32_t l
 		.imm = imm,
 	};
 
-	cq_push(qp->recv_cq, &wc);
-	qp->rq_head++;
+	et_qp_complete_recv_wc(qp, &wc);
 }
 
 void
@@ -444,6 +453,8 @@ et_qp_post_send(struct et_qp *qp, const struct et_send_wr *wr)
 	if (et_wr_is_rd_atomic(wr->opcode) &&
 	    (qp->a.max_rd_atomic == 0 ||
 	     (et_wr_is_atomic(wr->opcode) && wr->length != ET_ATOMIC_LEN)))
+		return -EINVAL;
+	if (qp->ops->single_packet && wr->length > qp->a.mtu)
 		return -EINVAL;
 	if (wr->length &&
 	    !et_mr_lookup(qp->mrs, wr->lkey, (uint64_t)(uintptr_t)wr->local_addr, wr->length,
@@ -612,6 +623,10 @@ et_qp_rx(struct et_qp *qp, const struct et_roce_pkt *pkt, uint64_t now)
 {
 	uint8_t op = pkt->h.opcode;
 
+	if (qp->ops->rx) {
+		qp->ops->rx(qp, pkt, now);
+		return;
+	}
 	if (op == ET_OP_CNP) {
 		/* one CNP per QP: it slows whatever the QP sends that way,
 		 * its requests' data and its answers alike */

@@ -14,6 +14,12 @@
  * path, a reorder window at the responder, selective ACKs and a timer per
  * packet at the requester.
  *
+ * Datagram mode (et_qp_attr.datagram) is IBTA's UD: SENDs of one packet
+ * each, to the destination each request names (et_send_wr.ud), complete
+ * when they leave; nothing is acknowledged, nothing sent again; a receive
+ * takes the 40-byte GRH slot and the payload, from any QP that knows the
+ * Q_Key.
+ *
  * This is the API.  A QP's state is private (et_qp_priv.h): callers hold a
  * pointer and read what they need through the functions at the end.
  */
@@ -65,6 +71,7 @@ struct et_wc {
 	bool with_imm;
 	uint32_t byte_len;
 	uint32_t imm;
+	uint32_t src_qp;  /* datagram receives: the sender's QPN (its DETH) */
 };
 
 /* A completion queue: a ring shared by any number of QPs of one host. */
@@ -121,17 +128,31 @@ et_wr_is_atomic(uint8_t opcode)
  * responder's byte order (as verbs'); the local buffer gets the old value. */
 #define ET_ATOMIC_LEN 8u
 
+/* A datagram's destination: an address handle's worth, and the QP there. */
+struct et_ud_dest {
+	uint32_t ip;               /* host order */
+	struct rte_ether_addr mac;
+	uint16_t sport;            /* its path ID (UDP source port) */
+	uint32_t qpn;
+	uint32_t qkey;
+};
+
 struct et_send_wr {
 	uint64_t wr_id;
 	uint8_t opcode;            /* enum et_wr_opcode */
 	void *local_addr;          /* one local buffer (READ, atomics: written) */
 	uint32_t length;           /* atomics: ET_ATOMIC_LEN */
 	uint32_t lkey;
-	uint64_t remote_addr;      /* WRITE, READ, atomics: the responder's address */
-	uint32_t rkey;
 	uint32_t imm;              /* *_IMM */
-	uint64_t compare_add;      /* CMP_SWP: compare; FETCH_ADD: add */
-	uint64_t swap;             /* CMP_SWP: swap */
+	union {
+		struct {
+			uint64_t remote_addr; /* WRITE, READ, atomics: the responder's address */
+			uint32_t rkey;
+			uint64_t compare_add; /* CMP_SWP: compare; FETCH_ADD: add */
+			uint64_t swap;        /* CMP_SWP: swap */
+		};
+		struct et_ud_dest ud;  /* datagram mode: where this SEND goes */
+	};
 };
 
 struct et_recv_wr {
@@ -196,6 +217,8 @@ struct et_qp_attr {
 	uint32_t max_recv_wr;          /* power of 2 */
 	bool multipath;                /* per-packet paths, selective repeat;
 					* both ends must agree (docs/transport.md) */
+	bool datagram;                 /* UD: one packet a message, unacknowledged */
+	uint32_t qkey;                 /* datagram mode: what a SEND must carry */
 	uint8_t max_rd_atomic;         /* RDMA READ / atomic requests of ours
 					* outstanding at once (initiator depth);
 					* 0: none may be posted */
@@ -253,7 +276,9 @@ void et_qp_attr_default(struct et_qp_attr *a);
 	X(rd_dup_unknown, INFO, "duplicate READ or atomic older than every kept answer: dropped") \
 	X(read_resp_tx, INFO, "READ response packets sent") \
 	X(read_resp_bytes, INFO, "READ response payload bytes sent") \
-	X(atomic_acks_tx, INFO, "ATOMIC ACKNOWLEDGEs sent")
+	X(atomic_acks_tx, INFO, "ATOMIC ACKNOWLEDGEs sent") \
+	X(rx_qkey_bad, INFO, "datagrams whose Q_Key is not the QP's: dropped") \
+	X(rx_no_recv, INFO, "datagrams with no receive posted: dropped (UD has no RNR)")
 
 struct et_qp_stats {
 	ET_QP_COUNTERS(ET_CTR_FIELD, ET_CTR_ARRAY_FIELD)

@@ -7,8 +7,8 @@
  *
  * et_qp.c holds what both modes do (life cycle, posting, completions,
  * ACK/NAK/CNP frames, the CNP/DCTCP side); et_qp_gbn.c the in-order mode
- * (Go-Back-N); et_qp_mp.c the multipath mode.  The mode is chosen once, at
- * create, as an ops table.
+ * (Go-Back-N); et_qp_mp.c the multipath mode; et_qp_ud.c the datagram
+ * mode (UD).  The mode is chosen once, at create, as an ops table.
  */
 #ifndef ET_QP_PRIV_H
 #define ET_QP_PRIV_H
@@ -66,6 +66,9 @@ struct et_qp_ops {
 	void (*fini)(struct et_qp *qp);
 	/* optional: the QP failed; drop what is queued to send */
 	void (*fail)(struct et_qp *qp);
+	/* optional: every frame for the QP, in place of the connected
+	 * modes' dispatch (CNP, requester, responder) below */
+	void (*rx)(struct et_qp *qp, const struct et_roce_pkt *pkt, uint64_t now);
 	/* an ACK or NAK */
 	void (*requester_rx)(struct et_qp *qp, const struct et_roce_pkt *pkt, uint64_t now);
 	/* a data packet; echo: the UDP source port to answer it on */
@@ -84,11 +87,13 @@ struct et_qp_ops {
 	/* in RTS only */
 	uint64_t (*deadline)(const struct et_qp *qp);
 	uint32_t opcodes;     /* the enum et_wr_opcode it can carry, a bit each */
+	bool single_packet;   /* a message is one packet: a longer one is refused */
 	bool msn_is_epsn;     /* the AETH MSN field carries the cumulative epsn */
 };
 
 extern const struct et_qp_ops et_qp_gbn_ops;
 extern const struct et_qp_ops et_qp_mp_ops;
+extern const struct et_qp_ops et_qp_ud_ops;
 
 struct et_qp_mp; /* et_qp_mp.c */
 
@@ -238,6 +243,8 @@ et_wr_tx_len(const struct et_send_wr *wr)
 }
 
 void et_qp_complete_send(struct et_qp *qp, const struct et_send_wr *wr, uint8_t status);
+/* The oldest receive completes with wc (its wr_id and QPN filled here). */
+void et_qp_complete_recv_wc(struct et_qp *qp, struct et_wc *wc);
 /* The oldest receive completes. */
 void et_qp_complete_recv(struct et_qp *qp, uint8_t opcode, uint8_t status, uint32_t len,
 			 bool with_imm, uint32_t imm);

@@ -322,6 +322,7 @@ et_roce_parse(const uint8_t *buf, size_t len, struct et_roce_pkt *pkt,
 	pkt->payload = p;
 	pkt->payload_len = (uint32_t)(rem - h->pad);
 	pkt->l3_off = (uint16_t)off;
+	pkt->l3 = ip;
 	pkt->frame_len = (uint32_t)(off + tot);
 
 	if (!(flags & ET_PARSE_NO_ICRC)) {

@@ -226,6 +226,7 @@ struct et_roce_pkt {
 	const uint8_t *payload;
 	uint32_t payload_len; /* without pad */
 	uint16_t l3_off;      /* IPv4 header offset (after an optional VLAN tag) */
+	const uint8_t *l3;    /* the IPv4 header (a UD receive's GRH slot holds it) */
 	uint16_t vlan_tci;
 	bool has_vlan;
 	uint32_t frame_len;   /* IPv4 total length + l3_off: trailing bytes ignored */
