@@ -381,10 +381,12 @@ et_switch_set_link(struct et_switch *sw, uint16_t port, bool up, uint64_t now)
 	p->link_seen |= up;
 	if (up == was_up || !seen)
 		return false;
-	if (up)
+	if (up) {
 		et_switch_restore(sw, port, now);
-	else
+		p->restore_now = p->role == ET_SW_DOWN;
+	} else {
 		et_switch_fail(sw, port, now, 0);
+	}
 	return true;
 }
 
@@ -463,9 +465,13 @@ update_failures(struct et_switch *sw, uint64_t now)
 				p->failed = p->eg.failed = false;
 				touch(sw, i);
 				p->failed_since = p->restore_at;
+				if (p->restore_now) /* noticed already: no delay to run */
+					p->failed_since -= RTE_MIN(p->failed_since,
+								   sw->p.detect_delay_ns);
 				changed++;
 			}
 			p->restore_at = 0;
+			p->restore_now = false;
 		}
 		/* the switch notices either change only after the delay */
 		if (p->down != p->failed && now >= p->failed_since + sw->p.detect_delay_ns) {

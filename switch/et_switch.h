@@ -97,6 +97,7 @@ struct et_sw_port {
 	bool failed;
 	uint64_t failed_since;
 	bool down;                 /* failure detected: routed around */
+	bool restore_now;          /* the restore due is used at once (no delay) */
 	uint64_t fail_at, restore_at; /* schedule; 0 = none */
 	/* PFC: bytes in the buffer that came in here */
 	uint64_t in_bytes;
@@ -235,9 +236,11 @@ void et_switch_restore(struct et_switch *sw, uint16_t port, uint64_t at_ns);
  * event).  Down, what the switch sends there is dropped as link_down; a
  * link that was up and goes down fails at now, as et_switch_fail(), and
  * is routed around after the detection delay; back up, it is restored at
- * now (and used again after the delay).  A link that was never up (its
- * peer not there yet) fails nothing.  Returns whether a failure or a
- * restore was made.  Control path. */
+ * now, and used again after the delay if it is an uplink, at once if it
+ * leads down (a host's: nothing routes around it, so what is for the host
+ * waits for nothing but its link).  A link that was never up (its peer
+ * not there yet) fails nothing.  Returns whether a failure or a restore
+ * was made.  Control path. */
 bool et_switch_set_link(struct et_switch *sw, uint16_t port, bool up, uint64_t now);
 
 /* Record a port's traffic, both ways (NULL: stop). */

@@ -652,6 +652,19 @@ test_link_state(void **state)
 	assert_false(et_switch_set_link(&n.sw[0], 2, true, 400 * ms));
 	assert_true(up1->link_seen);
 	assert_true(et_switch_set_link(&n.sw[0], 2, false, 410 * ms));
+	/* a host's link (ToR 1's port 0, towards host 1) down and up again:
+	 * used at once, for nothing routes around it (a host process that
+	 * restarts would otherwise lose what comes in its first 100 ms, which
+	 * UD does not send again) */
+	assert_true(et_switch_set_link(&n.sw[0], 2, true, 420 * ms));
+	assert_false(et_switch_set_link(&n.sw[1], 0, true, 500 * ms));
+	assert_int_equal(send_at(&n, 521 * ms, 0x0000), 1);
+	assert_true(et_switch_set_link(&n.sw[1], 0, false, 530 * ms));
+	assert_int_equal(send_at(&n, 540 * ms, 0x0000), 0);
+	assert_int_equal(n.sw[1].ports[0].st.drops[ET_SW_DROP_LINK_DOWN], 1);
+	assert_int_equal(send_at(&n, 640 * ms, 0x0000), 0); /* detected: no route */
+	assert_true(et_switch_set_link(&n.sw[1], 0, true, 700 * ms));
+	assert_int_equal(send_at(&n, 701 * ms, 0x0000), 1);
 	et_net_free(&n);
 	assert_int_equal(rte_mempool_in_use_count(pool), 0);
 }
