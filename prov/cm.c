@@ -74,7 +74,7 @@ et_fi_cm_listen(struct et_fi_ep *ep)
 	if (cm.rcm == NULL && (cm.rcm = et_process_rdmacm()) == NULL)
 		return -FI_ENOMEM;
 	ep->cm_holder.on_event = on_request;
-	r = et_rdmacm_listen(cm.rcm, ep->port, &ep->cm_holder);
+	r = et_rdmacm_listen(cm.rcm, ET_RDMA_PS_TCP, ep->port, &ep->cm_holder);
 	if (r)
 		return r == -EADDRINUSE ? -FI_EADDRINUSE : -FI_ENOMEM;
 	ep->cm = cm.rcm;
@@ -85,7 +85,7 @@ void
 et_fi_cm_unlisten(struct et_fi_ep *ep)
 {
 	if (ep->cm && cm.rcm)
-		et_rdmacm_unlisten(cm.rcm, ep->port);
+		et_rdmacm_unlisten(cm.rcm, ET_RDMA_PS_TCP, ep->port);
 	ep->cm = NULL;
 }
 

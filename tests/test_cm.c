@@ -20,6 +20,7 @@ static uint64_t now;
 static int drop[0x20];     /* by attribute: so many more of it are lost */
 static int crossed[0x20];  /* by attribute: how many were sent */
 static int listener_ctx;
+static int sidr_ctx;      /* an active SIDR request's */
 
 static struct et_cm *
 make(uint32_t ip, uint64_t guid, uint32_t max_conns)
@@ -723,6 +724,107 @@ test_many(void **state)
 	assert_int_equal(err, -EINVAL);
 }
 
+/* SIDR (RDMA CM's UDP port space, udaddy's): the request, its answer with
+ * the QPN and Q_Key and private data both ways; the answer lost and asked
+ * for again (answered from time wait, one request event); a reject; no
+ * listener; no answer at all (unreachable, and no REJ: SIDR has none). */
+#define SID_UDP et_rdma_service_id(ET_RDMA_PS_UDP, 7174)
+
+static struct et_cm_conn *
+sidr_a(void)
+{
+	struct et_cm_sidr_param p = {.dst_ip = IP_B, .service_id = SID_UDP, .src_port = 40001,
+				     .pdata = "udaddy", .pdata_len = 6};
+	struct et_cm_conn *c;
+	int err;
+
+	c = et_cm_sidr_request(A, &p, &sidr_ctx, now, &err);
+	assert_non_null(c);
+	assert_int_equal(err, 0);
+	assert_int_equal(et_cm_conn_state(c), ET_CMS_SIDR_REQ_SENT);
+	pump();
+	return c;
+}
+
+static void
+test_sidr(void **state)
+{
+	struct et_cm_accept_param p = {.qpn = 0x33, .qkey = 0x01234567, .pdata = "ok",
+				       .pdata_len = 2};
+	struct et_cm_conn *a, *b;
+	struct et_cm_event e;
+
+	(void)state;
+	assert_int_equal(et_cm_listen(B, SID_UDP, &listener_ctx), 0);
+	a = sidr_a();
+	e = expect(B, ET_CM_EV_CONNECT_REQUEST);
+	assert_true(e.sidr);
+	assert_int_equal(e.peer_ip, IP_A);
+	assert_int_equal(e.peer_port, 40001);
+	assert_int_equal(e.service_id, SID_UDP);
+	assert_int_equal(e.pdata_len, ET_CM_SIDR_REQ_PDATA - ET_CMA_HDR_LEN);
+	assert_memory_equal(e.pdata, "udaddy", 6);
+	b = e.conn;
+	assert_int_equal(et_cm_conn_state(b), ET_CMS_SIDR_REQ_RCVD);
+	/* the answer lost: A asks again on its timeout, B answers again */
+	drop[ET_CM_SIDR_REP & 0x1f] = 1;
+	assert_int_equal(et_cm_accept(B, b, &p, now), 0);
+	assert_int_equal(et_cm_accept(B, b, &p, now), -EINVAL);
+	pump();
+	assert_int_equal(et_cm_conn_state(b), ET_CMS_TIMEWAIT);
+	no_event(A);
+	advance();
+	e = expect(A, ET_CM_EV_SIDR_REPLY);
+	assert_ptr_equal(e.conn, a);
+	assert_ptr_equal(e.ctx, &sidr_ctx);
+	assert_int_equal(e.reason, ET_CM_SIDR_SUCCESS);
+	assert_int_equal(e.peer_qpn, 0x33);
+	assert_int_equal(e.qkey, 0x01234567);
+	assert_int_equal(e.pdata_len, ET_CM_SIDR_REP_PDATA);
+	assert_memory_equal(e.pdata, "ok", 2);
+	assert_int_equal(crossed[ET_CM_SIDR_REQ & 0x1f], 2);
+	assert_int_equal(crossed[ET_CM_SIDR_REP & 0x1f], 2);
+	assert_int_equal(et_cm_conn_state(a), ET_CMS_CLOSED);
+	no_event(B);
+	et_cm_release(A, a, now);
+	et_cm_release(B, b, now);
+	while (et_cm_deadline(B) != UINT64_MAX)
+		advance();
+
+	/* a reject, with private data */
+	a = sidr_a();
+	e = expect(B, ET_CM_EV_CONNECT_REQUEST);
+	assert_int_equal(et_cm_reject(B, e.conn, "no", 2, now), 0);
+	pump();
+	e = expect(A, ET_CM_EV_SIDR_REPLY);
+	assert_int_equal(e.reason, ET_CM_SIDR_REJECT);
+	assert_memory_equal(e.pdata, "no", 2);
+	et_cm_release(A, a, now);
+
+	/* nobody listens: held a while, then unsupported */
+	assert_int_equal(et_cm_unlisten(B, SID_UDP), 0);
+	a = sidr_a();
+	no_event(A);
+	advance();
+	e = expect(A, ET_CM_EV_SIDR_REPLY);
+	assert_int_equal(e.reason, ET_CM_SIDR_UNSUPPORTED);
+	et_cm_release(A, a, now);
+	no_event(B);
+
+	/* no answer ever: unreachable after the retries, no REJ */
+	memset(crossed, 0, sizeof(crossed));
+	drop[ET_CM_SIDR_REQ & 0x1f] = 100;
+	a = sidr_a();
+	while (!et_cm_poll_event(A, &e))
+		advance();
+	assert_int_equal(e.type, ET_CM_EV_UNREACHABLE);
+	assert_ptr_equal(e.conn, a);
+	assert_int_equal(crossed[ET_CM_SIDR_REQ & 0x1f], 8); /* 7 retries */
+	assert_int_equal(crossed[ET_CM_REJ & 0x1f], 0);
+	et_cm_release(A, a, now);
+	no_event(B);
+}
+
 /* Tens of thousands at once, on the defaults (room for ET_CM_MAX_CONNS):
  * what finds a connection or the next timer must not look at them all
  * (30,000 connections, each MAD one lookup: seconds if it did). */
@@ -758,6 +860,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_lose_rtu, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lose_dreq_drep, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unreachable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sidr, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mra, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stray, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_release, setup, teardown),

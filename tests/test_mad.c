@@ -318,7 +318,7 @@ test_parse_errors(void **state)
 		{3, 0x01, ET_MAD_E_METHOD},      /* Get */
 		{17, 0x19, ET_MAD_E_ATTR},       /* LAP */
 		{17, 0x01, ET_MAD_E_ATTR},       /* ClassPortInfo */
-		{17, 0x17, ET_MAD_E_ATTR},       /* SIDR_REQ */
+		{17, 0x1a, ET_MAD_E_ATTR},       /* APR */
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		memcpy(bad, mad, ET_MAD_LEN);
@@ -377,6 +377,65 @@ test_build_errors(void **state)
 	assert_int_equal(et_cm_build(mad, &m), -ET_MAD_E_FIELD);
 }
 
+/* SIDR_REQ and SIDR_REP where Linux's CM puts their fields
+ * (ibta_vol1_c12.h: tables 119 and 120), both ways. */
+static void
+test_sidr(void **state)
+{
+	static const uint8_t pd[] = "udaddy";
+	struct et_cm_msg m, p;
+	uint8_t mad[ET_MAD_LEN];
+	const uint8_t *c = mad + ET_MAD_HDR_LEN;
+
+	(void)state;
+	et_cm_msg_init(&m, ET_CM_SIDR_REQ, 0x1122334455667788ull);
+	m.u.sidr_req.request_id = 0xa1b2c3d4;
+	m.u.sidr_req.pkey = 0xffff;
+	m.u.sidr_req.service_id = et_rdma_service_id(ET_RDMA_PS_UDP, 7174);
+	m.pdata = pd;
+	m.pdata_len = sizeof(pd);
+	assert_int_equal(et_cm_build(mad, &m), ET_MAD_LEN);
+	assert_memory_equal(mad + 16, "\x00\x17", 2);
+	assert_memory_equal(c, "\xa1\xb2\xc3\xd4\xff\xff\x00\x00", 8);
+	assert_memory_equal(c + 8, "\x00\x00\x00\x00\x01\x11\x1c\x06", 8);
+	assert_memory_equal(c + 16, pd, sizeof(pd));
+	assert_int_equal(et_cm_parse(mad, ET_MAD_LEN, &p), 0);
+	assert_int_equal(p.u.sidr_req.request_id, 0xa1b2c3d4);
+	assert_int_equal(p.u.sidr_req.pkey, 0xffff);
+	assert_int_equal(p.u.sidr_req.service_id, 0x01111c06);
+	assert_int_equal(p.pdata_len, ET_CM_SIDR_REQ_PDATA);
+	assert_ptr_equal(p.pdata, c + 16);
+	et_cm_msg_init(&m, ET_CM_SIDR_REP, 0x1122334455667788ull);
+	m.u.sidr_rep.request_id = 0xa1b2c3d4;
+	m.u.sidr_rep.status = ET_CM_SIDR_SUCCESS;
+	m.u.sidr_rep.qpn = 0x123456;
+	m.u.sidr_rep.service_id = 0x01111c06;
+	m.u.sidr_rep.qkey = 0x01234567;
+	m.pdata = pd;
+	m.pdata_len = sizeof(pd);
+	assert_int_equal(et_cm_build(mad, &m), ET_MAD_LEN);
+	assert_memory_equal(c, "\xa1\xb2\xc3\xd4\x00\x00\x00\x00\x12\x34\x56\x00", 12);
+	assert_memory_equal(c + 12, "\x00\x00\x00\x00\x01\x11\x1c\x06\x01\x23\x45\x67", 12);
+	assert_memory_equal(c + 96, pd, sizeof(pd));
+	assert_int_equal(et_cm_parse(mad, ET_MAD_LEN, &p), 0);
+	assert_int_equal(p.u.sidr_rep.qpn, 0x123456);
+	assert_int_equal(p.u.sidr_rep.qkey, 0x01234567);
+	assert_int_equal(p.u.sidr_rep.service_id, 0x01111c06);
+	assert_int_equal(p.u.sidr_rep.status, 0);
+	assert_int_equal(p.pdata_len, ET_CM_SIDR_REP_PDATA);
+	assert_string_equal(et_cm_attr_name(ET_CM_SIDR_REP), "SIDR_REP");
+	/* what cannot be: a QPN beyond 24 bits, more than 72 bytes of info */
+	m.u.sidr_rep.qpn = 1u << 24;
+	assert_int_equal(et_cm_build(mad, &m), -ET_MAD_E_FIELD);
+	m.u.sidr_rep.qpn = 1;
+	m.u.sidr_rep.info_len = ET_CM_SIDR_INFO_LEN + 1;
+	assert_int_equal(et_cm_build(mad, &m), -ET_MAD_E_FIELD);
+	m.u.sidr_rep.info_len = 0;
+	assert_int_equal(et_cm_build(mad, &m), ET_MAD_LEN);
+	mad[ET_MAD_HDR_LEN + 5] = ET_CM_SIDR_INFO_LEN + 1;
+	assert_int_equal(et_cm_parse(mad, ET_MAD_LEN, &p), -ET_MAD_E_FIELD);
+}
+
 static void
 test_rdma_cm(void **state)
 {
@@ -429,6 +488,7 @@ main(void)
 		cmocka_unit_test(test_short_messages),
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_build_errors),
+		cmocka_unit_test(test_sidr),
 		cmocka_unit_test(test_rdma_cm),
 	};
 

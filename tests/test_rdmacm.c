@@ -38,7 +38,7 @@ struct host {
 	/* many at once (test_many): events counted by type, not kept; each
 	 * request accepted with a QP of its own, kept here */
 	bool counting;
-	uint32_t count[ET_CM_EV_DISCONNECTED + 1];
+	uint32_t count[ET_CM_EV_SIDR_REPLY + 1];
 	struct et_qp **qps;
 	struct et_rdmacm_id **ids;
 };
@@ -286,6 +286,117 @@ exchange(uint32_t len)
 	}
 }
 
+static bool
+a_has_event(void)
+{
+	return H[0].nev > H[0].next_ev;
+}
+
+static bool
+b_has_event(void)
+{
+	return H[1].nev > H[1].next_ev;
+}
+
+/* A UD QP of h's, ready, Q_Key qkey. */
+static struct et_qp *
+ud_qp(struct host *h, uint32_t qkey)
+{
+	struct et_qp_attr a;
+	struct et_qp *qp;
+
+	et_qp_attr_default(&a);
+	a.datagram = true;
+	a.qkey = qkey;
+	qp = et_nic_qp_create(&h->nic, &a, &h->mrs, &h->scq, &h->rcq);
+	assert_non_null(qp);
+	assert_int_equal(et_qp_ready(qp), 0);
+	return qp;
+}
+
+/* UD by SIDR (RDMA CM's UDP port space): A asks for B's UD QP behind a
+ * port, B's listener hears of it and answers with its QP and Q_Key, A
+ * learns them and sends B a datagram there; a refused one and one for a
+ * port nobody listens on end in a SIDR reply with the status. */
+static void
+test_sidr(void **state)
+{
+	struct et_rdmacm_conn_param p = {.qkey = 0x01234567, .pdata = "ok", .pdata_len = 2};
+	struct et_qp *qa, *qb;
+	struct et_rdmacm_event *e;
+	struct et_rdmacm_id *id;
+	struct et_wc wc;
+	int err;
+
+	(void)state;
+	hosts_up();
+	assert_int_equal(et_rdmacm_listen(H[1].cm, ET_RDMA_PS_UDP, PORT, &H[1]), 0);
+	assert_int_equal(et_rdmacm_listen(H[1].cm, 0x0200, PORT, &H[1]), -EINVAL);
+	qa = ud_qp(&H[0], 0x01234567);
+	qb = ud_qp(&H[1], 0x01234567);
+	id = et_rdmacm_sidr(H[0].cm, H[1].nic.ip, PORT, 0xc001, "ud", 2, &H[0], now, &err);
+	assert_non_null(id);
+	run(b_has_event, now + 10000000000ull);
+	e = expect(&H[1], ET_CM_EV_CONNECT_REQUEST);
+	assert_true(e->sidr);
+	assert_int_equal(e->port, PORT);
+	assert_int_equal(e->peer_ip, H[0].nic.ip);
+	assert_int_equal(e->peer_port, 0xc001);
+	assert_memory_equal(e->pdata, "ud", 2);
+	assert_int_equal(et_rdmacm_accept(H[1].cm, e->id, qb, &p, now), 0);
+	et_rdmacm_release(H[1].cm, e->id, now);
+	run(a_has_event, now + 10000000000ull);
+	e = expect(&H[0], ET_CM_EV_SIDR_REPLY);
+	assert_ptr_equal(e->id, id);
+	assert_ptr_equal(e->ctx, &H[0]);
+	assert_true(e->sidr);
+	assert_int_equal(e->reason, ET_CM_SIDR_SUCCESS);
+	assert_int_equal(e->peer_qpn, et_qp_qpn(qb));
+	assert_int_equal(e->qkey, 0x01234567);
+	assert_memory_equal(e->pdata, "ok", 2);
+	et_rdmacm_release(H[0].cm, id, now);
+	/* what A learnt reaches B's QP */
+	struct et_recv_wr rw = {.wr_id = 9, .addr = H[1].mem, .length = 256, .lkey = H[1].mr->key};
+	struct et_send_wr sw = {.wr_id = 8, .opcode = ET_WR_SEND, .local_addr = H[0].mem,
+				.length = 100, .lkey = H[0].mr->key,
+				.ud = {.ip = H[1].nic.ip, .mac = H[1].nic.mac, .sport = 0xc001,
+				       .qpn = e->peer_qpn, .qkey = e->qkey}};
+
+	assert_int_equal(et_qp_post_recv(qb, &rw), 0);
+	assert_int_equal(et_nic_post_send(&H[0].nic, qa, &sw), 0);
+	run(NULL, now + 1000000);
+	assert_int_equal(et_cq_poll(&H[1].rcq, &wc, 1), 1);
+	assert_int_equal(wc.status, ET_WC_SUCCESS);
+	assert_int_equal(wc.src_qp, et_qp_qpn(qa));
+	assert_int_equal(wc.byte_len, 40 + 100);
+	assert_memory_equal(H[1].mem + 40, H[0].mem, 100);
+	assert_int_equal(et_cq_poll(&H[0].scq, &wc, 1), 1);
+	assert_int_equal(wc.wr_id, 8);
+	/* refused: the reply says so */
+	id = et_rdmacm_sidr(H[0].cm, H[1].nic.ip, PORT, 0xc002, NULL, 0, &H[0], now, &err);
+	run(b_has_event, now + 10000000000ull);
+	e = expect(&H[1], ET_CM_EV_CONNECT_REQUEST);
+	assert_int_equal(et_rdmacm_reject(H[1].cm, e->id, NULL, 0, now), 0);
+	et_rdmacm_release(H[1].cm, e->id, now);
+	run(a_has_event, now + 10000000000ull);
+	e = expect(&H[0], ET_CM_EV_SIDR_REPLY);
+	assert_int_equal(e->reason, ET_CM_SIDR_REJECT);
+	et_rdmacm_release(H[0].cm, id, now);
+	/* nobody on that port (nor on the TCP one: port spaces apart) */
+	assert_int_equal(et_rdmacm_listen(H[1].cm, ET_RDMA_PS_TCP, PORT + 1, &H[1]), 0);
+	id = et_rdmacm_sidr(H[0].cm, H[1].nic.ip, PORT + 1, 0xc003, NULL, 0, &H[0], now, &err);
+	run(a_has_event, now + 10000000000ull);
+	e = expect(&H[0], ET_CM_EV_SIDR_REPLY);
+	assert_int_equal(e->reason, ET_CM_SIDR_UNSUPPORTED);
+	et_rdmacm_release(H[0].cm, id, now);
+	no_event(&H[1]);
+	assert_int_equal(et_rdmacm_unlisten(H[1].cm, ET_RDMA_PS_UDP, PORT), 0);
+	assert_int_equal(et_rdmacm_unlisten(H[1].cm, ET_RDMA_PS_UDP, PORT), -ENOENT);
+	et_nic_qp_destroy(&H[0].nic, qa);
+	et_nic_qp_destroy(&H[1].nic, qb);
+	hosts_down();
+}
+
 static void
 test_connect(void **state)
 {
@@ -294,8 +405,8 @@ test_connect(void **state)
 
 	(void)state;
 	hosts_up();
-	assert_int_equal(et_rdmacm_listen(H[1].cm, PORT, &H[1]), 0);
-	assert_int_equal(et_rdmacm_listen(H[1].cm, PORT, &H[1]), -EADDRINUSE);
+	assert_int_equal(et_rdmacm_listen(H[1].cm, ET_RDMA_PS_TCP, PORT, &H[1]), 0);
+	assert_int_equal(et_rdmacm_listen(H[1].cm, ET_RDMA_PS_TCP, PORT, &H[1]), -EADDRINUSE);
 	H[1].auto_accept = true;
 	a_connects(PORT);
 	run(both_established, now + 10000000000ull);
@@ -363,7 +474,7 @@ test_lossy(void **state)
 		H[i].nic.rx_loss_ppm = 300000;
 		H[i].nic.rx_rng = 0x42 + (uint64_t)i;
 	}
-	assert_int_equal(et_rdmacm_listen(H[1].cm, PORT, NULL), 0);
+	assert_int_equal(et_rdmacm_listen(H[1].cm, ET_RDMA_PS_TCP, PORT, NULL), 0);
 	H[1].auto_accept = true;
 	a_connects(PORT);
 	run(both_established, now + 100000000000ull);
@@ -400,7 +511,7 @@ test_reject(void **state)
 	et_rdmacm_release(H[0].cm, H[0].id, now);
 	et_nic_qp_destroy(&H[0].nic, H[0].qp);
 	/* B's consumer says no, with a reason of its own */
-	assert_int_equal(et_rdmacm_listen(H[1].cm, PORT, NULL), 0);
+	assert_int_equal(et_rdmacm_listen(H[1].cm, ET_RDMA_PS_TCP, PORT, NULL), 0);
 	a_connects(PORT);
 	run(NULL, now + 1000000000ull);
 	e = expect(&H[1], ET_CM_EV_CONNECT_REQUEST);
@@ -455,7 +566,7 @@ test_hostile(void **state)
 
 	(void)state;
 	hosts_up();
-	assert_int_equal(et_rdmacm_listen(H[1].cm, PORT, NULL), 0);
+	assert_int_equal(et_rdmacm_listen(H[1].cm, ET_RDMA_PS_TCP, PORT, NULL), 0);
 	H[1].auto_accept = true;
 	a_connects(PORT);
 	run(both_established, now + 10000000000ull);
@@ -541,7 +652,7 @@ test_release_established(void **state)
 {
 	(void)state;
 	hosts_up();
-	assert_int_equal(et_rdmacm_listen(H[1].cm, PORT, &H[1]), 0);
+	assert_int_equal(et_rdmacm_listen(H[1].cm, ET_RDMA_PS_TCP, PORT, &H[1]), 0);
 	H[1].auto_accept = true;
 	a_connects(PORT);
 	run(both_established, now + 10000000000ull);
@@ -602,7 +713,7 @@ test_many(void **state)
 		H[i].ids = calloc(MANY, sizeof(*H[i].ids));
 		assert_true(H[i].qps && H[i].ids);
 	}
-	assert_int_equal(et_rdmacm_listen(H[1].cm, PORT, &H[1]), 0);
+	assert_int_equal(et_rdmacm_listen(H[1].cm, ET_RDMA_PS_TCP, PORT, &H[1]), 0);
 	for (uint32_t k = 0; k < MANY; k++) {
 		H[0].qps[k] = qp_for(&H[0], H[1].nic.ip, 1024);
 		H[0].ids[k] = et_rdmacm_connect(H[0].cm, H[1].nic.ip, PORT, H[0].qps[k], &p,
@@ -655,6 +766,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_connect),
+		cmocka_unit_test(test_sidr),
 		cmocka_unit_test(test_lossy),
 		cmocka_unit_test(test_reject),
 		cmocka_unit_test(test_hostile),

@@ -601,7 +601,7 @@ cm_connect_peer(struct node *n)
 	/* a server listens (and says so) as soon as its port is started: a
 	 * memif client may connect once it has said anything */
 	if (o->server) {
-		int r = et_rdmacm_listen(n->cm->rcm, o->oob_port, NULL);
+		int r = et_rdmacm_listen(n->cm->rcm, ET_RDMA_PS_TCP, o->oob_port, NULL);
 
 		if (r)
 			return et_cli_error("RDMA CM: cannot listen on port %u: %s", o->oob_port,

@@ -48,7 +48,8 @@ et_cm_state_name(enum et_cm_state s)
 		[ET_CMS_MRA_REQ_SENT] = "MRA for REQ sent", [ET_CMS_REP_SENT] = "REP sent",
 		[ET_CMS_MRA_REP_RCVD] = "MRA for REP received", [ET_CMS_ESTABLISHED] = "established",
 		[ET_CMS_DREQ_SENT] = "DREQ sent", [ET_CMS_TIMEWAIT] = "time wait",
-		[ET_CMS_CLOSED] = "closed",
+		[ET_CMS_CLOSED] = "closed", [ET_CMS_SIDR_REQ_SENT] = "SIDR_REQ sent",
+		[ET_CMS_SIDR_REQ_RCVD] = "SIDR_REQ received",
 	};
 
 	return (unsigned int)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
@@ -60,7 +61,7 @@ et_cm_event_name(enum et_cm_event_type t)
 	static const char *const names[] = {
 		[ET_CM_EV_CONNECT_REQUEST] = "connect request", [ET_CM_EV_ESTABLISHED] = "established",
 		[ET_CM_EV_REJECTED] = "rejected", [ET_CM_EV_UNREACHABLE] = "unreachable",
-		[ET_CM_EV_DISCONNECTED] = "disconnected",
+		[ET_CM_EV_DISCONNECTED] = "disconnected", [ET_CM_EV_SIDR_REPLY] = "SIDR reply",
 	};
 
 	return (unsigned int)t < sizeof(names) / sizeof(names[0]) ? names[t] : "?";
@@ -381,13 +382,30 @@ et_cm_unlisten(struct et_cm *cm, uint64_t service_id)
 	return et_cm_table_unlisten(&cm->t, service_id);
 }
 
+/* The rdma_cm header and the consumer's bytes after it, into a field of
+ * room bytes; its length. */
+static uint16_t
+ip_pdata(const struct et_cm *cm, uint8_t *out, uint16_t room, uint64_t sid, uint16_t src_port,
+	 uint32_t dst_ip, const void *pdata, uint16_t len)
+{
+	uint16_t off = et_rdma_sid_is_ip(sid) ? ET_CMA_HDR_LEN : 0;
+
+	memset(out, 0, room);
+	if (off)
+		et_cma_hdr_build(out, &(struct et_cma_hdr){.src_port = src_port,
+							   .src_ip = cm->conf.ip,
+							   .dst_ip = dst_ip});
+	if (len)
+		memcpy(out + off, pdata, len);
+	return (uint16_t)(off + len);
+}
+
 struct et_cm_conn *
 et_cm_connect(struct et_cm *cm, const struct et_cm_connect_param *p, void *ctx, uint64_t now,
 	      int *err)
 {
 	uint8_t pdata[ET_CM_REQ_PDATA];
-	bool ip = et_rdma_sid_is_ip(p->service_id);
-	uint16_t off = ip ? ET_CMA_HDR_LEN : 0;
+	uint16_t off = et_rdma_sid_is_ip(p->service_id) ? ET_CMA_HDR_LEN : 0;
 	struct et_cm_conn *c;
 	struct et_cm_req *r;
 	struct et_cm_msg m;
@@ -406,13 +424,6 @@ et_cm_connect(struct et_cm *cm, const struct et_cm_connect_param *p, void *ctx, 
 	c->service_id = p->service_id;
 	c->local_qpn = p->qpn;
 	c->max_retries = cm->conf.max_cm_retries;
-	memset(pdata, 0, sizeof(pdata));
-	if (ip)
-		et_cma_hdr_build(pdata, &(struct et_cma_hdr){.src_port = p->src_port,
-							     .src_ip = cm->conf.ip,
-							     .dst_ip = p->dst_ip});
-	if (p->pdata_len)
-		memcpy(pdata + off, p->pdata, p->pdata_len);
 	et_cm_msg_init(&m, ET_CM_REQ, c->tid);
 	r = &m.u.req;
 	r->local_comm_id = c->local_id;
@@ -439,10 +450,70 @@ et_cm_connect(struct et_cm *cm, const struct et_cm_connect_param *p, void *ctx, 
 	 * RDMA tools set theirs */
 	r->primary.local_ack_timeout = 14;
 	m.pdata = pdata;
-	m.pdata_len = (uint16_t)(off + p->pdata_len);
+	m.pdata_len = ip_pdata(cm, pdata, sizeof(pdata), p->service_id, p->src_port, p->dst_ip,
+			       p->pdata, p->pdata_len);
 	et_cm_send_keep(cm, c, &m, now, own_timeout(cm));
 	c->state = ET_CMS_REQ_SENT;
 	return c;
+}
+
+struct et_cm_conn *
+et_cm_sidr_request(struct et_cm *cm, const struct et_cm_sidr_param *p, void *ctx,
+		   uint64_t now, int *err)
+{
+	uint8_t pdata[ET_CM_SIDR_REQ_PDATA];
+	uint16_t off = et_rdma_sid_is_ip(p->service_id) ? ET_CMA_HDR_LEN : 0;
+	struct et_cm_conn *c;
+	struct et_cm_msg m;
+
+	*err = -EINVAL;
+	if (p->pdata_len > ET_CM_SIDR_REQ_PDATA - off || (p->pdata_len && p->pdata == NULL) ||
+	    p->dst_ip == 0)
+		return NULL;
+	*err = -ENOSPC;
+	if ((c = et_cm_conn_new(cm)) == NULL)
+		return NULL;
+	*err = 0;
+	c->ctx = ctx;
+	c->peer_ip = p->dst_ip;
+	c->service_id = p->service_id;
+	c->max_retries = cm->conf.max_cm_retries;
+	et_cm_msg_init(&m, ET_CM_SIDR_REQ, c->tid);
+	/* our ID is the request's: the SIDR_REP names it */
+	m.u.sidr_req.request_id = c->local_id;
+	m.u.sidr_req.pkey = 0xffff;
+	m.u.sidr_req.service_id = p->service_id;
+	m.pdata = pdata;
+	m.pdata_len = ip_pdata(cm, pdata, sizeof(pdata), p->service_id, p->src_port, p->dst_ip,
+			       p->pdata, p->pdata_len);
+	et_cm_send_keep(cm, c, &m, now, own_timeout(cm));
+	c->state = ET_CMS_SIDR_REQ_SENT;
+	return c;
+}
+
+/* A SIDR request answered with status; the answer kept a time wait for a
+ * request that comes again (its SIDR_REP lost). */
+static int
+sidr_answer(struct et_cm *cm, struct et_cm_conn *c, uint8_t status, uint32_t qpn, uint32_t qkey,
+	    const void *pdata, uint16_t len, uint64_t now)
+{
+	struct et_cm_msg m;
+
+	if (c->state != ET_CMS_SIDR_REQ_RCVD || c->released || qpn > 0xffffff ||
+	    len > ET_CM_SIDR_REP_PDATA || (len && pdata == NULL))
+		return -EINVAL;
+	et_cm_msg_init(&m, ET_CM_SIDR_REP, c->tid);
+	m.u.sidr_rep.request_id = c->remote_id;
+	m.u.sidr_rep.status = status;
+	m.u.sidr_rep.qpn = qpn;
+	m.u.sidr_rep.service_id = c->service_id;
+	m.u.sidr_rep.qkey = qkey;
+	m.pdata = pdata;
+	m.pdata_len = len;
+	et_cm_send_keep(cm, c, &m, now, 0);
+	c->local_qpn = qpn;
+	et_cm_timewait(cm, c, now);
+	return 0;
 }
 
 int
@@ -452,6 +523,9 @@ et_cm_accept(struct et_cm *cm, struct et_cm_conn *c, const struct et_cm_accept_p
 	struct et_cm_rep *r;
 	struct et_cm_msg m;
 
+	if (c->state == ET_CMS_SIDR_REQ_RCVD)
+		return sidr_answer(cm, c, ET_CM_SIDR_SUCCESS, p->qpn, p->qkey, p->pdata,
+				   p->pdata_len, now);
 	if ((c->state != ET_CMS_REQ_RCVD && c->state != ET_CMS_MRA_REQ_SENT) || c->released ||
 	    p->qpn > 0xffffff || p->psn > 0xffffff || p->rnr_retry_count > 7 ||
 	    p->target_ack_delay > 31 || p->pdata_len > ET_CM_REP_PDATA ||
@@ -480,6 +554,9 @@ int
 et_cm_reject(struct et_cm *cm, struct et_cm_conn *c, const void *pdata, uint16_t len,
 	     uint64_t now)
 {
+	if (c->state == ET_CMS_SIDR_REQ_RCVD)
+		return sidr_answer(cm, c, ET_CM_SIDR_REJECT, 0, 0, pdata,
+				   len > ET_CM_SIDR_REP_PDATA ? ET_CM_SIDR_REP_PDATA : len, now);
 	if ((c->state != ET_CMS_REQ_RCVD && c->state != ET_CMS_MRA_REQ_SENT) || c->released ||
 	    len > ET_CM_REJ_PDATA || (len && pdata == NULL))
 		return -EINVAL;
@@ -530,6 +607,12 @@ et_cm_release(struct et_cm *cm, struct et_cm_conn *c, uint64_t now)
 	case ET_CMS_ESTABLISHED:
 		dreq_send(cm, c, now);
 		break;
+	case ET_CMS_SIDR_REQ_SENT: /* SIDR has nothing to cancel with */
+		et_cm_conn_closed(cm, c);
+		break;
+	case ET_CMS_SIDR_REQ_RCVD:
+		sidr_answer(cm, c, ET_CM_SIDR_REJECT, 0, 0, NULL, 0, now);
+		break;
 	default:
 		break;
 	}
@@ -556,6 +639,7 @@ expire(struct et_cm *cm, struct et_cm_conn *c, uint64_t now)
 	case ET_CMS_REP_SENT:
 	case ET_CMS_MRA_REP_RCVD:
 	case ET_CMS_DREQ_SENT:
+	case ET_CMS_SIDR_REQ_SENT:
 		if (c->retries_left) {
 			c->retries_left--;
 			cm->st.tx_retries++;
@@ -575,7 +659,8 @@ expire(struct et_cm *cm, struct et_cm_conn *c, uint64_t now)
 		}
 		cm->st.unreachable++;
 		et_cm_event_new(cm, c, ET_CM_EV_UNREACHABLE);
-		et_cm_conn_reject(cm, c, ET_CM_REJ_TIMEOUT, NULL, 0, now);
+		if (c->state != ET_CMS_SIDR_REQ_SENT) /* SIDR has no REJ */
+			et_cm_conn_reject(cm, c, ET_CM_REJ_TIMEOUT, NULL, 0, now);
 		et_cm_conn_closed(cm, c);
 		return;
 	case ET_CMS_TIMEWAIT:

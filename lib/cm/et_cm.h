@@ -5,7 +5,10 @@
  * DREQ/DREP and time wait; timeouts and retries of every MAD that waits
  * for an answer, as the REQ's response timeouts and max CM retries say;
  * a duplicate answered again (a repeated REQ gets the REP again, a
- * repeated REP the RTU, a repeated DREQ the DREP).  With RDMA CM's IP
+ * repeated REP the RTU, a repeated DREQ the DREP).  And service ID
+ * resolution (SIDR, 12.11) for UD QPs: a SIDR_REQ to a listener, its
+ * SIDR_REP with the QPN and Q_Key, retried as a REQ is; the answer kept a
+ * time wait for a request that comes again.  With RDMA CM's IP
  * addressing on top: service IDs of the TCP port space and the rdma_cm
  * header in a REQ's private data.
  *
@@ -74,8 +77,11 @@ enum et_cm_state {
 	ET_CMS_MRA_REP_RCVD,  /* passive: the peer asked for more time */
 	ET_CMS_ESTABLISHED,
 	ET_CMS_DREQ_SENT,
-	ET_CMS_TIMEWAIT,      /* closed; a repeated DREQ still gets its DREP */
+	ET_CMS_TIMEWAIT,      /* closed; a repeated DREQ still gets its DREP
+			       * (a repeated SIDR_REQ its SIDR_REP) */
 	ET_CMS_CLOSED,        /* rejected, unreachable or out of time wait */
+	ET_CMS_SIDR_REQ_SENT, /* active: SIDR_REQ out, waiting for SIDR_REP */
+	ET_CMS_SIDR_REQ_RCVD, /* passive: the consumer decides */
 };
 
 const char *et_cm_state_name(enum et_cm_state s);
@@ -86,6 +92,7 @@ enum et_cm_event_type {
 	ET_CM_EV_REJECTED,        /* the peer's REJ */
 	ET_CM_EV_UNREACHABLE,     /* REQ or REP sent max CM retries + 1 times, unanswered */
 	ET_CM_EV_DISCONNECTED,    /* DREQ in (DREP out), DREP in, or DREQ unanswered */
+	ET_CM_EV_SIDR_REPLY,      /* active SIDR: the SIDR_REP (status in reason) */
 };
 
 const char *et_cm_event_name(enum et_cm_event_type t);
@@ -108,7 +115,10 @@ struct et_cm_event {
 	uint32_t mtu;             /* a request: the path MTU, bytes */
 	uint8_t responder_resources, initiator_depth; /* ours, from the peer's view */
 	uint8_t retry_count, rnr_retry_count;
-	uint16_t reason;          /* REJECTED: enum et_cm_rej_reason */
+	uint16_t reason;          /* REJECTED: enum et_cm_rej_reason; SIDR_REPLY:
+				   * enum et_cm_sidr_status */
+	bool sidr;                /* a request: a SIDR_REQ (a UD QP is asked for) */
+	uint32_t qkey;            /* SIDR_REPLY: the peer's Q_Key (peer_qpn its QP) */
 	uint16_t pdata_len;
 	uint8_t pdata[ET_CM_PDATA_MAX];
 };
@@ -129,13 +139,25 @@ struct et_cm_connect_param {
 	uint16_t pdata_len;
 };
 
+/* An active side's SIDR request. */
+struct et_cm_sidr_param {
+	uint32_t dst_ip;
+	uint64_t service_id;      /* et_rdma_service_id(ET_RDMA_PS_UDP, port) */
+	uint16_t src_port;        /* the rdma_cm header's (an IP service ID) */
+	const void *pdata;        /* after the rdma_cm header: up to
+				   * ET_CM_SIDR_REQ_PDATA - ET_CMA_HDR_LEN bytes */
+	uint16_t pdata_len;
+};
+
 /* A passive side's answer to a request. */
 struct et_cm_accept_param {
-	uint32_t qpn, psn;        /* as et_cm_connect_param's */
+	uint32_t qpn, psn;        /* as et_cm_connect_param's (SIDR: the QPN only) */
+	uint32_t qkey;            /* SIDR: our UD QP's */
 	uint8_t responder_resources, initiator_depth;
 	uint8_t rnr_retry_count;
 	uint8_t target_ack_delay;
-	const void *pdata;        /* up to ET_CM_REP_PDATA bytes */
+	const void *pdata;        /* up to ET_CM_REP_PDATA bytes (SIDR:
+				   * ET_CM_SIDR_REP_PDATA) */
 	uint16_t pdata_len;
 };
 
@@ -160,6 +182,7 @@ struct et_cm_accept_param {
 	X(rep_unknown, INFO, "REPs for no REQ of ours (REJ invalid communication ID)") \
 	X(dreq_unknown, INFO, "DREQs for no connection of ours (DREP, as Linux)") \
 	X(dreq_bad_qpn, INFO, "DREQs naming another QP than the connection's: dropped") \
+	X(sidr_unknown, INFO, "SIDR_REPs for no SIDR_REQ of ours: dropped") \
 	X(stray, INFO, "MADs for no connection, or out of place in its state: dropped") \
 	X(answers_limited, INFO, "answers to the unknown not sent: over the rate limit") \
 	X(established, INFO, "connections established") \
@@ -194,9 +217,15 @@ int et_cm_unlisten(struct et_cm *cm, uint64_t service_id);
 struct et_cm_conn *et_cm_connect(struct et_cm *cm, const struct et_cm_connect_param *p,
 				 void *ctx, uint64_t now, int *err);
 
+/* Send a SIDR_REQ: a SIDR_REPLY event follows (or UNREACHABLE when its
+ * retries run out).  NULL with *err: -EINVAL (a parameter), -ENOSPC. */
+struct et_cm_conn *et_cm_sidr_request(struct et_cm *cm, const struct et_cm_sidr_param *p,
+				      void *ctx, uint64_t now, int *err);
+
 /* A request (CONNECT_REQUEST) answered: REP, or REJ (consumer reject, with
- * private data of up to ET_CM_REJ_PDATA bytes).  0, -EINVAL (not a
- * pending request, a parameter). */
+ * private data of up to ET_CM_REJ_PDATA bytes); a SIDR request: its
+ * SIDR_REP, success or reject.  0, -EINVAL (not a pending request, a
+ * parameter). */
 int et_cm_accept(struct et_cm *cm, struct et_cm_conn *c, const struct et_cm_accept_param *p,
 		 uint64_t now);
 int et_cm_reject(struct et_cm *cm, struct et_cm_conn *c, const void *pdata, uint16_t len,

@@ -43,17 +43,53 @@ req_check(struct et_cm *cm, const struct et_cm_req *r, uint8_t gid[16])
 	return 0;
 }
 
-/* A REQ nobody listens for, kept for its listener a while (a copy of one
- * kept already is dropped: the peer asks again on its own timeout).  True
- * when kept. */
+/* A SIDR_REQ's peer has no CA GUID to name it by: its address stands in,
+ * in a part of the key space no EUI-64 of an Ethernet port takes. */
+static uint64_t
+sidr_key(uint32_t src_ip)
+{
+	return 0xffffffff00000000ull | src_ip;
+}
+
+/* A request's service ID, and the ID its sender knows it by. */
+static uint64_t
+req_sid(const struct et_cm_msg *m)
+{
+	return m->hdr.attr_id == ET_CM_SIDR_REQ ? m->u.sidr_req.service_id : m->u.req.service_id;
+}
+
+static uint32_t
+req_id(const struct et_cm_msg *m)
+{
+	return m->hdr.attr_id == ET_CM_SIDR_REQ ? m->u.sidr_req.request_id
+						: m->u.req.local_comm_id;
+}
+
+/* A SIDR request we answer with no connection. */
+static void
+sidr_refuse(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *q, uint8_t status,
+	    uint64_t now)
+{
+	struct et_cm_msg m;
+
+	et_cm_msg_init(&m, ET_CM_SIDR_REP, q->hdr.tid);
+	m.u.sidr_rep.request_id = q->u.sidr_req.request_id;
+	m.u.sidr_rep.status = status;
+	m.u.sidr_rep.service_id = q->u.sidr_req.service_id;
+	et_cm_answer_unknown(cm, src_ip, &m, now);
+}
+
+/* A REQ or SIDR_REQ nobody listens for, kept for its listener a while (a
+ * copy of one kept already is dropped: the peer asks again on its own
+ * timeout).  True when kept. */
 static bool
 hold(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m, uint64_t now)
 {
 	struct et_cm_held *h;
 
 	for (uint32_t i = 0; i < cm->n_held; i++)
-		if (cm->held[i].src_ip == src_ip &&
-		    cm->held[i].m.u.req.local_comm_id == m->u.req.local_comm_id) {
+		if (cm->held[i].src_ip == src_ip && cm->held[i].m.hdr.attr_id == m->hdr.attr_id &&
+		    req_id(&cm->held[i].m) == req_id(m)) {
 			cm->st.rx_dups++;
 			return true;
 		}
@@ -69,6 +105,8 @@ hold(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m, uint64_t now)
 }
 
 static void on_req(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m, uint64_t now);
+static void on_sidr_req(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m,
+			uint64_t now);
 
 void
 et_cm_held_run(struct et_cm *cm, uint64_t now)
@@ -82,19 +120,25 @@ et_cm_held_run(struct et_cm *cm, uint64_t now)
 	for (uint32_t i = 0; i < cm->n_held; i++) {
 		const struct et_cm_held *h = &cm->held[i];
 
-		if (et_cm_table_listener(&cm->t, h->m.u.req.service_id) || now >= h->until)
+		if (et_cm_table_listener(&cm->t, req_sid(&h->m)) || now >= h->until)
 			due[n_due++] = *h;
 		else
 			cm->held[k++] = *h;
 	}
 	cm->n_held = k;
 	for (uint32_t i = 0; i < n_due; i++) {
-		if (et_cm_table_listener(&cm->t, due[i].m.u.req.service_id)) {
-			on_req(cm, due[i].src_ip, &due[i].m, now);
+		bool sidr = due[i].m.hdr.attr_id == ET_CM_SIDR_REQ;
+
+		if (et_cm_table_listener(&cm->t, req_sid(&due[i].m))) {
+			(sidr ? on_sidr_req : on_req)(cm, due[i].src_ip, &due[i].m, now);
 			continue;
 		}
 		cm->st.req_no_listener++;
-		req_reject(cm, due[i].src_ip, &due[i].m, ET_CM_REJ_INVALID_SERVICE_ID, NULL, 0, now);
+		if (sidr)
+			sidr_refuse(cm, due[i].src_ip, &due[i].m, ET_CM_SIDR_UNSUPPORTED, now);
+		else
+			req_reject(cm, due[i].src_ip, &due[i].m, ET_CM_REJ_INVALID_SERVICE_ID,
+				   NULL, 0, now);
 	}
 }
 
@@ -203,6 +247,89 @@ on_req(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m, uint64_t no
 	e->retry_count = r->retry_count;
 	e->rnr_retry_count = r->rnr_retry_count;
 	et_cm_event_pdata(e, m->pdata + off, (uint16_t)(m->pdata_len - off));
+}
+
+/* A SIDR_REQ: a request event for its listener (the consumer answers with
+ * et_cm_accept or et_cm_reject); a repeated one dropped while the consumer
+ * decides, answered again once it has. */
+static void
+on_sidr_req(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m, uint64_t now)
+{
+	const struct et_cm_sidr_req *r = &m->u.sidr_req;
+	struct et_cma_hdr cma = {.src_ip = src_ip};
+	struct et_cm_conn *c = et_cm_find_remote(cm, r->request_id, sidr_key(src_ip));
+	const struct et_cm_listener *l;
+	struct et_cm_event *e;
+	uint16_t off = 0;
+
+	if (c) {
+		cm->st.rx_dups++;
+		if (c->state == ET_CMS_TIMEWAIT && c->msg_attr == ET_CM_SIDR_REP)
+			et_cm_out_push(cm, c->peer_ip, c->msg); /* our SIDR_REP was lost */
+		return;
+	}
+	if ((l = et_cm_table_listener(&cm->t, r->service_id)) == NULL) {
+		if (hold(cm, src_ip, m, now))
+			return;
+		cm->st.req_no_listener++;
+		sidr_refuse(cm, src_ip, m, ET_CM_SIDR_UNSUPPORTED, now);
+		return;
+	}
+	if (et_rdma_sid_is_ip(r->service_id)) {
+		if (et_cma_hdr_parse(m->pdata, m->pdata_len, &cma, NULL) || cma.dst_ip != cm->conf.ip) {
+			cm->st.req_bad_pdata++;
+			sidr_refuse(cm, src_ip, m, ET_CM_SIDR_REJECT, now);
+			return;
+		}
+		off = ET_CMA_HDR_LEN;
+	}
+	if ((c = et_cm_conn_new(cm)) == NULL) {
+		cm->st.req_no_room++;
+		sidr_refuse(cm, src_ip, m, ET_CM_SIDR_NO_QP, now);
+		return;
+	}
+	c->state = ET_CMS_SIDR_REQ_RCVD;
+	c->ctx = l->ctx;
+	et_cm_set_remote(cm, c, r->request_id, sidr_key(src_ip));
+	c->peer_ip = src_ip;
+	c->service_id = r->service_id;
+	c->tid = m->hdr.tid;
+	e = et_cm_event_new(cm, c, ET_CM_EV_CONNECT_REQUEST);
+	if (e == NULL) {
+		sidr_refuse(cm, src_ip, m, ET_CM_SIDR_NO_QP, now);
+		c->released = true;
+		et_cm_conn_free(cm, c);
+		return;
+	}
+	e->sidr = true;
+	e->peer_ip = cma.src_ip;
+	e->peer_port = cma.src_port;
+	et_cm_event_pdata(e, m->pdata + off, (uint16_t)(m->pdata_len - off));
+}
+
+static void
+on_sidr_rep(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m)
+{
+	const struct et_cm_sidr_rep *r = &m->u.sidr_rep;
+	struct et_cm_conn *c = et_cm_find_local(cm, r->request_id);
+	struct et_cm_event *e;
+
+	if (c == NULL || c->peer_ip != src_ip || c->state != ET_CMS_SIDR_REQ_SENT) {
+		cm->st.sidr_unknown++; /* late, repeated or not ours: SIDR answers nothing */
+		return;
+	}
+	c->remote_qpn = r->qpn;
+	if (r->status == ET_CM_SIDR_SUCCESS)
+		cm->st.established++;
+	else
+		cm->st.rej_rcvd++;
+	e = et_cm_event_new(cm, c, ET_CM_EV_SIDR_REPLY);
+	if (e) {
+		e->reason = r->status;
+		e->qkey = r->qkey;
+		et_cm_event_pdata(e, m->pdata, m->pdata_len);
+	}
+	et_cm_conn_closed(cm, c);
 }
 
 static void
@@ -423,6 +550,8 @@ et_cm_input(struct et_cm *cm, uint32_t src_ip, const uint8_t *mad, size_t len, u
 	case ET_CM_MRA: on_mra(cm, src_ip, &m, now); break;
 	case ET_CM_REJ: on_rej(cm, src_ip, &m, now); break;
 	case ET_CM_DREQ: on_dreq(cm, src_ip, &m, now); break;
+	case ET_CM_SIDR_REQ: on_sidr_req(cm, src_ip, &m, now); break;
+	case ET_CM_SIDR_REP: on_sidr_rep(cm, src_ip, &m); break;
 	default: on_drep(cm, src_ip, &m, now); break;
 	}
 	return 0;

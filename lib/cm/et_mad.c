@@ -60,6 +60,8 @@ et_cm_pdata_size(uint16_t attr_id)
 	case ET_CM_RTU: return ET_CM_RTU_PDATA;
 	case ET_CM_DREQ: return ET_CM_DREQ_PDATA;
 	case ET_CM_DREP: return ET_CM_DREP_PDATA;
+	case ET_CM_SIDR_REQ: return ET_CM_SIDR_REQ_PDATA;
+	case ET_CM_SIDR_REP: return ET_CM_SIDR_REP_PDATA;
 	}
 	return 0;
 }
@@ -67,10 +69,11 @@ et_cm_pdata_size(uint16_t attr_id)
 const char *
 et_cm_attr_name(uint16_t attr_id)
 {
-	static const char *const names[] = {"REQ", "MRA", "REJ", "REP", "RTU", "DREQ", "DREP"};
+	static const char *const names[] = {"REQ",  "MRA",  "REJ",      "REP",     "RTU",
+					    "DREQ", "DREP", "SIDR_REQ", "SIDR_REP"};
 	static char other[16];
 
-	if (attr_id >= ET_CM_REQ && attr_id <= ET_CM_DREP)
+	if (attr_id >= ET_CM_REQ && attr_id <= ET_CM_SIDR_REP)
 		return names[attr_id - ET_CM_REQ];
 	snprintf(other, sizeof(other), "attr 0x%04x", attr_id);
 	return other;
@@ -188,6 +191,18 @@ rep_parse(const uint8_t *c, struct et_cm_rep *r)
 	r->local_ca_guid = et_load64(c + 28);
 }
 
+static void
+sidr_rep_parse(const uint8_t *c, struct et_cm_sidr_rep *r)
+{
+	r->request_id = et_load32(c);
+	r->status = c[4];
+	r->info_len = c[5];
+	r->qpn = hi24(c + 8);
+	r->service_id = et_load64(c + 12);
+	r->qkey = et_load32(c + 20);
+	memcpy(r->info, c + 24, ET_CM_SIDR_INFO_LEN);
+}
+
 /* Where the private data starts, in the CM's 232 bytes. */
 static uint16_t
 pdata_off(uint16_t attr_id)
@@ -255,6 +270,16 @@ et_cm_parse(const uint8_t *buf, size_t len, struct et_cm_msg *m)
 		m->u.ids.remote_comm_id = et_load32(c + 4);
 		if (h->attr_id == ET_CM_DREQ)
 			m->u.ids.remote_qpn = hi24(c + 8);
+		break;
+	case ET_CM_SIDR_REQ:
+		m->u.sidr_req.request_id = et_load32(c);
+		m->u.sidr_req.pkey = et_load16(c + 4);
+		m->u.sidr_req.service_id = et_load64(c + 8);
+		break;
+	case ET_CM_SIDR_REP:
+		sidr_rep_parse(c, &m->u.sidr_rep);
+		if (m->u.sidr_rep.info_len > ET_CM_SIDR_INFO_LEN)
+			return -ET_MAD_E_FIELD;
 		break;
 	default:
 		return -ET_MAD_E_ATTR;
@@ -358,6 +383,25 @@ et_cm_build(uint8_t out[ET_MAD_LEN], const struct et_cm_msg *m)
 	case ET_CM_REP:
 		ok = rep_build(c, &m->u.rep);
 		break;
+	case ET_CM_SIDR_REQ:
+		et_store32(c, m->u.sidr_req.request_id);
+		et_store16(c + 4, m->u.sidr_req.pkey);
+		et_store64(c + 8, m->u.sidr_req.service_id);
+		break;
+	case ET_CM_SIDR_REP: {
+		const struct et_cm_sidr_rep *r = &m->u.sidr_rep;
+
+		ok = !(r->qpn >> 24) && r->info_len <= ET_CM_SIDR_INFO_LEN;
+		et_store32(c, r->request_id);
+		c[4] = r->status;
+		c[5] = r->info_len;
+		put_hi24(c + 8, r->qpn, 0);
+		et_store64(c + 12, r->service_id);
+		et_store32(c + 20, r->qkey);
+		if (ok)
+			memcpy(c + 24, r->info, r->info_len);
+		break;
+	}
 	default: /* RTU, DREQ, DREP */
 		et_store32(c, m->u.ids.local_comm_id);
 		et_store32(c + 4, m->u.ids.remote_comm_id);

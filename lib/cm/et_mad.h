@@ -25,7 +25,9 @@
 #define ET_CM_CLASS_VERSION 2
 #define ET_MAD_METHOD_SEND 0x03
 
-/* The CM's attributes (table 104); we speak the seven of a connection. */
+/* The CM's attributes (table 104); we speak the seven of a connection and
+ * the two of service ID resolution (SIDR: a UD QP's peer found by service
+ * ID, what RDMA CM's UDP port space runs on). */
 enum et_cm_attr {
 	ET_CM_REQ = 0x0010,
 	ET_CM_MRA = 0x0011,
@@ -34,6 +36,8 @@ enum et_cm_attr {
 	ET_CM_RTU = 0x0014,
 	ET_CM_DREQ = 0x0015,
 	ET_CM_DREP = 0x0016,
+	ET_CM_SIDR_REQ = 0x0017,
+	ET_CM_SIDR_REP = 0x0018,
 };
 
 /* The private data field of each message: its whole size (tables 106-113). */
@@ -44,7 +48,10 @@ enum et_cm_attr {
 #define ET_CM_RTU_PDATA 224
 #define ET_CM_DREQ_PDATA 220
 #define ET_CM_DREP_PDATA 224
+#define ET_CM_SIDR_REQ_PDATA 216
+#define ET_CM_SIDR_REP_PDATA 136
 #define ET_CM_PDATA_MAX 224
+#define ET_CM_SIDR_INFO_LEN 72
 #define ET_CM_REJ_ARI_LEN 72
 
 /* What an MRA or a REJ answers (its "message MRAed / REJected"). */
@@ -97,7 +104,7 @@ const char *et_cm_rej_reason_str(uint16_t reason);
 	X(CLASS, class, "management class is not the CM's (0x07)") \
 	X(CLASS_VERSION, class_version, "CM class version is not 2") \
 	X(METHOD, method, "CM method is not Send (0x03)") \
-	X(ATTR, attr, "CM attribute not spoken (LAP, APR, SIDR, ClassPortInfo)") \
+	X(ATTR, attr, "CM attribute not spoken (LAP, APR, ClassPortInfo)") \
 	X(FIELD, field, "CM field out of range")
 
 #define ET_MAD_ERR_ENUM(id, name, msg) ET_MAD_E_##id,
@@ -185,6 +192,34 @@ struct et_cm_rep {
 	uint64_t local_ca_guid;
 };
 
+/* SIDR (tables 119, 120): a request for the UD QP behind a service ID,
+ * and its answer. */
+struct et_cm_sidr_req {
+	uint32_t request_id;
+	uint16_t pkey;
+	uint64_t service_id;
+};
+
+/* A SIDR_REP's status (table 120). */
+enum et_cm_sidr_status {
+	ET_CM_SIDR_SUCCESS = 0,
+	ET_CM_SIDR_UNSUPPORTED = 1,   /* no such service ID */
+	ET_CM_SIDR_REJECT = 2,        /* the consumer said no */
+	ET_CM_SIDR_NO_QP = 3,
+	ET_CM_SIDR_REDIRECT = 4,
+	ET_CM_SIDR_UNSUPPORTED_VERSION = 5,
+};
+
+struct et_cm_sidr_rep {
+	uint32_t request_id;
+	uint8_t status;           /* enum et_cm_sidr_status */
+	uint8_t info_len;         /* 0 .. ET_CM_SIDR_INFO_LEN */
+	uint32_t qpn;             /* 24 bits */
+	uint64_t service_id;
+	uint32_t qkey;
+	uint8_t info[ET_CM_SIDR_INFO_LEN];
+};
+
 /* RTU and DREP carry the two IDs only; DREQ the peer's QPN too. */
 struct et_cm_ids {
 	uint32_t local_comm_id, remote_comm_id;
@@ -200,6 +235,8 @@ struct et_cm_msg {
 		struct et_cm_rej rej;
 		struct et_cm_rep rep;
 		struct et_cm_ids ids; /* RTU, DREQ, DREP */
+		struct et_cm_sidr_req sidr_req;
+		struct et_cm_sidr_rep sidr_rep;
 	} u;
 	/* parser: the whole field, in the parsed buffer; builder: what goes at
 	 * the start of the field (the rest is zero) */

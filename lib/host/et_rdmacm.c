@@ -31,9 +31,10 @@ struct et_rdmacm_id {
 	int (*bind)(void *bind_ctx, const struct et_rdmacm_bind *b);
 	void *bind_ctx;
 	void *ctx;
-	uint16_t port;
+	uint16_t ps, port;      /* RDMA CM's port space (TCP: RC, UDP: UD) and port */
 	uint32_t peer_ip, peer_psn, mtu;
 	bool active;
+	bool sidr;              /* a UD id's: SIDR_REQ and SIDR_REP, no QP bound */
 	/* a listener (as rdma_cm's): the CM's context of its requests, so
 	 * that a connection's context is always an id; never waits */
 	bool listening;
@@ -361,9 +362,11 @@ settle_named(struct et_rdmacm *cm, const uint8_t *mad, size_t len, uint64_t now)
 	struct et_cm_conn *c;
 	struct et_rdmacm_id *id;
 
-	if (et_cm_parse(mad, len, &m) || m.hdr.attr_id == ET_CM_REQ)
+	if (et_cm_parse(mad, len, &m) || m.hdr.attr_id == ET_CM_REQ ||
+	    m.hdr.attr_id == ET_CM_SIDR_REQ || m.hdr.attr_id == ET_CM_SIDR_REP)
 		return;
-	/* every CM message but the REQ starts with the two IDs */
+	/* every CM message but the REQ starts with the two IDs (SIDR binds
+	 * no QP: nothing waits on it) */
 	c = et_cm_conn_find(cm->cm, m.u.ids.remote_comm_id);
 	if (c && (id = et_cm_conn_ctx(c)) != NULL && id->waiting) {
 		settle(cm, id, now);
@@ -466,16 +469,23 @@ et_rdmacm_destroy(struct et_rdmacm *cm, uint64_t now)
 	free(cm);
 }
 
-/* Where port is in ports[], or would go. */
+/* A listener's place in ports[]: its port space, then its port. */
 static uint32_t
-port_at(const struct et_rdmacm *cm, uint16_t port)
+port_key(uint16_t ps, uint16_t port)
 {
-	uint32_t lo = 0, hi = cm->n_ports;
+	return (uint32_t)ps << 16 | port;
+}
+
+/* Where (ps, port) is in ports[], or would go. */
+static uint32_t
+port_at(const struct et_rdmacm *cm, uint16_t ps, uint16_t port)
+{
+	uint32_t lo = 0, hi = cm->n_ports, key = port_key(ps, port);
 
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
-		if (cm->ports[mid]->port < port)
+		if (port_key(cm->ports[mid]->ps, cm->ports[mid]->port) < key)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -483,14 +493,22 @@ port_at(const struct et_rdmacm *cm, uint16_t port)
 	return lo;
 }
 
-int
-et_rdmacm_listen(struct et_rdmacm *cm, uint16_t port, void *ctx)
+static bool
+listened(const struct et_rdmacm *cm, uint32_t i, uint16_t ps, uint16_t port)
 {
-	uint32_t i = port_at(cm, port);
+	return i < cm->n_ports && cm->ports[i]->ps == ps && cm->ports[i]->port == port;
+}
+
+int
+et_rdmacm_listen(struct et_rdmacm *cm, uint16_t ps, uint16_t port, void *ctx)
+{
+	uint32_t i = port_at(cm, ps, port);
 	struct et_rdmacm_id *l;
 	int rc;
 
-	if (i < cm->n_ports && cm->ports[i]->port == port)
+	if (ps != ET_RDMA_PS_TCP && ps != ET_RDMA_PS_UDP)
+		return -EINVAL;
+	if (listened(cm, i, ps, port))
 		return -EADDRINUSE;
 	if (cm->n_ports == cm->cap_ports) {
 		uint32_t cap = cm->cap_ports ? 2 * cm->cap_ports : 4;
@@ -503,8 +521,8 @@ et_rdmacm_listen(struct et_rdmacm *cm, uint16_t port, void *ctx)
 	}
 	if ((l = calloc(1, sizeof(*l))) == NULL)
 		return -ENOMEM;
-	*l = (struct et_rdmacm_id){.cm = cm, .port = port, .ctx = ctx, .listening = true};
-	rc = et_cm_listen(cm->cm, et_rdma_service_id(ET_RDMA_PS_TCP, port), l);
+	*l = (struct et_rdmacm_id){.cm = cm, .ps = ps, .port = port, .ctx = ctx, .listening = true};
+	rc = et_cm_listen(cm->cm, et_rdma_service_id(ps, port), l);
 	if (rc) {
 		free(l);
 		return rc;
@@ -515,15 +533,15 @@ et_rdmacm_listen(struct et_rdmacm *cm, uint16_t port, void *ctx)
 }
 
 int
-et_rdmacm_unlisten(struct et_rdmacm *cm, uint16_t port)
+et_rdmacm_unlisten(struct et_rdmacm *cm, uint16_t ps, uint16_t port)
 {
-	uint32_t i = port_at(cm, port);
+	uint32_t i = port_at(cm, ps, port);
 	struct et_rdmacm_id *l;
 
-	if (i == cm->n_ports || cm->ports[i]->port != port)
+	if (!listened(cm, i, ps, port))
 		return -ENOENT;
 	l = cm->ports[i];
-	et_cm_unlisten(cm->cm, et_rdma_service_id(ET_RDMA_PS_TCP, port));
+	et_cm_unlisten(cm->cm, et_rdma_service_id(ps, port));
 	memmove(&cm->ports[i], &cm->ports[i + 1], (--cm->n_ports - i) * sizeof(*cm->ports));
 	/* its pending requests still point at it: it stays until the end */
 	l->ctx = NULL;
@@ -558,6 +576,7 @@ et_rdmacm_connect(struct et_rdmacm *cm, uint32_t dst_ip, uint16_t dst_port, stru
 	id->peer_ip = dst_ip;
 	id->mtu = p->mtu;
 	id->active = true;
+	id->ps = ET_RDMA_PS_TCP;
 	id->conn = et_cm_connect(cm->cm, &cp, id, now, err);
 	if (id->conn == NULL) {
 		id_free(cm, id);
@@ -566,6 +585,48 @@ et_rdmacm_connect(struct et_rdmacm *cm, uint32_t dst_ip, uint16_t dst_port, stru
 	set_waiting(cm, id, true);
 	drain_out(cm, now);
 	return id;
+}
+
+struct et_rdmacm_id *
+et_rdmacm_sidr(struct et_rdmacm *cm, uint32_t dst_ip, uint16_t dst_port, uint16_t src_port,
+	       const void *pdata, uint16_t pdata_len, void *ctx, uint64_t now, int *err)
+{
+	struct et_cm_sidr_param sp = {
+		.dst_ip = dst_ip, .service_id = et_rdma_service_id(ET_RDMA_PS_UDP, dst_port),
+		.src_port = src_port, .pdata = pdata, .pdata_len = pdata_len};
+	struct et_rdmacm_id *id = id_new(cm);
+
+	if (id == NULL) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	id->ctx = ctx;
+	id->ps = ET_RDMA_PS_UDP;
+	id->port = dst_port;
+	id->peer_ip = dst_ip;
+	id->active = true;
+	id->sidr = true;
+	id->conn = et_cm_sidr_request(cm->cm, &sp, id, now, err);
+	if (id->conn == NULL) {
+		id_free(cm, id);
+		return NULL;
+	}
+	drain_out(cm, now);
+	return id;
+}
+
+/* A SIDR request answered: the UD QP's number and Q_Key (no binding: a
+ * UD QP has no peer of its own). */
+static int
+sidr_accept(struct et_rdmacm *cm, struct et_rdmacm_id *id, struct et_qp *qp,
+	    const struct et_rdmacm_conn_param *p, uint64_t now)
+{
+	struct et_cm_accept_param ap = {.qpn = et_qp_qpn(qp), .qkey = p->qkey,
+					.pdata = p->pdata, .pdata_len = p->pdata_len};
+	int rc = et_cm_accept(cm->cm, id->conn, &ap, now);
+
+	drain_out(cm, now);
+	return rc;
 }
 
 int
@@ -578,6 +639,8 @@ et_rdmacm_accept(struct et_rdmacm *cm, struct et_rdmacm_id *id, struct et_qp *qp
 		.pdata = p->pdata, .pdata_len = p->pdata_len};
 	enum et_cm_state s = et_cm_conn_state(id->conn);
 
+	if (id->sidr && !id->active)
+		return sidr_accept(cm, id, qp, p, now);
 	if (id->active || id->qp || (s != ET_CMS_REQ_RCVD && s != ET_CMS_MRA_REQ_SENT) ||
 	    p->psn > ET_PSN_MASK || p->rnr_retry_count > 7 || p->pdata_len > ET_CM_REP_PDATA ||
 	    (p->pdata_len && p->pdata == NULL))
@@ -668,6 +731,8 @@ et_rdmacm_get_event(struct et_rdmacm *cm, struct et_rdmacm_event *ev)
 			}
 			id->conn = e.conn;
 			id->ctx = l->ctx;
+			id->ps = l->ps;
+			id->sidr = e.sidr;
 			id->port = l->port;
 			id->peer_ip = et_cm_conn_peer_ip(e.conn);
 			id->peer_psn = e.peer_psn;
@@ -685,7 +750,7 @@ et_rdmacm_get_event(struct et_rdmacm *cm, struct et_rdmacm_event *ev)
 			.responder_resources = e.responder_resources,
 			.initiator_depth = e.initiator_depth, .retry_count = e.retry_count,
 			.rnr_retry_count = e.rnr_retry_count, .reason = e.reason,
-			.pdata_len = e.pdata_len};
+			.sidr = e.sidr || id->sidr, .qkey = e.qkey, .pdata_len = e.pdata_len};
 		memcpy(ev->pdata, e.pdata, e.pdata_len);
 		return true;
 	}

@@ -45,6 +45,13 @@
  * closed (the QP is flushed, as rdma_cm moves it to the error state);
  * et_rdmacm_release() when done with an id (after any event, or to abort:
  * what is open is closed as the spec says), then destroy the QP.
+ *
+ * UD (RDMA CM's UDP port space, by SIDR): a listener on ET_RDMA_PS_UDP
+ * gets CONNECT_REQUEST events with ev.sidr set; et_rdmacm_accept() answers
+ * with the UD QP's number and p.qkey (the QP is not touched: a UD QP has
+ * no peer), et_rdmacm_reject() says no.  The active side's
+ * et_rdmacm_sidr() ends in one SIDR_REPLY event (ev.reason the SIDR
+ * status, ev.peer_qpn and ev.qkey the peer's UD QP) or UNREACHABLE.
  */
 #ifndef ET_RDMACM_H
 #define ET_RDMACM_H
@@ -87,7 +94,10 @@ struct et_rdmacm_event {
 	uint32_t mtu;                 /* a request: the path MTU asked, bytes */
 	uint8_t responder_resources, initiator_depth; /* ours, from the peer's view */
 	uint8_t retry_count, rnr_retry_count;
-	uint16_t reason;              /* REJECTED: et_cm_rej_reason_str(reason) */
+	uint16_t reason;              /* REJECTED: et_cm_rej_reason_str(reason);
+				       * SIDR_REPLY: enum et_cm_sidr_status */
+	bool sidr;                    /* a UD id's (request or reply) */
+	uint32_t qkey;                /* SIDR_REPLY: the peer's Q_Key */
 	uint16_t pdata_len;           /* private data (a request: after rdma_cm's header) */
 	uint8_t pdata[ET_CM_PDATA_MAX];
 };
@@ -106,6 +116,7 @@ struct et_rdmacm_conn_param {
 	uint32_t mtu;        /* active side: the path MTU to ask, bytes */
 	uint8_t responder_resources, initiator_depth;
 	uint8_t retry_count, rnr_retry_count;  /* active side: 0 .. 7 */
+	uint32_t qkey;       /* a SIDR request accepted: the UD QP's Q_Key */
 	const void *pdata;   /* connect: up to ET_CMA_REQ_PDATA (56) bytes;
 			      * accept: ET_CM_REP_PDATA (196) */
 	uint16_t pdata_len;
@@ -140,16 +151,24 @@ struct et_rdmacm *et_rdmacm_create(struct et_nic *nic, const struct et_rdmacm_co
 /* Every id still held is released; the NIC's GSI hook is cleared. */
 void et_rdmacm_destroy(struct et_rdmacm *cm, uint64_t now);
 
-/* Requests to port (rdma_cm's TCP port space) become CONNECT_REQUEST
- * events with ctx.  0, -EADDRINUSE or -ENOMEM. */
-int et_rdmacm_listen(struct et_rdmacm *cm, uint16_t port, void *ctx);
-int et_rdmacm_unlisten(struct et_rdmacm *cm, uint16_t port);
+/* Requests to port of port space ps (ET_RDMA_PS_TCP: RC connections;
+ * ET_RDMA_PS_UDP: UD, by SIDR) become CONNECT_REQUEST events with ctx.
+ * 0, -EINVAL (another space), -EADDRINUSE or -ENOMEM. */
+int et_rdmacm_listen(struct et_rdmacm *cm, uint16_t ps, uint16_t port, void *ctx);
+int et_rdmacm_unlisten(struct et_rdmacm *cm, uint16_t ps, uint16_t port);
 
 /* A REQ to (dst_ip, dst_port) for qp (RESET, attr.dest_ip = dst_ip).
  * NULL with *err: -EINVAL (a parameter), -ENOSPC (no slot), -ENOMEM. */
 struct et_rdmacm_id *et_rdmacm_connect(struct et_rdmacm *cm, uint32_t dst_ip, uint16_t dst_port,
 				       struct et_qp *qp, const struct et_rdmacm_conn_param *p,
 				       void *ctx, uint64_t now, int *err);
+
+/* A SIDR_REQ to (dst_ip, dst_port) of the UDP port space, from our
+ * src_port (rdma_cm's header), with up to 180 bytes of private data.
+ * NULL with *err as et_rdmacm_connect. */
+struct et_rdmacm_id *et_rdmacm_sidr(struct et_rdmacm *cm, uint32_t dst_ip, uint16_t dst_port,
+				    uint16_t src_port, const void *pdata, uint16_t pdata_len,
+				    void *ctx, uint64_t now, int *err);
 
 /* A request answered with qp (RESET, attr.dest_ip = the event's peer_ip):
  * the QP takes the peer's QPN, PSN and MTU and is ready; a REP goes out.

@@ -217,7 +217,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	host_up(&H[0], &P[0], RTE_IPV4(10, 77, 0, 3), 1);
 	host_up(&H[1], &P[1], RTE_IPV4(10, 77, 0, 2), 2);
 	now = 1000;
-	if (et_rdmacm_listen(H[1].cm, PORT, NULL) || et_rdmacm_listen(H[0].cm, 18515, NULL))
+	if (et_rdmacm_listen(H[1].cm, ET_RDMA_PS_TCP, PORT, NULL) ||
+	    et_rdmacm_listen(H[0].cm, ET_RDMA_PS_TCP, 18515, NULL))
 		abort();
 	while (k < size) {
 		uint8_t op = data[k++];
