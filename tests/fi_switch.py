@@ -47,10 +47,12 @@ class Switch:
                 f.write(f"[port{k}]\ndev = {memif(work, f'h{k}', 'server', k)}\n"
                         f"role = down\nprefix = 10.0.0.{k + 1}/32\n")
         self.log = open(os.path.join(work, "switch.log"), "w")
+        # debugging a run: every port's frames (ET_SWITCH_PCAP=DIR)
+        pcap = ["--pcap", os.environ["ET_SWITCH_PCAP"]] if os.environ.get("ET_SWITCH_PCAP") else []
         self.p = subprocess.Popen(
             [os.path.join(build, "switch", "ethereal-switch"), *EAL,
              f"--file-prefix={prefix}{os.getpid()}", "--lcores", FLOAT, "--", "--config", conf,
-             "--yield"], stdout=self.log, stderr=subprocess.STDOUT)
+             "--yield"] + pcap, stdout=self.log, stderr=subprocess.STDOUT)
         path = os.path.join(work, "switch.log")
         for _ in range(100):
             if self.p.poll() is not None:

@@ -24,7 +24,9 @@
  * id's pd), as librdmacm's do; rdma_create_qp makes the CQs and their
  * completion channels a program does not give (rdma_get_recv_comp's).
  *
- * RC over RDMA_PS_TCP (and RDMA_PS_IB, the same space here); UD ids,
+ * RC over RDMA_PS_TCP (and RDMA_PS_IB, the same space here); UD over
+ * RDMA_PS_UDP, by SIDR (a SIDR_REQ answered with the UD QP's number and
+ * Q_Key), its QP moved to RTS at rdma_create_qp as librdmacm moves one;
  * multicast, SRQs and rsockets are refused (ENOSYS), never crashed.
  */
 #include <arpa/inet.h>
@@ -41,6 +43,9 @@
 #include "et_vb.h"
 #include "host/et_rdmacm.h"
 #include "wire/et_gid.h"
+
+/* what rdma_cm gives the UD QPs of its UDP port space (RDMA_UDP_QKEY) */
+#define CMA_UDP_QKEY 0x01234567u
 
 struct cma_id;
 
@@ -315,7 +320,7 @@ id_alloc(struct rdma_event_channel *channel, void *context, enum rdma_port_space
 	c->id.channel = channel;
 	c->id.context = context;
 	c->id.ps = ps;
-	c->id.qp_type = IBV_QPT_RC;
+	c->id.qp_type = ps == RDMA_PS_UDP ? IBV_QPT_UD : IBV_QPT_RC;
 	c->id.port_num = 1;
 	c->timeout = 14;
 	c->responder_resources = c->initiator_depth = 1; /* a NULL conn_param's */
@@ -324,6 +329,35 @@ id_alloc(struct rdma_event_channel *channel, void *context, enum rdma_port_space
 	c->id.route.addr.src_sin.sin_family = AF_INET;
 	c->id.route.addr.dst_sin.sin_family = AF_INET;
 	return c;
+}
+
+/* The agent's port space of an id's. */
+static uint16_t
+agent_ps(const struct rdma_cm_id *id)
+{
+	return id->ps == RDMA_PS_UDP ? ET_RDMA_PS_UDP : ET_RDMA_PS_TCP;
+}
+
+/* A UD event's parameters: the private data, and on an active side's
+ * ESTABLISHED the peer's QP, Q_Key and a route to it (a global one to its
+ * IPv4-mapped GID, as the kernel's rdma_cm gives over RoCE). */
+static void
+ud_param(struct cma_event *e, const struct et_rdmacm_event *ev)
+{
+	struct rdma_ud_param *u = &e->ev.param.ud;
+
+	memcpy(e->pdata, ev->pdata, ev->pdata_len);
+	u->private_data = e->pdata;
+	u->private_data_len = (uint8_t)ev->pdata_len;
+	if (ev->type != ET_CM_EV_SIDR_REPLY)
+		return;
+	u->qp_num = ev->peer_qpn;
+	u->qkey = ev->qkey;
+	u->ah_attr.is_global = 1;
+	u->ah_attr.port_num = 1;
+	u->ah_attr.grh.sgid_index = 1;
+	u->ah_attr.grh.hop_limit = 64;
+	et_gid_from_ipv4(ev->peer_ip, u->ah_attr.grh.dgid.raw);
 }
 
 static void
@@ -364,6 +398,13 @@ on_event(struct et_process_cm_holder *h, const struct et_rdmacm_event *ev, uint6
 		e = event_new(c, RDMA_CM_EVENT_DISCONNECTED, 0);
 		qp_to_error(c);
 		break;
+	case ET_CM_EV_SIDR_REPLY:
+		/* as the kernel's: a refusal is unreachable, status the SIDR's */
+		e = ev->reason == ET_CM_SIDR_SUCCESS ? event_new(c, RDMA_CM_EVENT_ESTABLISHED, 0)
+			: event_new(c, RDMA_CM_EVENT_UNREACHABLE, ev->reason);
+		if (e)
+			ud_param(e, ev);
+		break;
 	default:
 		return;
 	}
@@ -402,6 +443,10 @@ on_request(struct et_process_cm_holder *h, const struct et_rdmacm_event *ev, uin
 	set_route(c, et_process.ip, ev->port, ev->peer_ip, ev->peer_port);
 	et_rdmacm_id_set_ctx(ev->id, &c->holder);
 	e->ev.listen_id = &l->id;
+	if (ev->sidr) {
+		ud_param(e, ev);
+		goto posted;
+	}
 	memcpy(e->pdata, ev->pdata, ev->pdata_len);
 	e->ev.param.conn.private_data = e->pdata;
 	e->ev.param.conn.private_data_len = (uint8_t)ev->pdata_len;
@@ -410,6 +455,7 @@ on_request(struct et_process_cm_holder *h, const struct et_rdmacm_event *ev, uin
 	e->ev.param.conn.retry_count = ev->retry_count;
 	e->ev.param.conn.rnr_retry_count = ev->rnr_retry_count;
 	e->ev.param.conn.qp_num = ev->peer_qpn;
+posted:
 	event_post(c, e);
 	/* a synchronous listener's request: its later events on a channel of
 	 * its own (rdma_get_request hands it over) */
@@ -542,8 +588,8 @@ rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, void 
 
 	if (id == NULL)
 		return fail(EINVAL);
-	if (ps != RDMA_PS_TCP && ps != RDMA_PS_IB)
-		return fail(ENOSYS); /* UD's port spaces: not yet */
+	if (ps != RDMA_PS_TCP && ps != RDMA_PS_IB && ps != RDMA_PS_UDP)
+		return fail(ENOSYS); /* IPoIB's: no multicast here */
 	if (cma_init())
 		return -1;
 	if ((c = id_alloc(channel, context, ps)) == NULL)
@@ -613,7 +659,8 @@ rdma_destroy_id(struct rdma_cm_id *id)
 	}
 	et_process_lock();
 	if (c->listening)
-		et_rdmacm_unlisten(et_process.rdmacm, addr_port(&id->route.addr.src_addr));
+		et_rdmacm_unlisten(et_process.rdmacm, agent_ps(id),
+				   addr_port(&id->route.addr.src_addr));
 	if (c->rid)
 		et_rdmacm_release(et_process.rdmacm, c->rid, et_process_now());
 	/* as librdmacm: the events taken are acknowledged first (the thread
@@ -664,7 +711,8 @@ rdma_listen(struct rdma_cm_id *id, int backlog)
 	et_process_lock();
 	agent = et_process_rdmacm();
 	c->holder.on_event = on_request;
-	r = agent ? et_rdmacm_listen(agent, addr_port(&id->route.addr.src_addr), &c->holder)
+	r = agent ? et_rdmacm_listen(agent, agent_ps(id), addr_port(&id->route.addr.src_addr),
+				     &c->holder)
 		  : -ENODEV;
 	if (r == 0)
 		c->listening = true;
@@ -709,6 +757,25 @@ rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
 }
 
 /* ---- QPs ---- */
+
+/* A UD QP ready at once, as librdmacm's ucma_init_ud_qp: INIT with the
+ * port space's Q_Key, RTR, RTS. */
+static int
+qp_ud_ready(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = CMA_UDP_QKEY};
+	int r;
+
+	if ((r = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					   IBV_QP_QKEY)) != 0)
+		return r;
+	a.qp_state = IBV_QPS_RTR;
+	if ((r = ibv_modify_qp(qp, &a, IBV_QP_STATE)) != 0)
+		return r;
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
 
 /* INIT, as librdmacm leaves a new connection's QP. */
 static int
@@ -757,8 +824,10 @@ rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *attr)
 
 	if (id->qp)
 		return fail(EINVAL);
-	if (attr->qp_type != IBV_QPT_RC || attr->srq)
+	if ((attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UD) || attr->srq)
 		return fail(ENOSYS);
+	if (attr->qp_type != id->qp_type)
+		return fail(EINVAL); /* a UD QP on a UDP id, an RC one on the others */
 	if (id->verbs == NULL)
 		on_device(id);
 	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || attr->pd == NULL) {
@@ -780,7 +849,7 @@ rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *attr)
 		destroy_cqs(id);
 		return -1;
 	}
-	if ((r = qp_init(qp)) != 0) {
+	if ((r = id->qp_type == IBV_QPT_UD ? qp_ud_ready(qp) : qp_init(qp)) != 0) {
 		ibv_destroy_qp(qp);
 		destroy_cqs(id);
 		return fail(r);
@@ -849,6 +918,34 @@ conn_param_of(struct cma_id *c, const struct rdma_conn_param *cp)
 		.bind = cma_bind, .bind_ctx = c};
 }
 
+/* A UD id's connect: a SIDR_REQ with the program's private data; the
+ * reply (ESTABLISHED with the peer's QP, Q_Key and route) comes as an
+ * event. */
+static int
+sidr_connect(struct cma_id *c, const struct rdma_conn_param *cp)
+{
+	struct rdma_cm_id *id = &c->id;
+	uint16_t src_port = 0xc000 | ((id->qp ? id->qp->qp_num : (uint32_t)(uintptr_t)c) & 0x3fff);
+	struct et_rdmacm *agent;
+	int err = 0;
+
+	et_process_lock();
+	c->holder.on_event = on_event;
+	agent = et_process_rdmacm();
+	if (agent)
+		c->rid = et_rdmacm_sidr(agent, addr_ip(&id->route.addr.dst_addr),
+					addr_port(&id->route.addr.dst_addr), src_port,
+					cp ? cp->private_data : NULL, cp ? cp->private_data_len : 0,
+					&c->holder, et_process_now(), &err);
+	else
+		err = -ENODEV;
+	if (c->rid)
+		set_route(c, et_process.ip, src_port, addr_ip(&id->route.addr.dst_addr),
+			  addr_port(&id->route.addr.dst_addr));
+	et_process_unlock();
+	return c->rid ? complete(id) : fail(-err);
+}
+
 int
 rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 {
@@ -857,6 +954,8 @@ rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	struct et_rdmacm *agent;
 	int err = 0;
 
+	if (id->qp_type == IBV_QPT_UD)
+		return sidr_connect(c, conn_param);
 	if (id->qp == NULL)
 		return fail(EINVAL); /* a connection without a QP of ours: not yet */
 	et_process_lock();
@@ -886,6 +985,19 @@ rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 
 	if (id->qp == NULL || c->rid == NULL)
 		return fail(EINVAL);
+	if (id->qp_type == IBV_QPT_UD) {
+		/* the SIDR_REP: our UD QP and its Q_Key; no event follows */
+		struct et_rdmacm_conn_param u = {
+			.qkey = ((struct et_vb_qp *)id->qp)->attr.qkey,
+			.pdata = conn_param ? conn_param->private_data : NULL,
+			.pdata_len = conn_param ? conn_param->private_data_len : 0};
+
+		et_process_lock();
+		r = et_rdmacm_accept(et_process.rdmacm, c->rid, ((struct et_vb_qp *)id->qp)->eq, &u,
+				     et_process_now());
+		et_process_unlock();
+		return r ? fail(-r) : 0;
+	}
 	et_process_lock();
 	/* the passive side's retry count is the peer's, from its REQ */
 	uint8_t retry = c->retry_count;
@@ -919,8 +1031,8 @@ rdma_disconnect(struct rdma_cm_id *id)
 	struct cma_id *c = cma(id);
 	int r = 0;
 
-	if (c->rid == NULL)
-		return fail(EINVAL);
+	if (c->rid == NULL || id->qp_type == IBV_QPT_UD)
+		return fail(EINVAL); /* UD has no connection to close */
 	et_process_lock();
 	qp_to_error(c);
 	/* the peer closed first: its DREQ is answered already */

@@ -307,6 +307,12 @@ convert(struct et_vb_ctx *ctx, const struct et_wc *e, struct ibv_wc *w)
 	w->byte_len = e->byte_len;
 	w->qp_num = e->qpn;
 	w->src_qp = q ? q->attr.dest_qp_num : 0;
+	if (q && q->ud) {
+		w->src_qp = e->src_qp;
+		/* a datagram's buffer starts with the GRH's 40 bytes */
+		if (recv && e->status == ET_WC_SUCCESS)
+			w->wc_flags |= IBV_WC_GRH;
+	}
 	if (e->with_imm) {
 		w->wc_flags |= IBV_WC_WITH_IMM;
 		w->imm_data = htonl(e->imm);

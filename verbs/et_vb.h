@@ -12,8 +12,10 @@
  *   mem.c     protection domains and memory regions
  *   cq.c      completion queues, completion channels (an eventfd a
  *             program may poll), poll_cq, the events progress raises
- *   qp.c      queue pairs: create, the state machine of modify_qp, query,
- *             post_send and post_recv over lib/transport's QP
+ *   qp.c      queue pairs (RC and UD): create, the state machine of
+ *             modify_qp, query, post_send and post_recv over
+ *             lib/transport's QP
+ *   ah.c      address handles: a UD destination and its path
  *   stubs.c   what a real device would refuse, and the driver ABI
  *             (IBVERBS_PRIVATE_34) that Debian's libmlx5 and libefa bind
  *             to at load: present, finding no device of theirs
@@ -95,6 +97,14 @@ struct et_vb_mr {
 	struct ibv_mr mr;
 };
 
+/* An address handle: where a UD send goes (its address, MAC and path;
+ * the QP and Q_Key are the request's) and what it was made from. */
+struct et_vb_ah {
+	struct ibv_ah ah;
+	struct et_ud_dest dest;
+	struct ibv_ah_attr attr;
+};
+
 /* A completion channel: an eventfd (EFD_SEMAPHORE: a read takes one
  * event) and the CQs whose events wait, in order. */
 struct et_vb_channel {
@@ -126,6 +136,7 @@ struct et_vb_qp {
 	struct et_qp *eq;          /* lib/transport's */
 	struct et_vb_cq *scq, *rcq;
 	bool sq_sig_all;
+	bool ud;                   /* IBV_QPT_UD: the transport's datagram mode */
 	/* what INIT, RTR and RTS said, applied at RTS */
 	struct ibv_qp_attr attr;
 	struct ibv_qp_cap cap;
@@ -148,6 +159,9 @@ struct et_vb_ctx *et_vb_ctx(struct ibv_context *c);
 uint64_t et_vb_guid(void);
 /* An asynchronous event for the consumer's ibv_get_async_event. */
 void et_vb_async(struct et_vb_ctx *ctx, const struct ibv_async_event *ev);
+
+/* The IPv4 address of an IPv4-mapped GID (::ffff:a.b.c.d). */
+bool et_vb_gid_ipv4(const union ibv_gid *g, uint32_t *ip);
 
 /* cq.c */
 int et_vb_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * Queue pairs: RC over lib/transport's QP.
+ * Queue pairs: RC and UD over lib/transport's QP (UD: its datagram mode).
  *
  * The transport's QP knows RESET, RTS and ERR; verbs' INIT is kept here.
  * At RTR what INIT and RTR say (the peer's GID and QPN, the PSN it sends
@@ -69,7 +69,9 @@ transport_qp(struct et_vb_qp *q, uint32_t qpn)
 	a.sq_psn = a.rq_psn = 0;
 	a.max_send_wr = q->cap.max_send_wr;
 	a.max_recv_wr = q->cap.max_recv_wr;
-	a.multipath = et_lb_per_packet(&et_process.c.rc.lb);
+	a.datagram = q->ud;
+	/* a datagram's path is its address handle's */
+	a.multipath = !q->ud && et_lb_per_packet(&et_process.c.rc.lb);
 	return et_nic_qp_create(&et_process.nic, &a, &q->pd->mrs, &q->scq->ecq, &q->rcq->ecq);
 }
 
@@ -85,8 +87,8 @@ et_vb_create_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *ax)
 		errno = EINVAL;
 		return NULL;
 	}
-	if (ax->qp_type != IBV_QPT_RC || ax->srq) {
-		errno = EOPNOTSUPP; /* UD and SRQs come later (docs/verbs.md) */
+	if ((ax->qp_type != IBV_QPT_RC && ax->qp_type != IBV_QPT_UD) || ax->srq) {
+		errno = EOPNOTSUPP; /* SRQs come later (docs/verbs.md) */
 		return NULL;
 	}
 	if (ax->cap.max_send_wr > ET_VB_MAX_QP_WR || ax->cap.max_recv_wr > ET_VB_MAX_QP_WR ||
@@ -104,6 +106,7 @@ et_vb_create_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *ax)
 	q->scq = (struct et_vb_cq *)ax->send_cq;
 	q->rcq = (struct et_vb_cq *)ax->recv_cq;
 	q->sq_sig_all = ax->sq_sig_all;
+	q->ud = ax->qp_type == IBV_QPT_UD;
 	q->peer_host = UINT32_MAX;
 	q->cap.max_send_wr = pow2_at_least(ax->cap.max_send_wr);
 	q->cap.max_recv_wr = pow2_at_least(ax->cap.max_recv_wr);
@@ -209,10 +212,18 @@ ibv_destroy_qp(struct ibv_qp *qp)
 
 /* ---- modify: IBTA's state machine ---- */
 
-/* What each transition must say and may say (IBTA 11.2.4.2, RC). */
+/* What each transition must say and may say (IBTA 11.2.4.2). */
 struct transition {
 	enum ibv_qp_state from, to;
 	int need, may;
+};
+
+static const struct transition ud_moves[] = {
+	{IBV_QPS_RESET, IBV_QPS_INIT, IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY, 0},
+	{IBV_QPS_INIT, IBV_QPS_INIT, 0, IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY},
+	{IBV_QPS_INIT, IBV_QPS_RTR, 0, IBV_QP_PKEY_INDEX | IBV_QP_QKEY},
+	{IBV_QPS_RTR, IBV_QPS_RTS, IBV_QP_SQ_PSN, IBV_QP_CUR_STATE | IBV_QP_QKEY},
+	{IBV_QPS_RTS, IBV_QPS_RTS, 0, IBV_QP_CUR_STATE | IBV_QP_QKEY},
 };
 
 static const struct transition rc_moves[] = {
@@ -232,9 +243,8 @@ static const struct transition rc_moves[] = {
 		 IBV_QP_MIN_RNR_TIMER},
 };
 
-/* The peer's IPv4 address of an IPv4-mapped GID (::ffff:a.b.c.d). */
-static bool
-gid_ipv4(const union ibv_gid *g, uint32_t *ip)
+bool
+et_vb_gid_ipv4(const union ibv_gid *g, uint32_t *ip)
 {
 	static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 
@@ -287,6 +297,22 @@ transport_attr(struct et_vb_qp *q, struct et_qp_attr *a)
 	return 0;
 }
 
+/* UD's RTR (ready: to receive) and RTS (its first PSN): the Q_Key as
+ * INIT or later said it; no peer, no policy: each address handle has
+ * its path. */
+static int
+ud_apply(struct et_vb_qp *q, bool rtr)
+{
+	struct et_qp_attr a = *et_qp_attr_of(q->eq);
+
+	a.qkey = q->attr.qkey;
+	if (!rtr)
+		a.sq_psn = q->attr.sq_psn & ET_PSN_MASK;
+	if (et_qp_modify(q->eq, &a) || (rtr && et_qp_ready(q->eq)))
+		return EINVAL;
+	return 0;
+}
+
 /* RTR: the transport's QP takes the peer and is ready to receive (a QP
  * that only receives, as perftest's bandwidth servers, stays there); its
  * path the policy's, the policy's hooks on it. */
@@ -295,6 +321,8 @@ apply_rtr(struct et_vb_qp *q)
 {
 	struct et_qp_attr a;
 
+	if (q->ud)
+		return ud_apply(q, true);
 	transport_attr(q, &a);
 	q->peer_host = et_process_host_of_ip(q->dest_ip);
 	a.path_id = et_process_first_path(q->peer_host, !a.multipath);
@@ -312,6 +340,8 @@ apply_rts(struct et_vb_qp *q)
 {
 	struct et_qp_attr a;
 
+	if (q->ud)
+		return ud_apply(q, false);
 	transport_attr(q, &a);
 	a.path_id = et_qp_attr_of(q->eq)->path_id;
 	return et_qp_modify(q->eq, &a) ? EINVAL : 0;
@@ -374,6 +404,8 @@ record(struct et_vb_qp *q, const struct ibv_qp_attr *a, int mask)
 		r->rnr_retry = a->rnr_retry;
 	if (mask & IBV_QP_MAX_QP_RD_ATOMIC)
 		r->max_rd_atomic = a->max_rd_atomic;
+	if (mask & IBV_QP_QKEY)
+		r->qkey = a->qkey;
 }
 
 /* 0, or an errno for what the transition or its values break. */
@@ -381,11 +413,13 @@ static int
 check(struct et_vb_qp *q, const struct ibv_qp_attr *a, int mask, enum ibv_qp_state to)
 {
 	enum ibv_qp_state from = q->attr.qp_state;
-	const struct transition *t = NULL;
+	const struct transition *moves = q->ud ? ud_moves : rc_moves, *t = NULL;
+	size_t n = q->ud ? sizeof(ud_moves) / sizeof(ud_moves[0])
+			 : sizeof(rc_moves) / sizeof(rc_moves[0]);
 
-	for (size_t i = 0; i < sizeof(rc_moves) / sizeof(rc_moves[0]); i++)
-		if (rc_moves[i].from == from && rc_moves[i].to == to)
-			t = &rc_moves[i];
+	for (size_t i = 0; i < n; i++)
+		if (moves[i].from == from && moves[i].to == to)
+			t = &moves[i];
 	if (t == NULL)
 		return EINVAL;
 	if ((mask & t->need) != t->need || (mask & ~(t->need | t->may | IBV_QP_STATE)))
@@ -407,7 +441,7 @@ check(struct et_vb_qp *q, const struct ibv_qp_attr *a, int mask, enum ibv_qp_sta
 		/* RoCE v2 to an IPv4 address: a global route whose GID maps one,
 		 * from one of our two GIDs */
 		if (!a->ah_attr.is_global || a->ah_attr.grh.sgid_index >= ET_VB_GIDS ||
-		    !gid_ipv4(&a->ah_attr.grh.dgid, &q->dest_ip)) {
+		    !et_vb_gid_ipv4(&a->ah_attr.grh.dgid, &q->dest_ip)) {
 			fprintf(stderr, "ethereal-verbs: QP %u: the peer's GID must be an IPv4-mapped "
 				"RoCE v2 one (::ffff:a.b.c.d; GID index 1, as rxe's)\n",
 				q->qpx.qp_base.qp_num);
@@ -435,6 +469,8 @@ et_vb_modify_qp_locked(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
 			r = apply_rtr(q);
 		else if (to == IBV_QPS_RTS && q->attr.qp_state == IBV_QPS_RTR)
 			r = apply_rts(q);
+		else if (q->ud && (mask & IBV_QP_QKEY) && q->attr.qp_state != IBV_QPS_INIT)
+			r = ud_apply(q, false);
 	}
 	if (r == 0) {
 		q->attr.qp_state = to;
@@ -514,6 +550,21 @@ opcode_of(enum ibv_wr_opcode op, uint8_t *out)
 	}
 }
 
+/* A UD send's destination: its address handle's, the QP and Q_Key it
+ * names (a Q_Key with its high bit set means the QP's own: IBTA 10.2.5). */
+static int
+ud_dest(const struct et_vb_qp *q, const struct ibv_send_wr *w, struct et_send_wr *e)
+{
+	const struct et_vb_ah *ah = (const struct et_vb_ah *)w->wr.ud.ah;
+
+	if (ah == NULL || (e->opcode != ET_WR_SEND && e->opcode != ET_WR_SEND_IMM))
+		return EINVAL;
+	e->ud = ah->dest;
+	e->ud.qpn = w->wr.ud.remote_qpn & ET_QPN_MASK;
+	e->ud.qkey = (w->wr.ud.remote_qkey & 0x80000000u) ? q->attr.qkey : w->wr.ud.remote_qkey;
+	return 0;
+}
+
 static int
 post_one(struct et_vb_qp *q, const struct ibv_send_wr *w)
 {
@@ -525,6 +576,8 @@ post_one(struct et_vb_qp *q, const struct ibv_send_wr *w)
 		return r;
 	if (w->num_sge < 0 || (w->num_sge > (int)ET_VB_MAX_SGE && !(w->send_flags & IBV_SEND_INLINE)))
 		return EINVAL;
+	if (q->ud && (r = ud_dest(q, w, &e)) != 0)
+		return r;
 	if (q->n_send == q->cap.max_send_wr)
 		return ENOMEM;
 	if (w->send_flags & IBV_SEND_INLINE) {
@@ -548,7 +601,7 @@ post_one(struct et_vb_qp *q, const struct ibv_send_wr *w)
 		e.length = w->sg_list[0].length;
 		e.lkey = w->sg_list[0].lkey;
 	}
-	switch (w->opcode) {
+	switch (q->ud ? IBV_WR_SEND : w->opcode) {
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 	case IBV_WR_RDMA_READ:

@@ -88,45 +88,6 @@ ibv_destroy_srq(struct ibv_srq *srq)
 	return EINVAL;
 }
 
-struct ibv_ah *
-ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *a)
-{
-	(void)pd;
-	(void)a;
-	errno = EOPNOTSUPP;
-	return NULL;
-}
-
-int
-ibv_destroy_ah(struct ibv_ah *ah)
-{
-	(void)ah;
-	return EINVAL;
-}
-
-int
-ibv_init_ah_from_wc(struct ibv_context *c, uint8_t port, struct ibv_wc *wc, struct ibv_grh *grh,
-		    struct ibv_ah_attr *a)
-{
-	(void)c;
-	(void)port;
-	(void)wc;
-	(void)grh;
-	(void)a;
-	return EOPNOTSUPP;
-}
-
-struct ibv_ah *
-ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc, struct ibv_grh *grh, uint8_t port)
-{
-	(void)pd;
-	(void)wc;
-	(void)grh;
-	(void)port;
-	errno = EOPNOTSUPP;
-	return NULL;
-}
-
 int
 ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {
