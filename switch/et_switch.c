@@ -371,6 +371,8 @@ et_switch_restore(struct et_switch *sw, uint16_t port, uint64_t at_ns)
 	sw->fail_next = 0;
 }
 
+static uint32_t update_failures(struct et_switch *sw, uint64_t now);
+
 bool
 et_switch_set_link(struct et_switch *sw, uint16_t port, bool up, uint64_t now)
 {
@@ -383,7 +385,11 @@ et_switch_set_link(struct et_switch *sw, uint16_t port, bool up, uint64_t now)
 		return false;
 	if (up) {
 		et_switch_restore(sw, port, now);
+		/* a host's link: in use from this instant, for what it sends
+		 * now and what is sent to it */
 		p->restore_now = p->role == ET_SW_DOWN;
+		if (p->restore_now)
+			update_failures(sw, now);
 	} else {
 		et_switch_fail(sw, port, now, 0);
 	}
@@ -805,6 +811,10 @@ poll_rx(struct et_switch *sw, uint64_t now)
 			sw->rx_at[i] = et_port_next_arrival(&sw->ports[i].port);
 		if (got && sw->ports[i].cap)
 			et_capture_frames(sw->ports[i].cap, burst + n, got, false, now);
+		/* a frame from it proves its link up before the next reading of
+		 * the link says so: the answer to it must not be dropped */
+		if (got && sw->ports[i].link_down)
+			et_switch_set_link(sw, (uint16_t)i, true, now);
 		et_prefetch_mbufs(burst + n, got);
 		memset(from + n, (int)i, got);
 		n += got;

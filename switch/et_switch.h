@@ -239,8 +239,9 @@ void et_switch_restore(struct et_switch *sw, uint16_t port, uint64_t at_ns);
  * now, and used again after the delay if it is an uplink, at once if it
  * leads down (a host's: nothing routes around it, so what is for the host
  * waits for nothing but its link).  A link that was never up (its peer
- * not there yet) fails nothing.  Returns whether a failure or a restore
- * was made.  Control path. */
+ * not there yet) fails nothing.  A frame taken in on a port whose link
+ * reads down says it is up, ahead of the next reading.  Returns whether a
+ * failure or a restore was made.  Control path. */
 bool et_switch_set_link(struct et_switch *sw, uint16_t port, bool up, uint64_t now);
 
 /* Record a port's traffic, both ways (NULL: stop). */

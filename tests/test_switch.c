@@ -665,6 +665,22 @@ test_link_state(void **state)
 	assert_int_equal(send_at(&n, 640 * ms, 0x0000), 0); /* detected: no route */
 	assert_true(et_switch_set_link(&n.sw[1], 0, true, 700 * ms));
 	assert_int_equal(send_at(&n, 701 * ms, 0x0000), 1);
+	/* host 0's port, not read up yet: a frame from host 0 says it is, so
+	 * the answer gets there (a loaded switch read a new program's link
+	 * late and dropped the answer to its first datagram) */
+	assert_false(et_switch_set_link(&n.sw[0], 0, false, 800 * ms));
+	assert_int_equal(send_from(&n, 801 * ms, 1, 0, 0x0000), 0);
+	assert_int_equal(n.sw[0].ports[0].st.drops[ET_SW_DROP_LINK_DOWN], 1);
+	assert_int_equal(send_from(&n, 802 * ms, 0, 1, 0x0000), 1);
+	assert_int_equal(send_from(&n, 803 * ms, 1, 0, 0x0000), 1);
+	assert_true(n.sw[0].ports[0].link_seen);
+	/* and once failed (its program gone for good), the first frame of a
+	 * program there again is taken, not dropped as from a failed link */
+	assert_true(et_switch_set_link(&n.sw[0], 0, false, 810 * ms));
+	assert_int_equal(send_from(&n, 950 * ms, 1, 0, 0x0000), 0);
+	assert_int_equal(send_from(&n, 960 * ms, 0, 1, 0x0000), 1);
+	assert_int_equal(send_from(&n, 961 * ms, 1, 0, 0x0000), 1);
+	assert_int_equal(n.sw[0].ports[0].st.drops[ET_SW_DROP_FAILED], 0);
 	et_net_free(&n);
 	assert_int_equal(rte_mempool_in_use_count(pool), 0);
 }
