@@ -173,8 +173,9 @@ et_qp_create(const struct et_qp_attr *a, struct et_mr_table *mrs,
 		return NULL;
 	qp->ops = a->datagram ? &et_qp_ud_ops : a->multipath ? &et_qp_mp_ops : &et_qp_gbn_ops;
 	qp->sq = calloc(a->max_send_wr, sizeof(*qp->sq));
-	qp->rq = calloc(a->max_recv_wr, sizeof(*qp->rq));
-	if (!qp->sq || !qp->rq || (qp->ops->init && qp->ops->init(qp))) {
+	qp->rq = &qp->own_rq;
+	if (!qp->sq || et_rq_init(&qp->own_rq, a->max_recv_wr) ||
+	    (qp->ops->init && qp->ops->init(qp))) {
 		et_qp_destroy(qp);
 		return NULL;
 	}
@@ -185,7 +186,6 @@ et_qp_create(const struct et_qp_attr *a, struct et_mr_table *mrs,
 	qp->recv_cq = recv_cq;
 	qp->pool = pool;
 	qp->sq_mask = a->max_send_wr - 1;
-	qp->rq_mask = a->max_recv_wr - 1;
 	take_attr(qp, a);
 	return qp;
 }
@@ -196,7 +196,7 @@ et_qp_destroy(struct et_qp *qp)
 	if (qp == NULL)
 		return;
 	free(qp->sq);
-	free(qp->rq);
+	et_rq_free(&qp->own_rq);
 	free(qp->rd_res);
 	if (qp->ops && qp->ops->fini)
 		qp->ops->fini(qp); /* the mode's state, if any */
@@ -354,13 +354,74 @@ et_qp_complete_send(struct et_qp *qp, const struct et_send_wr *wr, uint8_t statu
 	cq_push(qp->send_cq, &wc);
 }
 
+int
+et_rq_init(struct et_rq *rq, uint32_t size)
+{
+	memset(rq, 0, sizeof(*rq));
+	if (!pow2(size) || size > (1u << 20))
+		return -EINVAL;
+	rq->ring = calloc(size, sizeof(*rq->ring));
+	rq->mask = size - 1;
+	return rq->ring ? 0 : -ENOMEM;
+}
+
+void
+et_rq_free(struct et_rq *rq)
+{
+	free(rq->ring);
+	rq->ring = NULL;
+}
+
+static int
+rq_push(struct et_rq *rq, struct et_mr_table *mrs, const struct et_recv_wr *wr)
+{
+	if (wr->length && !et_mr_lookup(mrs, wr->lkey, (uint64_t)(uintptr_t)wr->addr, wr->length,
+					ET_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	if (et_rq_count(rq) == rq->mask + 1)
+		return -ENOSPC;
+	rq->ring[rq->tail++ & rq->mask] = *wr;
+	return 0;
+}
+
+int
+et_srq_post(struct et_rq *srq, struct et_mr_table *mrs, const struct et_recv_wr *wr)
+{
+	return rq_push(srq, mrs, wr);
+}
+
+int
+et_qp_set_srq(struct et_qp *qp, struct et_rq *srq)
+{
+	if (qp->state != ET_QPS_RESET || qp->a.multipath || et_rq_count(&qp->own_rq))
+		return -EINVAL;
+	qp->rq = srq;
+	return 0;
+}
+
+const struct et_recv_wr *
+et_qp_recv_take(struct et_qp *qp)
+{
+	struct et_rq *rq = qp->rq;
+
+	if (!qp->rx_taken) {
+		if (et_rq_count(rq) == 0)
+			return NULL;
+		qp->rx_wqe = rq->ring[rq->head++ & rq->mask];
+		qp->rx_taken = true;
+	}
+	return &qp->rx_wqe;
+}
+
 void
 et_qp_complete_recv_wc(struct et_qp *qp, struct et_wc *wc)
 {
-	wc->wr_id = qp->rq[qp->rq_head & qp->rq_mask].wr_id;
+	if (et_qp_recv_take(qp) == NULL)
+		return; /* cannot be: every caller has checked there is one */
+	wc->wr_id = qp->rx_wqe.wr_id;
 	wc->qpn = qp->a.qpn;
 	cq_push(qp->recv_cq, wc);
-	qp->rq_head++;
+	qp->rx_taken = false;
 }
 
 void
@@ -387,7 +448,11 @@ et_qp_fail(struct et_qp *qp, int status)
 	while (qp->sq_head != qp->sq_tail)
 		et_qp_complete_send(qp, &qp->sq[qp->sq_head++ & qp->sq_mask].wr,
 				    ET_WC_WR_FLUSH_ERR);
-	while (qp->rq_head != qp->rq_tail)
+	/* the receive taken, and those of its own queue; a shared queue's
+	 * are the other QPs' */
+	if (qp->rx_taken)
+		et_qp_complete_recv(qp, ET_WC_RECV, ET_WC_WR_FLUSH_ERR, 0, false, 0);
+	while (qp->rq == &qp->own_rq && et_rq_count(qp->rq))
 		et_qp_complete_recv(qp, ET_WC_RECV, ET_WC_WR_FLUSH_ERR, 0, false, 0);
 	qp->sq_cur = qp->sq_head;
 	qp->rd_inflight = 0;
@@ -483,8 +548,9 @@ et_qp_post_send(struct et_qp *qp, const struct et_send_wr *wr)
 int
 et_qp_post_recv(struct et_qp *qp, const struct et_recv_wr *wr)
 {
-	if (wr->length && !et_mr_lookup(qp->mrs, wr->lkey, (uint64_t)(uintptr_t)wr->addr,
-					wr->length, ET_ACCESS_LOCAL_WRITE))
+	if (qp->rq != &qp->own_rq ||
+	    (wr->length && !et_mr_lookup(qp->mrs, wr->lkey, (uint64_t)(uintptr_t)wr->addr,
+					 wr->length, ET_ACCESS_LOCAL_WRITE)))
 		return -EINVAL;
 	if (qp->state == ET_QPS_ERR) {
 		struct et_wc wc = {.wr_id = wr->wr_id, .qpn = qp->a.qpn,
@@ -493,10 +559,7 @@ et_qp_post_recv(struct et_qp *qp, const struct et_recv_wr *wr)
 		cq_push(qp->recv_cq, &wc);
 		return 0;
 	}
-	if (qp->rq_tail - qp->rq_head == qp->a.max_recv_wr)
-		return -ENOSPC;
-	qp->rq[qp->rq_tail++ & qp->rq_mask] = *wr;
-	return 0;
+	return rq_push(qp->rq, qp->mrs, wr);
 }
 
 /* ---- frames ---- */
@@ -571,7 +634,7 @@ void
 et_qp_responder_fail(struct et_qp *qp, enum et_nak_code code, uint8_t recv_status)
 {
 	et_qp_respond(qp, et_aeth_nak(code), qp->epsn);
-	if (qp->rx_msg == ET_RX_SEND && qp->rq_head != qp->rq_tail)
+	if (qp->rx_msg == ET_RX_SEND && qp->rx_taken)
 		et_qp_complete_recv(qp, ET_WC_RECV, recv_status, qp->rx_len, false, 0);
 	qp->rx_msg = ET_RX_NONE;
 	et_qp_fail(qp, -1);

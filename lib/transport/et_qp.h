@@ -162,6 +162,28 @@ struct et_recv_wr {
 	uint32_t lkey;
 };
 
+/* A receive queue: a QP's own, or a shared one (verbs' SRQ) that the QPs
+ * of one host set on it take from, each message taking the oldest. */
+struct et_rq {
+	struct et_recv_wr *ring;
+	uint32_t mask;
+	uint32_t head, tail;   /* free-running */
+};
+
+/* size: a power of 2 up to 2^20.  0, -EINVAL or -ENOMEM. */
+int et_rq_init(struct et_rq *rq, uint32_t size);
+void et_rq_free(struct et_rq *rq);
+
+static inline uint32_t
+et_rq_count(const struct et_rq *rq)
+{
+	return rq->tail - rq->head;
+}
+
+/* A receive onto a shared queue, its buffer checked against mrs (local
+ * write).  0, -EINVAL or -ENOSPC. */
+int et_srq_post(struct et_rq *srq, struct et_mr_table *mrs, const struct et_recv_wr *wr);
+
 /* ---- the load balancer's hook ---- */
 
 /* Why a path is asked for: the first packet of the QP, a NAK, a timeout;
@@ -338,7 +360,15 @@ void et_qp_set_ack_fn(struct et_qp *qp, et_ack_fn fn, void *ctx);
  * ET_ATOMIC_LEN; a READ or atomic with max_rd_atomic 0).  In ERR the
  * request completes at once with ET_WC_WR_FLUSH_ERR. */
 int et_qp_post_send(struct et_qp *qp, const struct et_send_wr *wr);
+/* -EINVAL too on a QP that takes its receives from a shared queue. */
 int et_qp_post_recv(struct et_qp *qp, const struct et_recv_wr *wr);
+
+/* The QP takes its receives from srq from now on (in RESET, in-order and
+ * datagram modes: a multipath QP keeps its own, for it places out of
+ * order).  A message takes its receive when it starts; a QP that fails
+ * flushes the one it took, and leaves the rest to the others.  0 or
+ * -EINVAL. */
+int et_qp_set_srq(struct et_qp *qp, struct et_rq *srq);
 
 /* A frame the QP owes (ACK, NAK, CNP or data) that the pool could not give
  * an mbuf for is tried again this long after: et_qp_deadline() says when. */

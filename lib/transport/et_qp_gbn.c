@@ -429,11 +429,11 @@ place(struct et_qp *qp, const struct et_roce_pkt *pkt)
 		return PLACE_INVALID;
 	/* a SEND, or a WRITE with immediate, consumes a posted receive */
 	if (((opf & ET_OPF_SEND) && first) || ((opf & ET_OPF_IMM) && (opf & ET_OPF_WRITE))) {
-		if (qp->rq_head == qp->rq_tail)
+		if (et_qp_recv_take(qp) == NULL)
 			return PLACE_RNR;
 	}
 	if (first && (opf & ET_OPF_SEND)) {
-		const struct et_recv_wr *r = &qp->rq[qp->rq_head & qp->rq_mask];
+		const struct et_recv_wr *r = &qp->rx_wqe;
 
 		qp->rx_dst = r->addr;
 		qp->rx_left = r->length;

@@ -796,7 +796,7 @@ mp_responder_rx(struct et_qp *qp, const struct et_roce_pkt *pkt, uint16_t echo)
 	}
 	/* receives are consumed in order: those posted must cover every
 	 * WRITE with immediate placed and not completed, and this one */
-	if (imm && qp->rq_tail - qp->rq_head <= mp->imm_pending) {
+	if (imm && et_rq_count(qp->rq) <= mp->imm_pending) {
 		et_qp_respond(qp, et_aeth_rnr_nak(qp->a.min_rnr_timer), h->psn);
 		return;
 	}

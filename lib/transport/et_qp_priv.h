@@ -145,9 +145,10 @@ struct et_qp {
 	struct et_dctcp cc;
 
 	/* responder */
-	struct et_recv_wr *rq;
-	uint32_t rq_mask;
-	uint32_t rq_head, rq_tail;
+	struct et_rq own_rq;
+	struct et_rq *rq;              /* own_rq, or a shared one */
+	struct et_recv_wr rx_wqe;      /* the receive the message in progress took */
+	bool rx_taken;
 	uint32_t epsn;                 /* expected PSN */
 	uint32_t msn;
 	bool nak_sent;                 /* a sequence NAK is out for epsn */
@@ -243,9 +244,14 @@ et_wr_tx_len(const struct et_send_wr *wr)
 }
 
 void et_qp_complete_send(struct et_qp *qp, const struct et_send_wr *wr, uint8_t status);
-/* The oldest receive completes with wc (its wr_id and QPN filled here). */
+/* The receive the message in progress took, taken now if it has none:
+ * the oldest of its queue; NULL when there is none. */
+const struct et_recv_wr *et_qp_recv_take(struct et_qp *qp);
+
+/* The receive taken completes with wc (its wr_id and QPN filled here),
+ * taken now if none was. */
 void et_qp_complete_recv_wc(struct et_qp *qp, struct et_wc *wc);
-/* The oldest receive completes. */
+/* The same, of that opcode, status, length and immediate. */
 void et_qp_complete_recv(struct et_qp *qp, uint8_t opcode, uint8_t status, uint32_t len,
 			 bool with_imm, uint32_t imm);
 

@@ -43,13 +43,12 @@ ud_rx(struct et_qp *qp, const struct et_roce_pkt *pkt, uint64_t now)
 		qp->st.rx_qkey_bad++;
 		return;
 	}
-	if (qp->rq_head == qp->rq_tail) {
+	if ((r = et_qp_recv_take(qp)) == NULL) {
 		qp->st.rx_no_recv++;
 		return;
 	}
 	if (h->ecn == ET_ECN_CE)
 		qp->st.rx_ce++;
-	r = &qp->rq[qp->rq_head & qp->rq_mask];
 	wc.src_qp = h->deth_src_qp;
 	wc.with_imm = h->opcode == ET_OP_UD_SEND_ONLY_IMM;
 	wc.imm = h->imm;
