@@ -42,6 +42,10 @@ PAIRS = [
      r"500 iters in"),
     ("send_bw -c UD", ["ib_send_bw"] + PERF + ["-n", "200", "-c", "UD"], r"^\s+\d+\s+200\s+\d"),
     ("send_lat -c UD", ["ib_send_lat"] + PERF + ["-n", "200", "-c", "UD"], r"^\s+2\s+200\s+\d"),
+    # a shared receive queue under 16 QPs (ibv_srq_pingpong's), under 2
+    ("srq_pingpong", ["ibv_srq_pingpong", "-g", "1", "-n", "200"], r"200 iters in"),
+    ("send_bw --use-srq -q 2", ["ib_send_bw"] + PERF + ["-n", "200", "--use-srq", "-q", "2"],
+     r"^\s+65536\s+400\s+\d"),
 ]
 # RDMA CM on the wire, our librdmacm both ends (no TCP at all): (name,
 # server, client, what the client's output must match); {p} the port

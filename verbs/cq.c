@@ -300,7 +300,9 @@ convert(struct et_vb_ctx *ctx, const struct et_wc *e, struct ibv_wc *w)
 			return false;
 		w->wr_id = s.wr_id;
 	}
-	if (q && recv)
+	if (q && recv && q->srq)
+		et_vb_srq_taken(ctx, q->srq);
+	else if (q && recv)
 		q->n_recv--;
 	w->status = status_of(e->status);
 	w->opcode = opcode_of(e->opcode);

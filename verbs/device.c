@@ -225,6 +225,7 @@ ibv_open_device(struct ibv_device *dev)
 	c->ops.req_notify_cq = et_vb_req_notify_cq;
 	c->ops.post_send = et_vb_post_send;
 	c->ops.post_recv = et_vb_post_recv;
+	c->ops.post_srq_recv = et_vb_post_srq_recv;
 	x->vctx.sz = sizeof(x->vctx);
 	x->vctx.query_port = vb_query_port;
 	x->vctx.query_device_ex = vb_query_device_ex;
@@ -280,6 +281,9 @@ ibv_query_device(struct ibv_context *c, struct ibv_device_attr *a)
 	a->max_qp_wr = (int)ET_VB_MAX_QP_WR;
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SYS_IMAGE_GUID |
 			      IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_CHANGE_PHY_PORT;
+	a->max_srq = (int)ET_VB_MAX_QP;
+	a->max_srq_wr = (int)ET_VB_MAX_QP_WR;
+	a->max_srq_sge = (int)ET_VB_MAX_SGE;
 	a->max_sge = (int)ET_VB_MAX_SGE;
 	a->max_sge_rd = (int)ET_VB_MAX_SGE;
 	a->max_cq = (int)ET_VB_MAX_QP;

@@ -16,6 +16,7 @@
  *             modify_qp, query, post_send and post_recv over
  *             lib/transport's QP
  *   ah.c      address handles: a UD destination and its path
+ *   srq.c     shared receive queues
  *   stubs.c   what a real device would refuse, and the driver ABI
  *             (IBVERBS_PRIVATE_34) that Debian's libmlx5 and libefa bind
  *             to at load: present, finding no device of theirs
@@ -78,6 +79,7 @@ struct et_vb_device {
 
 struct et_vb_qp;
 struct et_vb_cq;
+struct et_vb_srq;
 
 struct et_vb_ctx {
 	struct verbs_context vctx; /* its ibv_context last, as verbs.h wants */
@@ -122,6 +124,16 @@ struct et_vb_cq {
 	uint32_t users;            /* QPs on it */
 };
 
+/* A shared receive queue: the transport's, the QPs on it, its limit. */
+struct et_vb_srq {
+	struct ibv_srq srq;
+	struct et_vb_pd *pd;
+	struct et_rq rq;
+	uint32_t max_wr;
+	uint32_t limit;            /* the limit event's, armed; 0: not armed */
+	uint32_t users;            /* QPs on it */
+};
+
 /* A send's own record, by the transport's wr_id: what verbs must know at
  * its completion that the transport does not carry. */
 struct et_vb_swr {
@@ -135,6 +147,7 @@ struct et_vb_qp {
 	struct et_vb_pd *pd;
 	struct et_qp *eq;          /* lib/transport's */
 	struct et_vb_cq *scq, *rcq;
+	struct et_vb_srq *srq;     /* NULL: its own receive queue */
 	bool sq_sig_all;
 	bool ud;                   /* IBV_QPT_UD: the transport's datagram mode */
 	/* what INIT, RTR and RTS said, applied at RTS */
@@ -169,7 +182,27 @@ int et_vb_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 /* The armed CQs with news: their events raised.  From progress. */
 uint32_t et_vb_cq_events(struct et_vb_ctx *ctx);
 
+/* srq.c */
+int et_vb_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+/* A receive of s was taken (a completion of a QP on it): the limit event
+ * if that left fewer posted than its limit.  The lock held. */
+void et_vb_srq_taken(struct et_vb_ctx *ctx, struct et_vb_srq *s);
+
+/* A power of 2, at least n and 2: a queue's ring. */
+static inline uint32_t
+et_vb_pow2_at_least(uint32_t n)
+{
+	uint32_t p = 2;
+
+	while (p < n)
+		p *= 2;
+	return p;
+}
+
 /* qp.c */
+/* A receive request as the transport's: 0, or EINVAL (more than one
+ * buffer). */
+int et_vb_recv_wr(const struct ibv_recv_wr *w, struct et_recv_wr *e);
 int et_vb_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 int et_vb_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 struct ibv_qp *et_vb_create_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *a);

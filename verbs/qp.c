@@ -26,16 +26,6 @@
 
 #include "et_vb.h"
 
-static uint32_t
-pow2_at_least(uint32_t n)
-{
-	uint32_t p = 2;
-
-	while (p < n)
-		p *= 2;
-	return p;
-}
-
 struct et_vb_qp *
 et_vb_qp_of(struct et_vb_ctx *ctx, uint32_t qpn)
 {
@@ -61,6 +51,7 @@ static struct et_qp *
 transport_qp(struct et_vb_qp *q, uint32_t qpn)
 {
 	struct et_qp_attr a = et_process.c.rc.qp;
+	struct et_qp *eq;
 
 	memset(&a.dest_mac, 0xff, sizeof(a.dest_mac)); /* the ToR routes by IP: any MAC */
 	a.qpn = qpn;
@@ -70,9 +61,15 @@ transport_qp(struct et_vb_qp *q, uint32_t qpn)
 	a.max_send_wr = q->cap.max_send_wr;
 	a.max_recv_wr = q->cap.max_recv_wr;
 	a.datagram = q->ud;
-	/* a datagram's path is its address handle's */
-	a.multipath = !q->ud && et_lb_per_packet(&et_process.c.rc.lb);
-	return et_nic_qp_create(&et_process.nic, &a, &q->pd->mrs, &q->scq->ecq, &q->rcq->ecq);
+	/* a datagram's path is its address handle's; a QP on an SRQ runs in
+	 * order (srq.c) */
+	a.multipath = !q->ud && !q->srq && et_lb_per_packet(&et_process.c.rc.lb);
+	eq = et_nic_qp_create(&et_process.nic, &a, &q->pd->mrs, &q->scq->ecq, &q->rcq->ecq);
+	if (eq && q->srq && et_qp_set_srq(eq, &q->srq->rq)) {
+		et_nic_qp_destroy(&et_process.nic, eq);
+		eq = NULL;
+	}
+	return eq;
 }
 
 struct ibv_qp *
@@ -87,8 +84,8 @@ et_vb_create_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *ax)
 		errno = EINVAL;
 		return NULL;
 	}
-	if ((ax->qp_type != IBV_QPT_RC && ax->qp_type != IBV_QPT_UD) || ax->srq) {
-		errno = EOPNOTSUPP; /* SRQs come later (docs/verbs.md) */
+	if (ax->qp_type != IBV_QPT_RC && ax->qp_type != IBV_QPT_UD) {
+		errno = EOPNOTSUPP; /* UC, XRC, raw packet (docs/verbs.md) */
 		return NULL;
 	}
 	if (ax->cap.max_send_wr > ET_VB_MAX_QP_WR || ax->cap.max_recv_wr > ET_VB_MAX_QP_WR ||
@@ -107,9 +104,10 @@ et_vb_create_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *ax)
 	q->rcq = (struct et_vb_cq *)ax->recv_cq;
 	q->sq_sig_all = ax->sq_sig_all;
 	q->ud = ax->qp_type == IBV_QPT_UD;
+	q->srq = (struct et_vb_srq *)ax->srq;
 	q->peer_host = UINT32_MAX;
-	q->cap.max_send_wr = pow2_at_least(ax->cap.max_send_wr);
-	q->cap.max_recv_wr = pow2_at_least(ax->cap.max_recv_wr);
+	q->cap.max_send_wr = et_vb_pow2_at_least(ax->cap.max_send_wr);
+	q->cap.max_recv_wr = et_vb_pow2_at_least(ax->cap.max_recv_wr);
 	q->cap.max_send_sge = ET_VB_MAX_SGE;
 	q->cap.max_recv_sge = ET_VB_MAX_SGE;
 	q->cap.max_inline_data = ET_VB_MAX_INLINE;
@@ -128,6 +126,8 @@ et_vb_create_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *ax)
 		ctx->qps[et_qp_qpn(q->eq) - ET_VB_QPN_BASE] = q;
 		q->scq->users++;
 		q->rcq->users++;
+		if (q->srq)
+			q->srq->users++;
 		et_process_qp_made();
 	}
 	et_process_unlock();
@@ -146,7 +146,7 @@ et_vb_create_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *ax)
 	qp->pd = ax->pd;
 	qp->send_cq = ax->send_cq;
 	qp->recv_cq = ax->recv_cq;
-	qp->srq = NULL;
+	qp->srq = ax->srq;
 	qp->qp_num = et_qp_qpn(q->eq);
 	qp->handle = qp->qp_num;
 	qp->state = IBV_QPS_RESET;
@@ -201,6 +201,8 @@ ibv_destroy_qp(struct ibv_qp *qp)
 	et_nic_qp_destroy(&et_process.nic, q->eq);
 	q->scq->users--;
 	q->rcq->users--;
+	if (q->srq)
+		q->srq->users--;
 	et_process_unlock();
 	pthread_mutex_destroy(&qp->mutex);
 	pthread_cond_destroy(&qp->cond);
@@ -506,6 +508,7 @@ ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask, struct ibv_qp_i
 	init->send_cq = qp->send_cq;
 	init->recv_cq = qp->recv_cq;
 	init->cap = q->cap;
+	init->srq = qp->srq;
 	init->qp_type = qp->qp_type;
 	init->sq_sig_all = q->sq_sig_all;
 	return 0;
@@ -648,26 +651,33 @@ et_vb_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **
 }
 
 int
+et_vb_recv_wr(const struct ibv_recv_wr *w, struct et_recv_wr *e)
+{
+	*e = (struct et_recv_wr){.wr_id = w->wr_id};
+	if (w->num_sge < 0 || w->num_sge > (int)ET_VB_MAX_SGE)
+		return EINVAL;
+	if (w->num_sge == 1) {
+		e->addr = (void *)(uintptr_t)w->sg_list[0].addr;
+		e->length = w->sg_list[0].length;
+		e->lkey = w->sg_list[0].lkey;
+	}
+	return 0;
+}
+
+int
 et_vb_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
 	struct et_vb_qp *q = (struct et_vb_qp *)qp;
 	int r = 0;
 
 	et_process_lock();
-	if (q->attr.qp_state == IBV_QPS_RESET)
-		r = EINVAL;
+	if (q->attr.qp_state == IBV_QPS_RESET || q->srq)
+		r = EINVAL; /* a QP on an SRQ takes its receives there */
 	for (; r == 0 && wr; wr = wr->next) {
-		struct et_recv_wr e = {.wr_id = wr->wr_id};
+		struct et_recv_wr e;
 
-		if (wr->num_sge < 0 || wr->num_sge > (int)ET_VB_MAX_SGE) {
-			r = EINVAL;
+		if ((r = et_vb_recv_wr(wr, &e)) != 0)
 			break;
-		}
-		if (wr->num_sge == 1) {
-			e.addr = (void *)(uintptr_t)wr->sg_list[0].addr;
-			e.length = wr->sg_list[0].length;
-			e.lkey = wr->sg_list[0].lkey;
-		}
 		r = et_qp_post_recv(q->eq, &e);
 		if (r) {
 			r = r == -ENOSPC ? ENOMEM : EINVAL;

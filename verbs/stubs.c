@@ -55,39 +55,6 @@ bool verbs_allow_disassociate_destroy;
 
 /* ---- verbs the device refuses ---- */
 
-struct ibv_srq *
-ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *a)
-{
-	(void)pd;
-	(void)a;
-	errno = EOPNOTSUPP;
-	return NULL;
-}
-
-int
-ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *a, int mask)
-{
-	(void)srq;
-	(void)a;
-	(void)mask;
-	return EOPNOTSUPP;
-}
-
-int
-ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *a)
-{
-	(void)srq;
-	(void)a;
-	return EOPNOTSUPP;
-}
-
-int
-ibv_destroy_srq(struct ibv_srq *srq)
-{
-	(void)srq;
-	return EINVAL;
-}
-
 int
 ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {

@@ -400,6 +400,23 @@ ip_pdata(const struct et_cm *cm, uint8_t *out, uint16_t room, uint64_t sid, uint
 	return (uint16_t)(off + len);
 }
 
+/* An active side's new connection to dst_ip for sid, its request sent
+ * again up to max CM retries times; NULL with *err -ENOSPC (no slot). */
+static struct et_cm_conn *
+active_new(struct et_cm *cm, uint32_t dst_ip, uint64_t sid, void *ctx, int *err)
+{
+	struct et_cm_conn *c = et_cm_conn_new(cm);
+
+	*err = c ? 0 : -ENOSPC;
+	if (c == NULL)
+		return NULL;
+	c->ctx = ctx;
+	c->peer_ip = dst_ip;
+	c->service_id = sid;
+	c->max_retries = cm->conf.max_cm_retries;
+	return c;
+}
+
 struct et_cm_conn *
 et_cm_connect(struct et_cm *cm, const struct et_cm_connect_param *p, void *ctx, uint64_t now,
 	      int *err)
@@ -415,15 +432,9 @@ et_cm_connect(struct et_cm *cm, const struct et_cm_connect_param *p, void *ctx, 
 	    p->retry_count > 7 || p->rnr_retry_count > 7 || p->pdata_len > ET_CM_REQ_PDATA - off ||
 	    (p->pdata_len && p->pdata == NULL) || p->dst_ip == 0)
 		return NULL;
-	*err = -ENOSPC;
-	if ((c = et_cm_conn_new(cm)) == NULL)
+	if ((c = active_new(cm, p->dst_ip, p->service_id, ctx, err)) == NULL)
 		return NULL;
-	*err = 0;
-	c->ctx = ctx;
-	c->peer_ip = p->dst_ip;
-	c->service_id = p->service_id;
 	c->local_qpn = p->qpn;
-	c->max_retries = cm->conf.max_cm_retries;
 	et_cm_msg_init(&m, ET_CM_REQ, c->tid);
 	r = &m.u.req;
 	r->local_comm_id = c->local_id;
@@ -470,14 +481,8 @@ et_cm_sidr_request(struct et_cm *cm, const struct et_cm_sidr_param *p, void *ctx
 	if (p->pdata_len > ET_CM_SIDR_REQ_PDATA - off || (p->pdata_len && p->pdata == NULL) ||
 	    p->dst_ip == 0)
 		return NULL;
-	*err = -ENOSPC;
-	if ((c = et_cm_conn_new(cm)) == NULL)
+	if ((c = active_new(cm, p->dst_ip, p->service_id, ctx, err)) == NULL)
 		return NULL;
-	*err = 0;
-	c->ctx = ctx;
-	c->peer_ip = p->dst_ip;
-	c->service_id = p->service_id;
-	c->max_retries = cm->conf.max_cm_retries;
 	et_cm_msg_init(&m, ET_CM_SIDR_REQ, c->tid);
 	/* our ID is the request's: the SIDR_REP names it */
 	m.u.sidr_req.request_id = c->local_id;
