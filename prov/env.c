@@ -156,14 +156,6 @@ et_fi_port_close(void)
 	et_fi_proc.port_open = false;
 }
 
-static void
-print_nonzero(void *ctx, const char *name, uint64_t v)
-{
-	(void)ctx;
-	if (v)
-		fprintf(stderr, " %s %llu", name, (unsigned long long)v);
-}
-
 void
 et_fi_report(void)
 {
@@ -189,10 +181,6 @@ et_fi_report(void)
 		(unsigned long long)st.cnps_rx, (unsigned long long)x->keeper_runs,
 		(unsigned long long)p->reconnects, (unsigned long long)p->resent,
 		(unsigned long long)p->dup_msgs, (unsigned long long)p->lost_peers);
-	if (p->env.stats > 1) { /* every counter not zero: QPs', then the NIC's */
-		fprintf(stderr, "ethereal-fi: slot %d:", x->slot);
-		et_ctr_each(&et_qp_ctrs, &st, "qp.", print_nonzero, NULL);
-		et_ctr_each(&et_nic_ctrs, &x->nic.st, "nic.", print_nonzero, NULL);
-		fprintf(stderr, "\n");
-	}
+	if (p->env.stats > 1)
+		et_process_print_counters("ethereal-fi");
 }

@@ -1029,14 +1029,23 @@ int
 rdma_disconnect(struct rdma_cm_id *id)
 {
 	struct cma_id *c = cma(id);
+	enum et_cm_state s;
 	int r = 0;
 
 	if (c->rid == NULL || id->qp_type == IBV_QPT_UD)
 		return fail(EINVAL); /* UD has no connection to close */
 	et_process_lock();
+	s = et_rdmacm_id_state(c->rid);
+	if (s != ET_CMS_ESTABLISHED && s != ET_CMS_DREQ_SENT && s != ET_CMS_TIMEWAIT &&
+	    s != ET_CMS_REP_SENT && s != ET_CMS_MRA_REP_RCVD) {
+		/* never connected, or refused: nothing to close and no event
+		 * to wait for (a synchronous id waited for ever) */
+		et_process_unlock();
+		return fail(EINVAL);
+	}
 	qp_to_error(c);
 	/* the peer closed first: its DREQ is answered already */
-	if (et_rdmacm_id_state(c->rid) == ET_CMS_ESTABLISHED)
+	if (s == ET_CMS_ESTABLISHED)
 		r = et_rdmacm_disconnect(et_process.rdmacm, c->rid, et_process_now());
 	et_process_unlock();
 	return r ? fail(-r) : complete(id);

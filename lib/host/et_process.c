@@ -712,3 +712,25 @@ et_process_qp_stats(struct et_qp_stats *st)
 	if (et_process.nic_up)
 		et_nic_each_qp(&et_process.nic, add_qp, st);
 }
+
+static void
+print_nonzero(void *ctx, const char *name, uint64_t v)
+{
+	(void)ctx;
+	if (v)
+		fprintf(stderr, " %s %llu", name, (unsigned long long)v);
+}
+
+void
+et_process_print_counters(const char *who)
+{
+	struct et_qp_stats st;
+
+	if (!et_process.nic_up)
+		return;
+	et_process_qp_stats(&st);
+	fprintf(stderr, "%s: slot %d:", who, et_process.slot);
+	et_ctr_each(&et_qp_ctrs, &st, "qp.", print_nonzero, NULL);
+	et_ctr_each(&et_nic_ctrs, &et_process.nic.st, "nic.", print_nonzero, NULL);
+	fprintf(stderr, "\n");
+}

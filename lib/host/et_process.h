@@ -187,5 +187,8 @@ void et_process_qp_made(void);
 void et_process_qp_gone(struct et_qp *qp);
 /* Every QP's counters, the live and the destroyed. */
 void et_process_qp_stats(struct et_qp_stats *st);
+/* Every counter not zero, the QPs' then the NIC's, on one line to stderr
+ * ("WHO: slot N: qp.tx_pkts 12 ..."): a front end's ETHEREAL_STATS=2. */
+void et_process_print_counters(const char *who);
 
 #endif /* ET_PROCESS_H */
