@@ -372,12 +372,17 @@ et_rq_free(struct et_rq *rq)
 	rq->ring = NULL;
 }
 
-static int
-rq_push(struct et_rq *rq, struct et_mr_table *mrs, const struct et_recv_wr *wr)
+/* A receive's buffer lies in a region of mrs that grants local write. */
+static bool
+recv_buf_ok(struct et_mr_table *mrs, const struct et_recv_wr *wr)
 {
-	if (wr->length && !et_mr_lookup(mrs, wr->lkey, (uint64_t)(uintptr_t)wr->addr, wr->length,
-					ET_ACCESS_LOCAL_WRITE))
-		return -EINVAL;
+	return !wr->length || et_mr_lookup(mrs, wr->lkey, (uint64_t)(uintptr_t)wr->addr,
+					   wr->length, ET_ACCESS_LOCAL_WRITE);
+}
+
+static int
+rq_push(struct et_rq *rq, const struct et_recv_wr *wr)
+{
 	if (et_rq_count(rq) == rq->mask + 1)
 		return -ENOSPC;
 	rq->ring[rq->tail++ & rq->mask] = *wr;
@@ -387,7 +392,7 @@ rq_push(struct et_rq *rq, struct et_mr_table *mrs, const struct et_recv_wr *wr)
 int
 et_srq_post(struct et_rq *srq, struct et_mr_table *mrs, const struct et_recv_wr *wr)
 {
-	return rq_push(srq, mrs, wr);
+	return recv_buf_ok(mrs, wr) ? rq_push(srq, wr) : -EINVAL;
 }
 
 int
@@ -548,9 +553,7 @@ et_qp_post_send(struct et_qp *qp, const struct et_send_wr *wr)
 int
 et_qp_post_recv(struct et_qp *qp, const struct et_recv_wr *wr)
 {
-	if (qp->rq != &qp->own_rq ||
-	    (wr->length && !et_mr_lookup(qp->mrs, wr->lkey, (uint64_t)(uintptr_t)wr->addr,
-					 wr->length, ET_ACCESS_LOCAL_WRITE)))
+	if (qp->rq != &qp->own_rq || !recv_buf_ok(qp->mrs, wr))
 		return -EINVAL;
 	if (qp->state == ET_QPS_ERR) {
 		struct et_wc wc = {.wr_id = wr->wr_id, .qpn = qp->a.qpn,
@@ -559,7 +562,7 @@ et_qp_post_recv(struct et_qp *qp, const struct et_recv_wr *wr)
 		cq_push(qp->recv_cq, &wc);
 		return 0;
 	}
-	return rq_push(qp->rq, qp->mrs, wr);
+	return rq_push(qp->rq, wr);
 }
 
 /* ---- frames ---- */
