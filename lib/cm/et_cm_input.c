@@ -65,6 +65,22 @@ req_id(const struct et_cm_msg *m)
 						: m->u.req.local_comm_id;
 }
 
+/* rdma_cm's header at the start of a request's private data, for a
+ * service ID of an IP port space (cma keeps the source address when there
+ * is none): where the consumer's part starts, or -1 (counted) when it is
+ * garbage or names another host. */
+static int
+cma_hdr_of(struct et_cm *cm, uint64_t sid, const struct et_cm_msg *m, struct et_cma_hdr *cma)
+{
+	if (!et_rdma_sid_is_ip(sid))
+		return 0;
+	if (et_cma_hdr_parse(m->pdata, m->pdata_len, cma, NULL) || cma->dst_ip != cm->conf.ip) {
+		cm->st.req_bad_pdata++;
+		return -1;
+	}
+	return ET_CMA_HDR_LEN;
+}
+
 /* A SIDR request we answer with no connection. */
 static void
 sidr_refuse(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *q, uint8_t status,
@@ -151,7 +167,8 @@ on_req(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m, uint64_t no
 	struct et_cm_conn *c = et_cm_find_remote(cm, r->local_comm_id, r->local_ca_guid);
 	struct et_cm_event *e;
 	uint8_t gid[16];
-	uint16_t reason, off = 0;
+	uint16_t reason;
+	int off;
 
 	if (c) {
 		cm->st.rx_dups++;
@@ -204,15 +221,10 @@ on_req(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m, uint64_t no
 		req_reject(cm, src_ip, m, reason, gid, reason == ET_CM_REJ_INVALID_GID ? 16 : 0, now);
 		return;
 	}
-	/* rdma_cm's header: as the kernel, a consumer reject when it is
-	 * garbage or names another host */
-	if (et_rdma_sid_is_ip(r->service_id)) {
-		if (et_cma_hdr_parse(m->pdata, m->pdata_len, &cma, NULL) || cma.dst_ip != cm->conf.ip) {
-			cm->st.req_bad_pdata++;
-			req_reject(cm, src_ip, m, ET_CM_REJ_CONSUMER, NULL, 0, now);
-			return;
-		}
-		off = ET_CMA_HDR_LEN;
+	/* as the kernel, a consumer reject */
+	if ((off = cma_hdr_of(cm, r->service_id, m, &cma)) < 0) {
+		req_reject(cm, src_ip, m, ET_CM_REJ_CONSUMER, NULL, 0, now);
+		return;
 	}
 	if ((c = et_cm_conn_new(cm)) == NULL) {
 		cm->st.req_no_room++;
@@ -260,7 +272,7 @@ on_sidr_req(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m, uint64
 	struct et_cm_conn *c = et_cm_find_remote(cm, r->request_id, sidr_key(src_ip));
 	const struct et_cm_listener *l;
 	struct et_cm_event *e;
-	uint16_t off = 0;
+	int off;
 
 	if (c) {
 		cm->st.rx_dups++;
@@ -275,13 +287,9 @@ on_sidr_req(struct et_cm *cm, uint32_t src_ip, const struct et_cm_msg *m, uint64
 		sidr_refuse(cm, src_ip, m, ET_CM_SIDR_UNSUPPORTED, now);
 		return;
 	}
-	if (et_rdma_sid_is_ip(r->service_id)) {
-		if (et_cma_hdr_parse(m->pdata, m->pdata_len, &cma, NULL) || cma.dst_ip != cm->conf.ip) {
-			cm->st.req_bad_pdata++;
-			sidr_refuse(cm, src_ip, m, ET_CM_SIDR_REJECT, now);
-			return;
-		}
-		off = ET_CMA_HDR_LEN;
+	if ((off = cma_hdr_of(cm, r->service_id, m, &cma)) < 0) {
+		sidr_refuse(cm, src_ip, m, ET_CM_SIDR_REJECT, now);
+		return;
 	}
 	if ((c = et_cm_conn_new(cm)) == NULL) {
 		cm->st.req_no_room++;
