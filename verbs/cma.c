@@ -253,6 +253,18 @@ mtu_enum(uint32_t bytes)
 	return e;
 }
 
+/* A route to ip, as the kernel's rdma_cm gives one over RoCE: global, to
+ * its IPv4-mapped GID from ours (GID 1), port 1. */
+static void
+route_to(struct ibv_ah_attr *ah, uint32_t ip)
+{
+	ah->is_global = 1;
+	ah->port_num = 1;
+	ah->grh.sgid_index = 1;
+	ah->grh.hop_limit = 64;
+	et_gid_from_ipv4(ip, ah->grh.dgid.raw);
+}
+
 /* The connection is made (the active side: the REP in; the passive side:
  * rdma_accept): the QP to RTR and RTS with the peer's parameters, as
  * librdmacm does with the kernel's rdma_init_qp_attr.  From the agent,
@@ -273,11 +285,7 @@ cma_bind(void *ctx, const struct et_rdmacm_bind *b)
 	a.rq_psn = c->psn;
 	a.max_dest_rd_atomic = c->responder_resources;
 	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.sgid_index = 1;
-	a.ah_attr.grh.hop_limit = 64;
-	et_gid_from_ipv4(b->peer_ip, a.ah_attr.grh.dgid.raw);
+	route_to(&a.ah_attr, b->peer_ip);
 	if (et_vb_modify_qp_locked(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 				   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
 				   IBV_QP_MIN_RNR_TIMER))
@@ -339,8 +347,7 @@ agent_ps(const struct rdma_cm_id *id)
 }
 
 /* A UD event's parameters: the private data, and on an active side's
- * ESTABLISHED the peer's QP, Q_Key and a route to it (a global one to its
- * IPv4-mapped GID, as the kernel's rdma_cm gives over RoCE). */
+ * ESTABLISHED the peer's QP, Q_Key and a route to it. */
 static void
 ud_param(struct cma_event *e, const struct et_rdmacm_event *ev)
 {
@@ -353,11 +360,7 @@ ud_param(struct cma_event *e, const struct et_rdmacm_event *ev)
 		return;
 	u->qp_num = ev->peer_qpn;
 	u->qkey = ev->qkey;
-	u->ah_attr.is_global = 1;
-	u->ah_attr.port_num = 1;
-	u->ah_attr.grh.sgid_index = 1;
-	u->ah_attr.grh.hop_limit = 64;
-	et_gid_from_ipv4(ev->peer_ip, u->ah_attr.grh.dgid.raw);
+	route_to(&u->ah_attr, ev->peer_ip);
 }
 
 static void
