@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Unmodified RDMA programs over our libibverbs and librdmacm (verbs/,
 docs/verbs.md): Debian 12's own binaries (ibverbs-utils, perftest, and
-rdmacm-utils with perftest -R, which meet by RDMA CM), both ends on our
+rdmacm-utils with perftest -R, which meet by RDMA CM; UCX's ucx_perftest
+over rc_verbs and ud_verbs), both ends on our
 stack, through one ethereal-switch over memif (tests/fi_switch.py: slots 0
 and 1 are 10.0.0.1 and 10.0.0.2), run by scripts/ethereal-run.  Each
 binary must resolve every symbol against our library (ldd -r), each pair
@@ -10,6 +11,7 @@ Skipped (77) with one line where the binaries are absent.
 
   check_verbs.py SRC_ROOT BUILD_ROOT WORK
 """
+import glob
 import os
 import re
 import shutil
@@ -71,6 +73,23 @@ CM_PAIRS = [
     (t + " -R -c UD", ["ib_" + t] + CM + ["-c", "UD"], ["ib_" + t] + CM + ["-c", "UD", "10.0.0.1"],
      r"^\s+\d+\s+200\s+\d")
     for t in ("send_bw", "send_lat")
+]
+# UCX (ucx-utils): ucx_perftest's server takes its test from the client
+# (on TCP, its -p port).  UCX_TLS: rc_verbs with ud_verbs beside it (UCP
+# connects an RC endpoint over an auxiliary datagram transport), or
+# ud_verbs alone; put_bw is UCT's own test, of one transport (-x).
+# UCX finds a device only where /dev/infiniband/<its dev_name> is a
+# character device: ethereal-run preloads verbs/devnode.c for that.
+UCX_RC = "rc_verbs,ud_verbs"
+UCX = [
+    ("ucx tag_bw rc_verbs", UCX_RC, ["-t", "tag_bw", "-s", "1048576", "-n", "100"]),
+    ("ucx tag_lat rc_verbs", UCX_RC, ["-t", "tag_lat", "-s", "8", "-n", "1000"]),
+    ("ucx put_bw rc_verbs", UCX_RC,
+     ["-t", "put_bw", "-d", "ethereal0:1", "-x", "rc_verbs", "-D", "zcopy", "-s", "1048576",
+      "-n", "100"]),
+    ("ucx tag_bw ud_verbs", "ud_verbs", ["-t", "tag_bw", "-s", "65536", "-n", "100"]),
+    ("ucx tag_lat ud_verbs", "ud_verbs", ["-t", "tag_lat", "-s", "8", "-n", "1000"]),
+    ("ucx ucp_put_bw ud_verbs", "ud_verbs", ["-t", "ucp_put_bw", "-s", "65536", "-n", "100"]),
 ]
 SINGLES = [
     ("ibv_devices", ["ibv_devices"], r"ethereal0\s+[0-9a-f]{16}"),
@@ -172,8 +191,13 @@ def main():
     if not cm_pairs:
         print("skip the RDMA CM pairs: no librdmacm of ours built (librdmacm-dev) or no rping "
               "(rdmacm-utils)")
-    for p in sorted({c[1][0] for c in PAIRS + SINGLES + cm_pairs}):
-        r = subprocess.run(["ldd", "-r", shutil.which(p)], capture_output=True, text=True,
+    ucx = UCX if shutil.which("ucx_perftest") else []
+    if not ucx:
+        print("skip the UCX pairs: no ucx_perftest (ucx-utils)")
+    # UCX's verbs transports are a module it loads: that is what links libibverbs
+    uct_ib = sorted(glob.glob("/usr/lib/*/ucx/libuct_ib.so.0"))[:1] if ucx else []
+    for p in sorted({shutil.which(c[1][0]) for c in PAIRS + SINGLES + cm_pairs}) + uct_ib:
+        r = subprocess.run(["ldd", "-r", p], capture_output=True, text=True,
                            env=dict(env, LD_LIBRARY_PATH=libs))
         ours = f"{libs}/libibverbs.so.1" in r.stdout and (
             "librdmacm.so.1" not in r.stdout or f"{libs}/librdmacm.so.1" in r.stdout)
@@ -201,12 +225,23 @@ def main():
                 continue
             t0 = time.monotonic()
             bad += verdict(name, t0, want, *cm_pair(run, work, sargv, cargv, 18700 + i, env))
+        for i, (name, tls, cargs) in enumerate(ucx):
+            if not chosen([(name,)]):
+                continue
+            t0 = time.monotonic()
+            port = 18800 + i
+            uenv = dict(env, UCX_TLS=tls, UCX_NET_DEVICES="ethereal0:1",
+                        UCX_WARN_UNUSED_ENV_VARS="n")
+            srv = ["ucx_perftest", "-p", str(port)]
+            iters = cargs[cargs.index("-n") + 1]
+            bad += verdict(name, t0, rf"^Final:\s+{iters}\s", *run_pair(
+                run, srv, srv + cargs + ["localhost"], lambda p=port: listening(p), uenv, TIMEOUT))
     finally:
         log = sw.stop()
     bad += sw.ended_by_itself
     if bad:
         print(log[-3000:])
-    n = len(chosen(PAIRS) + chosen(SINGLES) + chosen(cm_pairs))
+    n = len(chosen(PAIRS) + chosen(SINGLES) + chosen(cm_pairs) + chosen(ucx))
     print(f"verbs: {n - bad} of {n} ok")
     return 1 if bad else 0
 

@@ -5,7 +5,8 @@
  * every atomic executed exactly once; and the cases one by one: lost
  * answers, a duplicate READ, a duplicate atomic answered from the replay
  * cache, a READ behind an RNR wait, the outstanding-READ limit, and the
- * requests a responder must refuse.
+ * requests a responder must refuse.  With R.gather, requests name their
+ * local memory as lists of up to ET_MAX_SGE buffers, laid out in reverse.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -22,11 +23,15 @@ static struct {
 	uint8_t *rsrc, *rdst;
 	uint64_t *ctr;
 	const struct et_mr *mrsrc, *mrdst, *mctr;
+	/* gather lists: A's bytes to send, and where READs scatter */
+	bool gather;
+	uint8_t *gsrc, *gdst;
+	const struct et_mr *mgsrc, *mgdst;
 	uint64_t ctr0[N_CTR];   /* the counters at the start */
 	uint64_t adds[N_CTR];   /* sum of every FETCH_ADD posted on each */
 	uint32_t n_reads, n_atomics;
 	/* every request, in posting order: its kind and where it points */
-	struct { uint8_t op; uint32_t off, len; uint32_t ctr; uint64_t add; } req[1024];
+	struct { uint8_t op; uint32_t off, len; uint32_t ctr; uint64_t add; uint64_t split; } req[1024];
 	uint32_t n_req;
 	/* script */
 	double answer_loss, req_dup;
@@ -39,6 +44,14 @@ rd_regions(void)
 	memset(&R, 0, sizeof(R));
 	R.rsrc = malloc(RD_SPACE);
 	R.rdst = malloc(RD_SPACE + 2 * GUARD);
+	R.gsrc = malloc(SPACE);
+	R.gdst = malloc(RD_SPACE);
+	assert_non_null(R.gsrc);
+	assert_non_null(R.gdst);
+	R.mgsrc = et_mr_reg(&P.mr[0], R.gsrc, SPACE, ET_ACCESS_LOCAL_WRITE);
+	R.mgdst = et_mr_reg(&P.mr[0], R.gdst, RD_SPACE, ET_ACCESS_LOCAL_WRITE);
+	assert_non_null(R.mgsrc);
+	assert_non_null(R.mgdst);
 	R.ctr = aligned_alloc(64, N_CTR * sizeof(uint64_t));
 	assert_non_null(R.rsrc);
 	assert_non_null(R.rdst);
@@ -66,6 +79,8 @@ rd_free(void)
 	}
 	free(R.rsrc);
 	free(R.rdst);
+	free(R.gsrc);
+	free(R.gdst);
 	free(R.ctr);
 }
 
@@ -100,6 +115,42 @@ answer_slot(uint32_t slot)
 	return v;
 }
 
+/* [off, off + len) of a region cut (by split, a random word) into 2 to
+ * ET_MAX_SGE pieces, zero-length ones among them, placed in scratch in
+ * reverse order: piece i's buffer is sgl[i].  Returns how many. */
+static uint32_t
+split_reversed(uint64_t split, uint8_t *scratch, uint32_t lkey, uint32_t off, uint32_t len,
+	       struct et_sge *sgl)
+{
+	uint32_t k = 2 + (uint32_t)(split % (ET_MAX_SGE - 1)), start = 0;
+
+	for (uint32_t i = 0; i < k; i++) {
+		uint32_t piece = i + 1 == k ? len - start
+					    : (uint32_t)((split >> (8 + 5 * i)) % 32 * (len - start) / 31);
+
+		if (i % 3 == 1 && i + 1 < k)
+			piece = 0;
+		sgl[i] = (struct et_sge){scratch + off + len - start - piece, piece, lkey};
+		start += piece;
+	}
+	return k;
+}
+
+/* Copy each piece between the region (at off) and its place in scratch. */
+static void
+pieces_copy(uint64_t split, uint8_t *region, uint8_t *scratch, uint32_t off, uint32_t len,
+	    bool to_scratch)
+{
+	struct et_sge sgl[ET_MAX_SGE];
+	uint32_t k = split_reversed(split, scratch, 0, off, len, sgl), start = 0;
+
+	for (uint32_t i = 0; i < k; start += sgl[i++].length)
+		if (to_scratch)
+			memcpy(sgl[i].addr, region + off + start, sgl[i].length);
+		else
+			memcpy(region + off + start, sgl[i].addr, sgl[i].length);
+}
+
 static enum qp_verdict
 rd_script(struct qp_link *l, int dir, const struct et_roce_pkt *p, uint64_t *delay)
 {
@@ -129,6 +180,7 @@ static void
 rd_post_workload(uint32_t n, uint32_t max_big)
 {
 	uint32_t woff = 0, roff = 0, slot = 0;
+	struct et_sge sgl[ET_MAX_SGE];
 
 	R.n_req = 0;
 	expect_recv = 0;
@@ -140,7 +192,7 @@ rd_post_workload(uint32_t n, uint32_t max_big)
 
 		if (kind < 3 && roff + len <= RD_SPACE - 8 * 1024) {
 			wr = read_wr(i, roff, len);
-			R.req[R.n_req] = (typeof(R.req[0])){ET_WR_RDMA_READ, roff, len, 0, 0};
+			R.req[R.n_req] = (typeof(R.req[0])){ET_WR_RDMA_READ, roff, len, 0, 0, 0};
 			roff += len;
 			R.n_reads++;
 		} else if (kind < 5 && slot < 1024) {
@@ -148,7 +200,7 @@ rd_post_workload(uint32_t n, uint32_t max_big)
 			uint64_t add = r >> 20;
 
 			wr = atomic_wr(i, c, add, slot);
-			R.req[R.n_req] = (typeof(R.req[0])){ET_WR_ATOMIC_FETCH_ADD, slot++, 8, c, add};
+			R.req[R.n_req] = (typeof(R.req[0])){ET_WR_ATOMIC_FETCH_ADD, slot++, 8, c, add, 0};
 			R.adds[c] += add;
 			R.n_atomics++;
 		} else {
@@ -168,8 +220,21 @@ rd_post_workload(uint32_t n, uint32_t max_big)
 				assert_int_equal(et_qp_post_recv(P.qp[1], &rw), 0);
 				expect_recv++;
 			}
-			R.req[R.n_req] = (typeof(R.req[0])){op, woff, len, 0, 0};
+			R.req[R.n_req] = (typeof(R.req[0])){op, woff, len, 0, 0, 0};
 			woff += len;
+		}
+		if (R.gather && !et_wr_is_atomic(wr.opcode) && wr.length && (r >> 63)) {
+			uint64_t split = r ^ (r >> 17);
+			bool read = wr.opcode == ET_WR_RDMA_READ;
+			uint8_t *scratch = read ? R.gdst : R.gsrc;
+
+			if (!read)
+				pieces_copy(split, P.src, R.gsrc, R.req[R.n_req].off, wr.length, true);
+			wr.num_sge = split_reversed(split, scratch, read ? R.mgdst->key : R.mgsrc->key,
+						    R.req[R.n_req].off, wr.length, sgl);
+			wr.sgl = sgl;
+			wr.local_addr = NULL;
+			R.req[R.n_req].split = split;
 		}
 		if (et_qp_post_send(P.qp[0], &wr) != 0)
 			fail_msg("post %u: opcode %u, %u bytes", i, wr.opcode, wr.length);
@@ -200,6 +265,8 @@ rd_check_workload(bool in_order)
 		assert_int_equal(wc.wr_id, i);
 		assert_int_equal(wc.opcode, wc_op[q->op]);
 		assert_int_equal(wc.byte_len, q->len);
+		if (q->op == ET_WR_RDMA_READ && q->split) /* the pieces back in their order */
+			pieces_copy(q->split, R.rdst + GUARD, R.gdst, q->off, q->len, false);
 		if (q->op == ET_WR_RDMA_READ &&
 		    memcmp(R.rdst + GUARD + q->off, R.rsrc + q->off, q->len))
 			fail_msg("READ %u (%u bytes at %u) differs", i, q->len, q->off);
@@ -232,6 +299,7 @@ rd_pair(bool mp, uint32_t mtu)
 		mp_attrs(&a, &b, mtu, 0xfffff0);
 	else
 		attrs(&a, &b, mtu, 0xfffff0); /* the PSNs wrap inside the run */
+	a.max_send_sge = ET_MAX_SGE;
 	pair_init_attr(&a, &b, ET_ACCESS_LOCAL_WRITE | ET_ACCESS_REMOTE_WRITE);
 	P.writes_only = mp;
 	P.link.script = rd_script;
@@ -328,6 +396,23 @@ test_duplicate_requests(void **state)
 		assert_int_equal(P.qp[1]->st.atomics_rx, R.n_atomics);
 		assert_true(P.qp[1]->st.reads_again > 0);
 		assert_int_equal(P.qp[0]->st.rx_bad_resp, 0);
+		rd_done();
+	}
+}
+
+/* Gather lists: WRITEs and SENDs from, READs into, up to ET_MAX_SGE
+ * buffers each (pieces of a packet from several, a buffer over several
+ * packets), under loss, so that resent packets gather again. */
+static void
+test_gather_lists(void **state)
+{
+	for (int mp = 0; mp < 2; mp++) {
+		rd_pair(mp, 1024);
+		R.gather = true;
+		P.loss = 0.02;
+		R.answer_loss = 0.02;
+		rd_run(300, 60000, !mp);
+		assert_true(P.qp[0]->st.retransmits > 0);
 		rd_done();
 	}
 }
@@ -474,6 +559,24 @@ test_post_checks(void **state)
 	wr = atomic_wr(0, 0, 1, 0);
 	wr.length = 4;
 	assert_int_equal(et_qp_post_send(P.qp[0], &wr), -EINVAL);
+	/* gather lists: longer than max_send_sge, for an atomic, a bad key */
+	struct et_sge sgl[ET_MAX_SGE + 1];
+
+	for (uint32_t i = 0; i <= ET_MAX_SGE; i++)
+		sgl[i] = (struct et_sge){R.gdst + 8 * i, 8, R.mgdst->key};
+	wr = read_wr(0, 0, 0);
+	wr.sgl = sgl;
+	wr.num_sge = ET_MAX_SGE + 1;
+	assert_int_equal(et_qp_post_send(P.qp[0], &wr), -EINVAL);
+	wr = atomic_wr(0, 0, 1, 0);
+	wr.sgl = sgl;
+	wr.num_sge = 2;
+	assert_int_equal(et_qp_post_send(P.qp[0], &wr), -EINVAL);
+	sgl[1].lkey = R.mrsrc->key; /* B's key */
+	wr = read_wr(0, 0, 0);
+	wr.sgl = sgl;
+	wr.num_sge = 2;
+	assert_int_equal(et_qp_post_send(P.qp[0], &wr), -EINVAL);
 	rd_done();
 
 	attrs(&a, &b, 1024, 0);
@@ -482,6 +585,15 @@ test_post_checks(void **state)
 	rd_regions();
 	wr = read_wr(0, 0, 100);
 	assert_int_equal(et_qp_post_send(P.qp[0], &wr), -EINVAL);
+	/* a QP made without max_send_sge takes one buffer; a list of one is it */
+	struct et_sge two[2] = {{P.src, 10, P.msrc->key}, {P.src + 10, 10, P.msrc->key}};
+
+	wr = write_wr(0, 0);
+	wr.sgl = two;
+	wr.num_sge = 2;
+	assert_int_equal(et_qp_post_send(P.qp[0], &wr), -EINVAL);
+	wr.num_sge = 1;
+	assert_int_equal(et_qp_post_send(P.qp[0], &wr), 0);
 	rd_done();
 }
 
@@ -497,6 +609,7 @@ main(void)
 		cmocka_unit_test(test_read_after_rnr),
 		cmocka_unit_test(test_refused_requests),
 		cmocka_unit_test(test_mixed_under_faults),
+		cmocka_unit_test(test_gather_lists),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

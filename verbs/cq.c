@@ -311,9 +311,14 @@ convert(struct et_vb_ctx *ctx, const struct et_wc *e, struct ibv_wc *w)
 	w->src_qp = q ? q->attr.dest_qp_num : 0;
 	if (q && q->ud) {
 		w->src_qp = e->src_qp;
-		/* a datagram's buffer starts with the GRH's 40 bytes */
-		if (recv && e->status == ET_WC_SUCCESS)
+		/* a datagram's buffer starts with the GRH's 40 bytes, its
+		 * last 20 the IPv4 header; sl says so as mlx5's does for
+		 * RoCE (bit 3: UDP, bits 2:0 2: IPv4), which UCX's ud_verbs
+		 * reads to find the destination address in the GRH */
+		if (recv && e->status == ET_WC_SUCCESS) {
 			w->wc_flags |= IBV_WC_GRH;
+			w->sl = ET_VB_WC_SL_ROCE_V2_IPV4;
+		}
 	}
 	if (e->with_imm) {
 		w->wc_flags |= IBV_WC_WITH_IMM;

@@ -285,9 +285,11 @@ ibv_query_device(struct ibv_context *c, struct ibv_device_attr *a)
 			      IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_CHANGE_PHY_PORT;
 	a->max_srq = (int)ET_VB_MAX_QP;
 	a->max_srq_wr = (int)ET_VB_MAX_QP_WR;
-	a->max_srq_sge = (int)ET_VB_MAX_SGE;
-	a->max_sge = (int)ET_VB_MAX_SGE;
-	a->max_sge_rd = (int)ET_VB_MAX_SGE;
+	a->max_srq_sge = (int)ET_VB_MAX_RECV_SGE;
+	/* what both queues take, as mlx5 says it (a send takes more:
+	 * ibv_create_qp answers with its cap) */
+	a->max_sge = (int)RTE_MIN(ET_VB_MAX_SEND_SGE, ET_VB_MAX_RECV_SGE);
+	a->max_sge_rd = (int)ET_VB_MAX_SEND_SGE;
 	a->max_cq = (int)ET_VB_MAX_QP;
 	a->max_cqe = (int)ET_VB_MAX_CQE;
 	a->max_mr = (int)ET_VB_MAX_MR;

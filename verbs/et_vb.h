@@ -43,8 +43,10 @@
 #define ET_VB_MAX_CQE 65536u
 #define ET_VB_MAX_MR 65536u
 #define ET_VB_MAX_INLINE 256u      /* bytes a send may carry inline */
-#define ET_VB_MAX_SGE 1u           /* one buffer a work request: the transport's */
+#define ET_VB_MAX_SEND_SGE ET_MAX_SGE /* a send gathers: the transport's list */
+#define ET_VB_MAX_RECV_SGE 1u      /* a receive scatters into one buffer */
 #define ET_VB_MAX_RD_ATOMIC 16u
+#define ET_VB_WC_SL_ROCE_V2_IPV4 0xau /* a datagram's ibv_wc.sl: mlx5's packet type */
 #define ET_VB_GIDS 2u              /* 0: fe80::EUI-64 of the MAC; 1: ::ffff:IPv4 (as rxe) */
 
 /* rdma-core's driver ABI (driver.h, not shipped by Debian): a GID's type

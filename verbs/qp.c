@@ -60,6 +60,7 @@ transport_qp(struct et_vb_qp *q, uint32_t qpn)
 	a.sq_psn = a.rq_psn = 0;
 	a.max_send_wr = q->cap.max_send_wr;
 	a.max_recv_wr = q->cap.max_recv_wr;
+	a.max_send_sge = (uint8_t)q->cap.max_send_sge;
 	a.datagram = q->ud;
 	/* a datagram's path is its address handle's; a QP on an SRQ runs in
 	 * order (srq.c) */
@@ -89,7 +90,7 @@ et_vb_create_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *ax)
 		return NULL;
 	}
 	if (ax->cap.max_send_wr > ET_VB_MAX_QP_WR || ax->cap.max_recv_wr > ET_VB_MAX_QP_WR ||
-	    ax->cap.max_send_sge > ET_VB_MAX_SGE || ax->cap.max_recv_sge > ET_VB_MAX_SGE ||
+	    ax->cap.max_send_sge > ET_VB_MAX_SEND_SGE || ax->cap.max_recv_sge > ET_VB_MAX_RECV_SGE ||
 	    ax->cap.max_inline_data > ET_VB_MAX_INLINE) {
 		errno = EINVAL;
 		return NULL;
@@ -108,8 +109,8 @@ et_vb_create_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *ax)
 	q->peer_host = UINT32_MAX;
 	q->cap.max_send_wr = et_vb_pow2_at_least(ax->cap.max_send_wr);
 	q->cap.max_recv_wr = et_vb_pow2_at_least(ax->cap.max_recv_wr);
-	q->cap.max_send_sge = ET_VB_MAX_SGE;
-	q->cap.max_recv_sge = ET_VB_MAX_SGE;
+	q->cap.max_send_sge = RTE_MAX(ax->cap.max_send_sge, 1u);
+	q->cap.max_recv_sge = ET_VB_MAX_RECV_SGE;
 	q->cap.max_inline_data = ET_VB_MAX_INLINE;
 	q->swr = calloc(q->cap.max_send_wr, sizeof(*q->swr));
 	q->inline_buf = malloc((size_t)q->cap.max_send_wr * ET_VB_MAX_INLINE);
@@ -573,11 +574,13 @@ post_one(struct et_vb_qp *q, const struct ibv_send_wr *w)
 {
 	uint32_t slot = q->swr_tail & (q->cap.max_send_wr - 1);
 	struct et_send_wr e = {.wr_id = q->swr_tail};
+	struct et_sge sgl[ET_VB_MAX_SEND_SGE];
 	int r;
 
 	if ((r = opcode_of(w->opcode, &e.opcode)) != 0)
 		return r;
-	if (w->num_sge < 0 || (w->num_sge > (int)ET_VB_MAX_SGE && !(w->send_flags & IBV_SEND_INLINE)))
+	if (w->num_sge < 0 ||
+	    (w->num_sge > (int)q->cap.max_send_sge && !(w->send_flags & IBV_SEND_INLINE)))
 		return EINVAL;
 	if (q->ud && (r = ud_dest(q, w, &e)) != 0)
 		return r;
@@ -599,10 +602,13 @@ post_one(struct et_vb_qp *q, const struct ibv_send_wr *w)
 		e.local_addr = buf;
 		e.length = n;
 		e.lkey = q->pd->local_key;
-	} else if (w->num_sge == 1) {
-		e.local_addr = (void *)(uintptr_t)w->sg_list[0].addr;
-		e.length = w->sg_list[0].length;
-		e.lkey = w->sg_list[0].lkey;
+	} else {
+		/* the transport copies the list at its post */
+		for (int i = 0; i < w->num_sge; i++)
+			sgl[i] = (struct et_sge){(void *)(uintptr_t)w->sg_list[i].addr,
+						 w->sg_list[i].length, w->sg_list[i].lkey};
+		e.sgl = sgl;
+		e.num_sge = (uint32_t)w->num_sge;
 	}
 	switch (q->ud ? IBV_WR_SEND : w->opcode) {
 	case IBV_WR_RDMA_WRITE:
@@ -654,7 +660,7 @@ int
 et_vb_recv_wr(const struct ibv_recv_wr *w, struct et_recv_wr *e)
 {
 	*e = (struct et_recv_wr){.wr_id = w->wr_id};
-	if (w->num_sge < 0 || w->num_sge > (int)ET_VB_MAX_SGE)
+	if (w->num_sge < 0 || w->num_sge > (int)ET_VB_MAX_RECV_SGE)
 		return EINVAL;
 	if (w->num_sge == 1) {
 		e->addr = (void *)(uintptr_t)w->sg_list[0].addr;

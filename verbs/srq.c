@@ -19,7 +19,7 @@ ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *a)
 	struct et_vb_srq *s;
 
 	if (a->attr.max_wr == 0 || a->attr.max_wr > ET_VB_MAX_QP_WR ||
-	    a->attr.max_sge > ET_VB_MAX_SGE || a->attr.srq_limit > a->attr.max_wr) {
+	    a->attr.max_sge > ET_VB_MAX_RECV_SGE || a->attr.srq_limit > a->attr.max_wr) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -38,7 +38,7 @@ ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *a)
 	pthread_mutex_init(&s->srq.mutex, NULL);
 	pthread_cond_init(&s->srq.cond, NULL);
 	a->attr.max_wr = s->max_wr;
-	a->attr.max_sge = ET_VB_MAX_SGE;
+	a->attr.max_sge = ET_VB_MAX_RECV_SGE;
 	return &s->srq;
 }
 
@@ -68,7 +68,7 @@ ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *a)
 
 	et_process_lock();
 	a->max_wr = s->max_wr;
-	a->max_sge = ET_VB_MAX_SGE;
+	a->max_sge = ET_VB_MAX_RECV_SGE;
 	a->srq_limit = s->limit;
 	et_process_unlock();
 	return 0;

@@ -121,7 +121,7 @@ et_qp_attr_check(const struct et_qp_attr *a, const char **why)
 		w = "QPN beyond 24 bits";
 	else if (a->sq_psn > ET_PSN_MASK || a->rq_psn > ET_PSN_MASK)
 		w = "PSN beyond 24 bits";
-	else if (!pow2(a->mtu) || a->mtu < 256 || a->mtu > 4096)
+	else if (!pow2(a->mtu) || a->mtu < 256 || a->mtu > ET_MTU_MAX)
 		w = "MTU must be 256, 512, 1024, 2048 or 4096";
 	else if (a->retry_cnt > 7 || a->rnr_retry > 7)
 		w = "retry counts are 0..7";
@@ -136,6 +136,8 @@ et_qp_attr_check(const struct et_qp_attr *a, const char **why)
 		w = "queue sizes must be powers of 2 up to 2^20";
 	else if (a->dscp > 63)
 		w = "DSCP is 0..63";
+	else if (a->max_send_sge > ET_MAX_SGE)
+		w = "a send gathers at most ET_MAX_SGE (8) buffers";
 	else if (a->datagram && a->multipath)
 		w = "a QP is datagram (UD) or multipath, not both";
 	else if (a->dctcp.g <= 0 || a->dctcp.g > 1 || a->dctcp.init_alpha < 0 ||
@@ -173,8 +175,11 @@ et_qp_create(const struct et_qp_attr *a, struct et_mr_table *mrs,
 		return NULL;
 	qp->ops = a->datagram ? &et_qp_ud_ops : a->multipath ? &et_qp_mp_ops : &et_qp_gbn_ops;
 	qp->sq = calloc(a->max_send_wr, sizeof(*qp->sq));
+	if (a->max_send_sge > 1)
+		qp->sgl = calloc((size_t)a->max_send_wr * a->max_send_sge, sizeof(*qp->sgl));
 	qp->rq = &qp->own_rq;
-	if (!qp->sq || et_rq_init(&qp->own_rq, a->max_recv_wr) ||
+	if (!qp->sq || (a->max_send_sge > 1 && !qp->sgl) ||
+	    et_rq_init(&qp->own_rq, a->max_recv_wr) ||
 	    (qp->ops->init && qp->ops->init(qp))) {
 		et_qp_destroy(qp);
 		return NULL;
@@ -196,6 +201,7 @@ et_qp_destroy(struct et_qp *qp)
 	if (qp == NULL)
 		return;
 	free(qp->sq);
+	free(qp->sgl);
 	et_rq_free(&qp->own_rq);
 	free(qp->rd_res);
 	if (qp->ops && qp->ops->fini)
@@ -510,43 +516,81 @@ et_qp_flush(struct et_qp *qp)
 
 /* ---- posting ---- */
 
+/* A send's buffers: its one, or its gather list (at most the QP's
+ * max_send_sge, each in a region of mrs with access): e's length set to
+ * their sum.  A list of one is made the one buffer. */
+static bool
+send_bufs_ok(const struct et_qp *qp, struct et_send_wr *e, uint32_t access)
+{
+	uint64_t sum = 0;
+
+	if (e->num_sge == 1) {
+		e->local_addr = e->sgl[0].addr;
+		e->length = e->sgl[0].length;
+		e->lkey = e->sgl[0].lkey;
+		e->num_sge = 0;
+	}
+	if (e->num_sge == 0)
+		return !e->length ||
+		       et_mr_lookup(qp->mrs, e->lkey, (uint64_t)(uintptr_t)e->local_addr, e->length,
+				    access);
+	if (e->num_sge > qp->a.max_send_sge || et_wr_is_atomic(e->opcode))
+		return false;
+	for (uint32_t i = 0; i < e->num_sge; i++) {
+		const struct et_sge *g = &e->sgl[i];
+
+		if (g->length && !et_mr_lookup(qp->mrs, g->lkey, (uint64_t)(uintptr_t)g->addr,
+					       g->length, access))
+			return false;
+		sum += g->length;
+	}
+	e->length = (uint32_t)sum;
+	e->local_addr = NULL;
+	return sum <= UINT32_MAX;
+}
+
 int
 et_qp_post_send(struct et_qp *qp, const struct et_send_wr *wr)
 {
-	uint32_t npkts;
+	struct et_send_wr e = *wr;
+	uint32_t npkts, slot;
 	struct et_swqe *w;
 
 	if (qp->state == ET_QPS_RESET || wr->opcode >= 32 ||
 	    !(qp->ops->opcodes & (1u << wr->opcode)))
 		return -EINVAL;
 	/* a READ's or an atomic's answer is written into the local buffer */
-	if (et_wr_is_rd_atomic(wr->opcode) &&
+	if (!send_bufs_ok(qp, &e, et_wr_is_rd_atomic(e.opcode) ? ET_ACCESS_LOCAL_WRITE : 0))
+		return -EINVAL;
+	if (et_wr_is_rd_atomic(e.opcode) &&
 	    (qp->a.max_rd_atomic == 0 ||
-	     (et_wr_is_atomic(wr->opcode) && wr->length != ET_ATOMIC_LEN)))
+	     (et_wr_is_atomic(e.opcode) && e.length != ET_ATOMIC_LEN)))
 		return -EINVAL;
-	if (qp->ops->single_packet && wr->length > qp->a.mtu)
-		return -EINVAL;
-	if (wr->length &&
-	    !et_mr_lookup(qp->mrs, wr->lkey, (uint64_t)(uintptr_t)wr->local_addr, wr->length,
-			  et_wr_is_rd_atomic(wr->opcode) ? ET_ACCESS_LOCAL_WRITE : 0))
+	if (qp->ops->single_packet && e.length > qp->a.mtu)
 		return -EINVAL;
 	if (qp->state == ET_QPS_ERR) {
-		et_qp_complete_send(qp, wr, ET_WC_WR_FLUSH_ERR);
+		et_qp_complete_send(qp, &e, ET_WC_WR_FLUSH_ERR);
 		return 0;
 	}
 	/* a READ of n packets takes n PSNs, an atomic one */
-	npkts = wr->length && !et_wr_is_atomic(wr->opcode)
-			? (wr->length + qp->a.mtu - 1) / qp->a.mtu : 1;
+	npkts = e.length && !et_wr_is_atomic(e.opcode) ? (e.length + qp->a.mtu - 1) / qp->a.mtu : 1;
 	if (qp->sq_tail - qp->sq_head == qp->a.max_send_wr ||
 	    (uint32_t)((qp->sq_next_psn - qp->snd_una) & ET_PSN_MASK) + npkts > MAX_PSN_SPAN)
 		return -ENOSPC;
-	w = &qp->sq[qp->sq_tail++ & qp->sq_mask];
-	w->wr = *wr;
+	slot = qp->sq_tail++ & qp->sq_mask;
+	w = &qp->sq[slot];
+	w->wr = e;
+	if (e.num_sge) { /* the caller's list need not outlive the post */
+		struct et_sge *room = qp->sgl + (size_t)slot * qp->a.max_send_sge;
+
+		memcpy(room, e.sgl, e.num_sge * sizeof(*room));
+		w->wr.sgl = room;
+	}
 	w->first_psn = qp->sq_next_psn;
 	w->npkts = npkts;
 	w->stream_off = qp->sq_stream;
 	qp->sq_next_psn = et_psn_add(qp->sq_next_psn, npkts);
-	qp->sq_stream += et_wr_tx_len(wr);
+	qp->sq_stream += et_wr_tx_len(&e);
 	return 0;
 }
 
@@ -592,6 +636,57 @@ et_qp_build(struct et_qp *qp, const struct et_roce_hdr *h, const void *payload, 
 	if (m == NULL)
 		qp->st.alloc_fail++;
 	return m;
+}
+
+/* The buffer of wr holding payload byte off, and off made relative to it;
+ * NULL past the end. */
+static const struct et_sge *
+wr_buf_at(const struct et_send_wr *wr, uint64_t *off, struct et_sge *one)
+{
+	if (wr->num_sge == 0) {
+		*one = (struct et_sge){wr->local_addr, wr->length, wr->lkey};
+		return *off < one->length ? one : NULL;
+	}
+	for (uint32_t i = 0; i < wr->num_sge; i++) {
+		if (*off < wr->sgl[i].length)
+			return &wr->sgl[i];
+		*off -= wr->sgl[i].length;
+	}
+	return NULL;
+}
+
+struct rte_mbuf *
+et_qp_build_data(struct et_qp *qp, const struct et_roce_hdr *h, const struct et_send_wr *wr,
+		 uint64_t off, uint32_t len)
+{
+	uint8_t gathered[ET_MTU_MAX];
+	struct et_sge one;
+	const struct et_sge *g = len ? wr_buf_at(wr, &off, &one) : NULL;
+	uint32_t n = 0;
+
+	if (g == NULL || off + len <= g->length) /* in one buffer: no copy of ours */
+		return et_qp_build(qp, h, g ? (const uint8_t *)g->addr + off : NULL, len);
+	for (; n < len; g++, off = 0) {
+		uint32_t take = RTE_MIN(len - n, g->length - (uint32_t)off);
+
+		memcpy(gathered + n, (const uint8_t *)g->addr + off, take);
+		n += take;
+	}
+	return et_qp_build(qp, h, gathered, len);
+}
+
+void
+et_qp_wr_place(const struct et_send_wr *wr, uint64_t off, const void *src, uint32_t len)
+{
+	struct et_sge one;
+	const struct et_sge *g = len ? wr_buf_at(wr, &off, &one) : NULL;
+
+	for (uint32_t n = 0; n < len; g++, off = 0) {
+		uint32_t take = RTE_MIN(len - n, g->length - (uint32_t)off);
+
+		memcpy((uint8_t *)g->addr + off, (const uint8_t *)src + n, take);
+		n += take;
+	}
 }
 
 struct rte_mbuf *

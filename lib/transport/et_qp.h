@@ -137,12 +137,31 @@ struct et_ud_dest {
 	uint32_t qkey;
 };
 
+/* One local buffer of a gather list (verbs' ibv_sge). */
+struct et_sge {
+	void *addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+
+/* The most buffers one send may name (et_qp_attr.max_send_sge). */
+#define ET_MAX_SGE 8u
+
+/* The largest path MTU (IBTA's 4096). */
+#define ET_MTU_MAX 4096u
+
 struct et_send_wr {
 	uint64_t wr_id;
 	uint8_t opcode;            /* enum et_wr_opcode */
 	void *local_addr;          /* one local buffer (READ, atomics: written) */
 	uint32_t length;           /* atomics: ET_ATOMIC_LEN */
 	uint32_t lkey;
+	/* or, where num_sge > 0, the buffers at sgl in their order (the
+	 * payload gathered from them, a READ's answer scattered over
+	 * them), local_addr, length and lkey unused; copied at post, at
+	 * most the QP's max_send_sge; never for atomics but one */
+	const struct et_sge *sgl;
+	uint32_t num_sge;
 	uint32_t imm;              /* *_IMM */
 	union {
 		struct {
@@ -237,6 +256,8 @@ struct et_qp_attr {
 	uint16_t path_id;              /* UDP source port when no hook is set */
 	uint32_t max_send_wr;          /* power of 2 */
 	uint32_t max_recv_wr;          /* power of 2 */
+	uint8_t max_send_sge;          /* buffers a send may gather, up to
+					* ET_MAX_SGE; 0 or 1: one */
 	bool multipath;                /* per-packet paths, selective repeat;
 					* both ends must agree (docs/transport.md) */
 	bool datagram;                 /* UD: one packet a message, unacknowledged */

@@ -226,10 +226,10 @@ gbn_answer_rx(struct et_qp *qp, const struct et_roce_pkt *pkt, uint64_t now)
 			return;
 		}
 		et_qp_ce_seen(qp, h, now);
-		memcpy((uint8_t *)w->wr.local_addr + (uint64_t)k * qp->a.mtu, pkt->payload, len);
+		et_qp_wr_place(&w->wr, (uint64_t)k * qp->a.mtu, pkt->payload, len);
 		qp->st.read_resp_rx++;
 	} else {
-		memcpy(w->wr.local_addr, &h->atomic_orig, ET_ATOMIC_LEN);
+		et_qp_wr_place(&w->wr, 0, &h->atomic_orig, ET_ATOMIC_LEN);
 		qp->st.atomic_acks_rx++;
 	}
 	advance_una(qp, et_psn_add(h->psn, 1), now);
@@ -389,7 +389,7 @@ build_data(struct et_qp *qp, uint64_t now)
 		h.reth_dma_len = wr->length;
 	}
 	h.imm = wr->imm;
-	m = et_qp_build(qp, &h, (const uint8_t *)wr->local_addr + off, len);
+	m = et_qp_build_data(qp, &h, wr, off, len);
 	if (m == NULL)
 		return NULL;
 	et_qp_paced(qp, now, m);

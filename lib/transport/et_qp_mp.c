@@ -418,7 +418,7 @@ mp_build_data(struct et_qp *qp, uint64_t now)
 		h.reth_dma_len = len;
 		h.imm = wr->imm;
 	}
-	m = et_qp_build(qp, &h, len ? (const uint8_t *)wr->local_addr + off : NULL, len);
+	m = et_qp_build_data(qp, &h, wr, off, len);
 	if (m == NULL)
 		return NULL;
 	et_qp_paced(qp, now, m);
@@ -536,11 +536,10 @@ mp_answer_rx(struct et_qp *qp, const struct et_roce_pkt *pkt, uint64_t now)
 	}
 	if (read) {
 		et_qp_ce_seen(qp, h, now);
-		memcpy((uint8_t *)w->wr.local_addr + (uint64_t)k * qp->a.mtu, pkt->payload,
-		       pkt->payload_len);
+		et_qp_wr_place(&w->wr, (uint64_t)k * qp->a.mtu, pkt->payload, pkt->payload_len);
 		qp->st.read_resp_rx++;
 	} else {
-		memcpy(w->wr.local_addr, &h->atomic_orig, ET_ATOMIC_LEN);
+		et_qp_wr_place(&w->wr, 0, &h->atomic_orig, ET_ATOMIC_LEN);
 		qp->st.atomic_acks_rx++;
 	}
 	mp_acked(qp, h->aeth_msn, h->psn, true, true);

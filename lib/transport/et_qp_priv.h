@@ -118,6 +118,7 @@ struct et_qp {
 
 	/* requester */
 	struct et_swqe *sq;
+	struct et_sge *sgl;            /* max_send_sge for each SQ slot, > 1 only */
 	uint32_t sq_mask;
 	uint32_t sq_head;              /* oldest not completed */
 	uint32_t sq_cur;               /* the WQE holding snd_nxt */
@@ -195,6 +196,15 @@ et_qp_data_hold(const struct et_qp *qp)
 
 	return qp->rnr_until > pace ? qp->rnr_until : pace;
 }
+
+/* A data frame of wr's payload bytes [off, off + len) (len at most the
+ * MTU), gathered from its buffers; NULL (counted) if the pool is empty. */
+struct rte_mbuf *et_qp_build_data(struct et_qp *qp, const struct et_roce_hdr *h,
+				  const struct et_send_wr *wr, uint64_t off, uint32_t len);
+
+/* len bytes of an answer to wr (a READ's, an atomic's original value)
+ * written at offset off of its local buffers. */
+void et_qp_wr_place(const struct et_send_wr *wr, uint64_t off, const void *src, uint32_t len);
 
 /* A data frame m left: in DCTCP's rate mode the next waits its time. */
 void et_qp_paced(struct et_qp *qp, uint64_t now, const struct rte_mbuf *m);

@@ -96,7 +96,7 @@ build_datagram(struct et_qp *qp)
 	h.imm = wr->imm;
 	h.deth_qkey = wr->ud.qkey;
 	h.deth_src_qp = qp->a.qpn;
-	m = et_qp_build(qp, &h, wr->local_addr, wr->length);
+	m = et_qp_build_data(qp, &h, wr, 0, wr->length);
 	if (m == NULL)
 		return NULL;
 	qp->st.tx_pkts++;
