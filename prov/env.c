@@ -160,27 +160,14 @@ void
 et_fi_report(void)
 {
 	struct et_fi_proc *p = &et_fi_proc;
-	struct et_process *x = &et_process;
-	struct et_qp_stats st;
-	char lb[32];
+	char more[160];
 
-	if (!p->env.stats || !x->nic_up)
+	if (!p->env.stats || !et_process.nic_up)
 		return;
-	et_process_qp_stats(&st);
-	fprintf(stderr,
-		"ethereal-fi: slot %d %u.%u.%u.%u %s: qps %llu, tx_pkts %llu, retransmits %llu, "
-		"timeouts %llu, rerouted %llu, paths_marked_bad %llu, rx_pkts %llu, "
-		"cnps_rx %llu, keeper_runs %llu, reconnects %llu, resent %llu, dup_msgs %llu, "
-		"lost_peers %llu\n",
-		x->slot, x->ip >> 24, (x->ip >> 16) & 255, (x->ip >> 8) & 255, x->ip & 255,
-		et_lb_name(&x->c.rc.lb, lb, sizeof(lb)), (unsigned long long)x->qps_made,
-		(unsigned long long)(st.tx_pkts + st.read_resp_tx), (unsigned long long)st.retransmits,
-		(unsigned long long)st.timeouts, (unsigned long long)et_lb_host_rerouted(&x->lb),
-		(unsigned long long)et_lb_host_marked_bad(&x->lb),
-		(unsigned long long)(st.rx_pkts + st.read_resp_rx),
-		(unsigned long long)st.cnps_rx, (unsigned long long)x->keeper_runs,
-		(unsigned long long)p->reconnects, (unsigned long long)p->resent,
-		(unsigned long long)p->dup_msgs, (unsigned long long)p->lost_peers);
+	snprintf(more, sizeof(more), ", reconnects %llu, resent %llu, dup_msgs %llu, lost_peers %llu",
+		 (unsigned long long)p->reconnects, (unsigned long long)p->resent,
+		 (unsigned long long)p->dup_msgs, (unsigned long long)p->lost_peers);
+	et_process_print_summary("ethereal-fi", more);
 	if (p->env.stats > 1)
 		et_process_print_counters("ethereal-fi");
 }

@@ -14,7 +14,12 @@ spine S's process killed) the QPs give up at their first timeout
 ranks' connections must resume on new QPs (reconnects > 0), none may
 give its peer up, and MPI must not notice.
 
-  check_imb.py SRC_ROOT BUILD_ROOT WORK [LB] [FAILURE]
+With --verbs the ranks run over our libibverbs instead (scripts/testbed
+--verbs: OpenMPI's pml ucx, UCX's rc_verbs on ethereal0), the QPs with
+their usual retries: a failure's lost frames must be routed around
+(rerouted > 0 wherever a QP timed out), and MPI must not notice.
+
+  check_imb.py SRC_ROOT BUILD_ROOT WORK [LB] [FAILURE] [--verbs]
 """
 import json
 import os
@@ -50,9 +55,11 @@ def build_imb(suite, build_root):
 
 
 def main():
-    src_root, build_root, work = sys.argv[1:4]
-    lb = sys.argv[4] if len(sys.argv) > 4 else "ethereal"
-    fail = sys.argv[5] if len(sys.argv) > 5 else ""
+    verbs = "--verbs" in sys.argv
+    args = [a for a in sys.argv if a != "--verbs"]
+    src_root, build_root, work = args[1:4]
+    lb = args[4] if len(args) > 4 else "ethereal"
+    fail = args[5] if len(args) > 5 else ""
     suite = suite_or_skip(src_root, SUITE, ["mpicc", "mpirun"],
                           "no mpicc or mpirun (Debian: libopenmpi-dev, openmpi-bin)")
     if suite is None:
@@ -64,15 +71,17 @@ def main():
     os.makedirs(work)
     out_json = os.path.join(work, "imb.json")
     cmd = [os.path.join(src_root, "scripts", "testbed"), "--build", build_root, "--lb", lb,
-           "--json", out_json, "--mpi",
+           "--json", out_json] + (["--verbs"] if verbs else []) + ["--mpi",
            f"{exe} {' '.join(BENCHMARKS)} -npmin 4 -msglog 0:16 -iter 20 -time 10"]
     if fail:
         kind, _, spec = fail.rpartition(":")
         # timed from Sendrecv's start: PingPong's two ranks share a leaf, so
         # a failure timed from it could be routed around before any frame
         # crossed the spines (none lost: nothing to resume, the check fails)
-        cmd += ["--kill-spine" if kind == "kill" else "--fail", spec, "--retry-cnt", "0",
+        cmd += ["--kill-spine" if kind == "kill" else "--fail", spec,
                 "--mpi-mark", "^# Benchmarking Sendrecv"]
+        if not verbs:
+            cmd += ["--retry-cnt", "0"]
     r = subprocess.run(cmd, cwd=src_root, capture_output=True, text=True, timeout=1200)
     print(r.stdout[-6000:], r.stderr[-2000:])
     bad = []
@@ -96,7 +105,9 @@ def main():
         # resume (imb-testbed-fail, 1 fresh-clone run of 4: 0 timeouts,
         # 0 retransmits, 0 resumed; the testbed checks the failure was made)
         lost = j["timeouts"] + j["retransmits"]
-        if fail and ((lost and j["reconnects"] == 0) or j["lost_peers"]):
+        if verbs and fail and j["timeouts"] and not j["rerouted"]:
+            bad.append(f"{j['timeouts']} timeouts, nothing rerouted")
+        elif not verbs and fail and ((lost and j["reconnects"] == 0) or j["lost_peers"]):
             bad.append(f"the failure's connections: {j['reconnects']} resumed after {lost} "
                        f"timeouts and retransmits, {j['lost_peers']} peers given up")
     except (OSError, ValueError, KeyError) as e:

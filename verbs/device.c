@@ -243,8 +243,10 @@ ibv_close_device(struct ibv_context *c)
 	 * NIC sends it before the completion shows) may still be in the
 	 * port's ring: a peer that never sees it retries forever (7) */
 	et_process_linger();
-	if (env.stats) /* ETHEREAL_STATS: every counter not zero */
+	if (env.stats && et_process.nic_up) { /* ETHEREAL_STATS */
+		et_process_print_summary("ethereal-verbs", "");
 		et_process_print_counters("ethereal-verbs");
+	}
 	et_process_unhook(progress_hook, x);
 	et_process_close();
 	et_process_unlock();

@@ -716,21 +716,52 @@ et_process_qp_stats(struct et_qp_stats *st)
 static void
 print_nonzero(void *ctx, const char *name, uint64_t v)
 {
-	(void)ctx;
 	if (v)
-		fprintf(stderr, " %s %llu", name, (unsigned long long)v);
+		fprintf(ctx, " %s %llu", name, (unsigned long long)v);
+}
+
+void
+et_process_print_summary(const char *who, const char *more)
+{
+	const struct et_process *x = &et_process;
+	struct et_qp_stats st;
+	char lb[32];
+
+	et_process_qp_stats(&st);
+	fprintf(stderr,
+		"%s: slot %d %u.%u.%u.%u %s: qps %llu, tx_pkts %llu, retransmits %llu, "
+		"timeouts %llu, rerouted %llu, paths_marked_bad %llu, rx_pkts %llu, "
+		"cnps_rx %llu, keeper_runs %llu%s\n",
+		who, x->slot, x->ip >> 24, (x->ip >> 16) & 255, (x->ip >> 8) & 255, x->ip & 255,
+		et_lb_name(&x->c.rc.lb, lb, sizeof(lb)), (unsigned long long)x->qps_made,
+		(unsigned long long)(st.tx_pkts + st.read_resp_tx), (unsigned long long)st.retransmits,
+		(unsigned long long)st.timeouts, (unsigned long long)et_lb_host_rerouted(&x->lb),
+		(unsigned long long)et_lb_host_marked_bad(&x->lb),
+		(unsigned long long)(st.rx_pkts + st.read_resp_rx),
+		(unsigned long long)st.cnps_rx, (unsigned long long)x->keeper_runs, more);
 }
 
 void
 et_process_print_counters(const char *who)
 {
 	struct et_qp_stats st;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *line;
 
 	if (!et_process.nic_up)
 		return;
 	et_process_qp_stats(&st);
-	fprintf(stderr, "%s: slot %d:", who, et_process.slot);
-	et_ctr_each(&et_qp_ctrs, &st, "qp.", print_nonzero, NULL);
-	et_ctr_each(&et_nic_ctrs, &et_process.nic.st, "nic.", print_nonzero, NULL);
-	fprintf(stderr, "\n");
+	/* the line made whole, then written at once: the ranks of a job
+	 * share stderr */
+	line = open_memstream(&text, &len);
+	if (line == NULL)
+		return;
+	fprintf(line, "%s: slot %d:", who, et_process.slot);
+	et_ctr_each(&et_qp_ctrs, &st, "qp.", print_nonzero, line);
+	et_ctr_each(&et_nic_ctrs, &et_process.nic.st, "nic.", print_nonzero, line);
+	fprintf(line, "\n");
+	if (fclose(line) == 0)
+		fputs(text, stderr);
+	free(text);
 }

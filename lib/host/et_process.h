@@ -187,6 +187,11 @@ void et_process_qp_made(void);
 void et_process_qp_gone(struct et_qp *qp);
 /* Every QP's counters, the live and the destroyed. */
 void et_process_qp_stats(struct et_qp_stats *st);
+/* What the process's QPs met, in one line to stderr (one write: the
+ * ranks of a job share it), a front end's own fields (more: ", name N"
+ * each, or "") at its end: "WHO: slot N IP POLICY: qps 2, tx_pkts ...,
+ * rerouted ..." (scripts/testbed reads it). */
+void et_process_print_summary(const char *who, const char *more);
 /* Every counter not zero, the QPs' then the NIC's, on one line to stderr
  * ("WHO: slot N: qp.tx_pkts 12 ..."): a front end's ETHEREAL_STATS=2. */
 void et_process_print_counters(const char *who);
