@@ -594,10 +594,13 @@ post_one(struct et_vb_qp *q, const struct ibv_send_wr *w)
 		    e.opcode != ET_WR_RDMA_WRITE && e.opcode != ET_WR_RDMA_WRITE_IMM)
 			return EINVAL;
 		for (int i = 0; i < w->num_sge; i++) {
-			if (n + w->sg_list[i].length > ET_VB_MAX_INLINE)
+			uint32_t len = w->sg_list[i].length;
+
+			if (len > ET_VB_MAX_INLINE - n) /* n + len could wrap */
 				return EINVAL;
-			memcpy(buf + n, (void *)(uintptr_t)w->sg_list[i].addr, w->sg_list[i].length);
-			n += w->sg_list[i].length;
+			if (len) /* an empty buffer's address may be NULL (UCX's) */
+				memcpy(buf + n, (void *)(uintptr_t)w->sg_list[i].addr, len);
+			n += len;
 		}
 		e.local_addr = buf;
 		e.length = n;
