@@ -21,6 +21,7 @@ packages=(
 	ibverbs-utils perftest       # unmodified RDMA programs on it (tests/check_verbs.py)
 	librdmacm-dev rdmacm-utils   # rdma_cma.h: the ABI of our librdmacm; rping, ucmatose on it
 	ucx-utils                    # ucx_perftest: UCX's rc_verbs and ud_verbs on our libibverbs
+	mpich libmpich-dev           # MPICH (on UCX) over our libibverbs (tests/check_mpich.py)
 	# the Linux Soft-RoCE peer (tests/rxe): a Debian guest under qemu
 	qemu-system-x86 qemu-utils debootstrap e2fsprogs tcpdump iputils-ping
 	# the Debian packages (debian/), built, linted and tried by the packages test

@@ -29,29 +29,10 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from third_party import suite_or_skip  # noqa: E402
+from third_party import build_imb, suite_or_skip  # noqa: E402
 
 SUITE = "imb-2021.9"
 BENCHMARKS = ["PingPong", "Sendrecv", "Allreduce", "Alltoall", "Allgather", "Bcast", "Barrier"]
-
-
-def build_imb(suite, build_root):
-    """IMB-MPI1 built with mpicc into BUILD_ROOT/tests/imb (its Makefile
-    wants -Werror and MSVC's _alloca: gcc 12 needs both undone)."""
-    dest = os.path.join(build_root, "tests", "imb")
-    exe = os.path.join(dest, "IMB-MPI1")
-    if os.path.exists(exe):
-        return exe
-    shutil.rmtree(dest, ignore_errors=True)
-    shutil.copytree(suite, dest)
-    with open(os.path.join(build_root, "tests", "imb-build.log"), "w") as log:
-        r = subprocess.run(["make", "CC=mpicc -Wno-error -D_alloca=alloca -include alloca.h",
-                            "CXX=mpicxx -DOMPI_SKIP_MPICXX -Wno-error", "IMB-MPI1"],
-                           cwd=dest, stdout=log, stderr=subprocess.STDOUT)
-    if r.returncode or not os.path.exists(exe):
-        print(f"FAIL: IMB-MPI1 did not build (see {log.name})")
-        return None
-    return exe
 
 
 def main():

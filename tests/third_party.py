@@ -4,6 +4,7 @@ the checkout (a worktree one folder deeper looks one folder higher too).
 None when absent: the tests that need them skip with one line."""
 import os
 import shutil
+import subprocess
 
 
 def third_party(src_root, suite):
@@ -27,3 +28,26 @@ def suite_or_skip(src_root, suite, tools, why_tools):
         print(f"SKIP: {why_tools}")
         return None
     return path
+
+
+def build_imb(suite, build_root, mpi="openmpi"):
+    """IMB-MPI1 built with MPI's compilers (openmpi: mpicc, the default
+    one; mpich: mpicc.mpich) into BUILD_ROOT/tests/imb (imb-mpich), once;
+    its Makefile wants -Werror and MSVC's _alloca: gcc 12 needs both
+    undone.  The program's path, or None after saying why."""
+    name, cc, cxx = (("imb", "mpicc", "mpicxx -DOMPI_SKIP_MPICXX") if mpi == "openmpi"
+                     else ("imb-" + mpi, "mpicc." + mpi, "mpicxx." + mpi))
+    dest = os.path.join(build_root, "tests", name)
+    exe = os.path.join(dest, "IMB-MPI1")
+    if os.path.exists(exe):
+        return exe
+    shutil.rmtree(dest, ignore_errors=True)
+    shutil.copytree(suite, dest)
+    with open(os.path.join(build_root, "tests", name + "-build.log"), "w") as log:
+        r = subprocess.run(["make", f"CC={cc} -Wno-error -D_alloca=alloca -include alloca.h",
+                            f"CXX={cxx} -Wno-error", "IMB-MPI1"],
+                           cwd=dest, stdout=log, stderr=subprocess.STDOUT)
+    if r.returncode or not os.path.exists(exe):
+        print(f"FAIL: IMB-MPI1 did not build with {cc} (see {log.name})")
+        return None
+    return exe
