@@ -23,6 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fi_switch import Switch, memif  # noqa: E402
 
 TIMEOUT = int(os.environ.get("ET_VERBS_TIMEOUT", "120"))
+HERE = os.path.dirname(os.path.abspath(__file__))
 PERF = ["-x", "1", "-d", "ethereal0"]
 # (name, program and arguments, what the client's output must match)
 PAIRS = [
@@ -91,6 +92,10 @@ UCX = [
     ("ucx tag_lat ud_verbs", "ud_verbs", ["-t", "tag_lat", "-s", "8", "-n", "1000"]),
     ("ucx ucp_put_bw ud_verbs", "ud_verbs", ["-t", "ucp_put_bw", "-s", "65536", "-n", "100"]),
 ]
+# rows whose frames are captured and decoded (frames_check), short ones:
+# RC SEND, WRITE, READ and atomics, UD, RDMA CM's MADs, UCX's RC and UD
+CAPTURED = {"rc_pingpong", "write_lat", "read_lat", "atomic_bw", "send_bw -c UD", "rping",
+            "udaddy", "ucx tag_lat rc_verbs", "ucx tag_lat ud_verbs"}
 SINGLES = [
     ("ibv_devices", ["ibv_devices"], r"ethereal0\s+[0-9a-f]{16}"),
     ("ibv_devinfo", ["ibv_devinfo", "-v"], r"GID\[\s*1\]:\s+::ffff:10\.0\.0\.1, RoCE v2"),
@@ -204,46 +209,110 @@ def main():
         if r.returncode or "undefined symbol" in r.stdout + r.stderr or not ours:
             print(f"FAIL ldd -r {p}: {r.stdout[-500:]}{r.stderr[-500:]}")
             bad += 1
+    rows = dict(singles=chosen(SINGLES), pairs=chosen(PAIRS), cm=chosen(cm_pairs),
+                ucx=chosen(ucx))
     sw = Switch(build, work, prefix="vbsw")
     try:
-        for name, argv, want in chosen(SINGLES):
-            t0 = time.monotonic()
-            r = subprocess.run(run + ["--slot", "0", "--"] + argv, capture_output=True, text=True,
-                               timeout=TIMEOUT, env=env)
-            ok = r.returncode == 0 and re.search(want, r.stdout, re.M)
-            print(("ok  " if ok else "FAIL") + f" {name} ({time.monotonic() - t0:.1f} s)")
-            if not ok:
-                bad += 1
-                print(r.stdout[-2000:], r.stderr[-2000:])
-        for i, (name, argv, want) in enumerate(PAIRS):
-            if not chosen([(name,)]):
-                continue
-            t0 = time.monotonic()
-            bad += verdict(name, t0, want, *pair(run, argv, 18600 + i, env))
-        for i, (name, sargv, cargv, want) in enumerate(cm_pairs):
-            if not chosen([(name,)]):
-                continue
-            t0 = time.monotonic()
-            bad += verdict(name, t0, want, *cm_pair(run, work, sargv, cargv, 18700 + i, env))
-        for i, (name, tls, cargs) in enumerate(ucx):
-            if not chosen([(name,)]):
-                continue
-            t0 = time.monotonic()
-            port = 18800 + i
-            uenv = dict(env, UCX_TLS=tls, UCX_NET_DEVICES="ethereal0:1",
-                        UCX_WARN_UNUSED_ENV_VARS="n")
-            srv = ["ucx_perftest", "-p", str(port)]
-            iters = cargs[cargs.index("-n") + 1]
-            bad += verdict(name, t0, rf"^Final:\s+{iters}\s", *run_pair(
-                run, srv, srv + cargs + ["localhost"], lambda p=port: listening(p), uenv, TIMEOUT))
+        bad += run_rows(run, work, env, rows, 0)
     finally:
         log = sw.stop()
     bad += sw.ended_by_itself
     if bad:
         print(log[-3000:])
-    n = len(chosen(PAIRS) + chosen(SINGLES) + chosen(cm_pairs) + chosen(ucx))
+    n = sum(len(r) for r in rows.values())
+    # what a few of them put on the wire, again through a switch that
+    # captures every port: Wireshark's dissector and the ICRC's arithmetic
+    kept = {k: [r for r in v if r[0] in CAPTURED] for k, v in rows.items()}
+    if any(kept.values()):
+        bad += frames_check(build, work, run, env, kept)
+        n += 1
     print(f"verbs: {n - bad} of {n} ok")
     return 1 if bad else 0
+
+
+def run_rows(run, work, env, rows, port0):
+    """Each row of rows (singles, pairs, cm, ucx), its line printed; how
+    many failed.  port0 moves the TCP and RDMA CM ports of a second round."""
+    bad = 0
+    for name, argv, want in rows["singles"]:
+        t0 = time.monotonic()
+        r = subprocess.run(run + ["--slot", "0", "--"] + argv, capture_output=True, text=True,
+                           timeout=TIMEOUT, env=env)
+        ok = r.returncode == 0 and re.search(want, r.stdout, re.M)
+        print(("ok  " if ok else "FAIL") + f" {name} ({time.monotonic() - t0:.1f} s)")
+        if not ok:
+            bad += 1
+            print(r.stdout[-2000:], r.stderr[-2000:])
+    for name, argv, want in rows["pairs"]:
+        t0 = time.monotonic()
+        port = 18600 + port0 + PAIRS.index((name, argv, want))
+        bad += verdict(name, t0, want, *pair(run, argv, port, env))
+    for name, sargv, cargv, want in rows["cm"]:
+        t0 = time.monotonic()
+        port = 18700 + port0 + CM_PAIRS.index((name, sargv, cargv, want))
+        bad += verdict(name, t0, want, *cm_pair(run, work, sargv, cargv, port, env))
+    for name, tls, cargs in rows["ucx"]:
+        t0 = time.monotonic()
+        port = 18800 + port0 + UCX.index((name, tls, cargs))
+        uenv = dict(env, UCX_TLS=tls, UCX_NET_DEVICES="ethereal0:1",
+                    UCX_WARN_UNUSED_ENV_VARS="n")
+        srv = ["ucx_perftest", "-p", str(port)]
+        iters = cargs[cargs.index("-n") + 1]
+        bad += verdict(name, t0, rf"^Final:\s+{iters}\s", *run_pair(
+            run, srv, srv + cargs + ["localhost"], lambda p=port: listening(p), uenv, TIMEOUT))
+    return bad
+
+
+def frames_check(build, work, run, env, rows):
+    """rows run again through a capturing switch; then every RoCEv2 frame
+    of the capture through tshark's InfiniBand dissector (nothing
+    malformed, none it flags an error) and through tests/rxe/vm's ICRC
+    check (the spec's arithmetic, scapy agreeing).  1 if anything failed."""
+    t0 = time.monotonic()
+    pcaps = os.path.join(work, "pcap")
+    os.makedirs(pcaps, exist_ok=True)
+    sw = Switch(build, work, prefix="vbcap", pcap=pcaps)
+    try:
+        bad = run_rows(run, work, env, rows, 50)
+    finally:
+        log = sw.stop()
+    files = sorted(glob.glob(os.path.join(pcaps, "*.pcapng")))
+    why = []
+    if bad or not files:
+        why.append(f"the captured rows: {bad} failed, {len(files)} captures")
+    # a payload is the program's bytes: the dissector's guess at what it
+    # carries (Ethernet, RPC over RDMA, ...) is no part of the frame
+    off = ["-o", "infiniband.identify_payload:FALSE"]
+    for f in files:
+        r = subprocess.run(["tshark", "-n", "-r", f, "-d", "udp.port==4791,infiniband"] + off +
+                           ["-T", "fields", "-e", "frame.number", "-e", "infiniband.bth.opcode",
+                            "-e", "_ws.malformed", "-e", "_ws.expert.severity"],
+                           capture_output=True, text=True)
+        lines = [l.split("\t") for l in r.stdout.splitlines()]
+        roce = [l for l in lines if len(l) > 1 and l[1]]
+        broken = [l[0] for l in lines if len(l) > 3 and (l[2] or "8388608" in l[3])]
+        if r.returncode or not roce or broken:
+            why.append(f"tshark on {os.path.basename(f)}: rc {r.returncode}, {len(roce)} RoCE "
+                       f"frames, malformed or in error: {broken[:10]} {r.stderr[-300:]}")
+        plain = f[:-len("ng")]
+        subprocess.run(["editcap", "-F", "pcap", f, plain], check=True)
+    # Debian's python, where python3-scapy is
+    py = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+    r = subprocess.run([py, os.path.join(HERE, "rxe", "vm", "icrc_check.py")] +
+                       [f[:-len("ng")] for f in files], capture_output=True, text=True)
+    print(f"    {r.stdout.strip()}")
+    if r.returncode:
+        why.append(f"the ICRC check: {r.stdout[-500:]}{r.stderr[-500:]}")
+    ok = not why
+    print(("ok  " if ok else "FAIL") + f" frames: {len(files)} captures through tshark and the "
+          f"ICRC ({time.monotonic() - t0:.1f} s)")
+    for w in why:
+        print("   ", w)
+    if ok:
+        shutil.rmtree(pcaps)
+    else:
+        print(log[-2000:])
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

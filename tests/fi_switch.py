@@ -38,7 +38,7 @@ def provider_env(build, work, extra=None):
 class Switch:
     """ethereal-switch with ports 10.0.0.1 .. 10.0.0.N (slots 0 .. N-1)."""
 
-    def __init__(self, build, work, hosts=2, prefix="fisw"):
+    def __init__(self, build, work, hosts=2, prefix="fisw", pcap=None):
         self.work = work
         conf = os.path.join(work, "switch.ini")
         with open(conf, "w") as f:
@@ -47,8 +47,9 @@ class Switch:
                 f.write(f"[port{k}]\ndev = {memif(work, f'h{k}', 'server', k)}\n"
                         f"role = down\nprefix = 10.0.0.{k + 1}/32\n")
         self.log = open(os.path.join(work, "switch.log"), "w")
-        # debugging a run: every port's frames (ET_SWITCH_PCAP=DIR)
-        pcap = ["--pcap", os.environ["ET_SWITCH_PCAP"]] if os.environ.get("ET_SWITCH_PCAP") else []
+        # every port's frames into the folder pcap (debugging a run: ET_SWITCH_PCAP=DIR)
+        pcap = pcap or os.environ.get("ET_SWITCH_PCAP")
+        pcap = ["--pcap", pcap] if pcap else []
         self.p = subprocess.Popen(
             [os.path.join(build, "switch", "ethereal-switch"), *EAL,
              f"--file-prefix={prefix}{os.getpid()}", "--lcores", FLOAT, "--", "--config", conf,
