@@ -8,6 +8,8 @@ process yielding when idle, as bench/fi_bench.py runs the provider:
   ib_send_lat -s 8 B and 4 KB    vs  ethereal-node pingpong
   ib_write_bw -R 1 MB, ib_send_lat -R 8 B (our librdmacm) vs the same
                                      without -R
+  ucx_perftest tag_bw 1 MB (UCX rc_verbs) vs  the provider's fi_rdm_tagged_bw 1 MB
+                                     (fabtests, where built)
 
 Each figure is a ratio to its reference (issue 47's goals: bandwidth
 >= 0.9x, latency <= 1.2x), both the median of ROUNDS rounds that run each
@@ -25,8 +27,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
-from check_verbs import cm_pair, pair  # noqa: E402
-from fi_bench import node_pair, put_medians  # noqa: E402
+from check_verbs import cm_pair, listening, pair, run_pair  # noqa: E402
+from fi_bench import fi_pair, node_pair, put_medians  # noqa: E402
 from fi_switch import Switch, memif  # noqa: E402
 
 PERF = ["-x", "1", "-d", "ethereal0"]
@@ -45,6 +47,21 @@ def perftest(run, env, argv, port, work=None):
     if cli.returncode or srv.returncode or not rows:
         raise RuntimeError(f"{argv[0]}: {cli.stdout[-800:]} {cli.stderr[-500:]} {sout[-500:]}")
     return [float(x) for x in rows[-1]]
+
+
+def ucx_tag_bw(run, env, size, iters, port):
+    """ucx_perftest tag_bw over UCX's rc_verbs on ethereal0: Gbit/s (its
+    MB/s are 2^20 bytes)."""
+    uenv = dict(env, UCX_TLS="rc_verbs,ud_verbs", UCX_NET_DEVICES="ethereal0:1",
+                UCX_WARN_UNUSED_ENV_VARS="n")
+    srv = ["ucx_perftest", "-p", str(port)]
+    cli, s, sout = run_pair(run, srv, srv + ["-t", "tag_bw", "-s", str(size), "-n", str(iters),
+                                             "localhost"],
+                            lambda: listening(port), uenv, 300)
+    m = re.search(r"^Final:\s+\d+\s+\S+\s+\S+\s+\S+\s+(\S+)", cli.stdout, re.M)
+    if cli.returncode or s.returncode or not m:
+        raise RuntimeError(f"ucx_perftest: {cli.stdout[-800:]} {cli.stderr[-500:]} {sout[-500:]}")
+    return float(m.group(1)) * (1 << 20) * 8 / 1e9
 
 
 def main():
@@ -66,9 +83,17 @@ def main():
                "--dev", memif(work, "h%d", "client", 0), "--rundir", work, "--yield"]
         env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
         port = 18700 + os.getpid() % 1000
+        bin_dir = os.path.join(build, "tests", "fabtests", "bin")
+        have_ucx = (shutil.which("ucx_perftest") is not None and
+                    os.path.exists(os.path.join(bin_dir, "fi_rdm_tagged_bw")))
         sw = Switch(build, work, prefix="vbbsw")
         try:
             for _ in range(rounds):
+                if have_ucx:
+                    put("ucx_tag_bw_1m_gbps", ucx_tag_bw(run, env, 1 << 20, iters, port + 1))
+                    r = fi_pair(bin_dir, build, work, "fi_rdm_tagged_bw",
+                                ["-S", "1048576", "-I", str(iters)])
+                    put("fi_tagged_bw_1m_gbps", r["mb_per_s"] * 8 / 1e3)
                 put("node_write_bw_1m_gbps", node_pair(
                     build, work, ["--mode", "write_bw", "--size", "1M", "--qps", "1",
                                   "--iters", str(iters)], "bw")["gbps"])
@@ -99,6 +124,9 @@ def main():
                                           out["ib_write_bw_1m_gbps"], 3)
     out["ib_send_lat_r_8_vs_plain"] = round(out["ib_send_lat_r_8_rtt_us"] /
                                             out["ib_send_lat_8_rtt_us"], 3)
+    if "ucx_tag_bw_1m_gbps" in out:
+        out["ucx_tag_bw_1m_vs_fi"] = round(out["ucx_tag_bw_1m_gbps"] /
+                                           out["fi_tagged_bw_1m_gbps"], 3)
     for size in (8, 4096):
         out[f"ib_send_lat_{size}_ratio"] = round(
             out[f"ib_send_lat_{size}_rtt_us"] / out[f"node_pingpong_{size}_rtt_us"], 3)

@@ -39,8 +39,8 @@ ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 	ah->ah.pd = pd;
 	ah->attr = *attr;
 	ah->dest.ip = ip;
-	memset(&ah->dest.mac, 0xff, sizeof(ah->dest.mac));
 	et_process_lock();
+	et_process_mac_of(ip, &ah->dest.mac);
 	ah->dest.sport = et_process_first_path(et_process_host_of_ip(ip), true);
 	et_process_unlock();
 	return &ah->ah;

@@ -60,6 +60,7 @@ et_vb_setup(void)
 	env.eal = env_str("ETHEREAL_EAL");
 	env.rundir = env_str("ETHEREAL_RUNDIR");
 	env.mac = env_str("ETHEREAL_MAC");
+	env.ip = env_str("ETHEREAL_IP");
 	env.fault = env_str("ETHEREAL_FAULT");
 	env.slot = env_str("ETHEREAL_SLOT") ? atoi(env_str("ETHEREAL_SLOT")) : -1;
 	env.yield = env_str("ETHEREAL_YIELD") && atoi(env_str("ETHEREAL_YIELD"));
@@ -70,10 +71,15 @@ et_vb_setup(void)
 	pc.eal = env.eal;
 	pc.dev = env.dev;
 	pc.mac = env.mac;
+	pc.ip = env.ip;
 	pc.rundir = env.rundir;
 	pc.fault = env.fault;
 	pc.slot = env.slot;
 	pc.yield = env.yield;
+	if (env.ip && inet_pton(AF_INET, env.ip, &(struct in_addr){0}) != 1) {
+		fprintf(stderr, "ethereal-verbs: ETHEREAL_IP=%s: not an IPv4 address\n", env.ip);
+		return setup_rc = -1;
+	}
 	if (et_fabric_conf_process(env.conf, env.lb, &fp, &pc.rc) || et_process_configure(&pc)) {
 		fprintf(stderr, "ethereal-verbs: ETHEREAL_CONF=%s, ETHEREAL_LB=%s: refused\n",
 			env.conf ? env.conf : "(none)", env.lb ? env.lb : "(none)");

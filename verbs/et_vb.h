@@ -65,7 +65,7 @@ int ibv_dofork_range(void *base, size_t size);
 
 /* The environment of a process on the device (scripts/ethereal-run). */
 struct et_vb_env {
-	const char *dev, *conf, *lb, *eal, *rundir, *mac, *fault;
+	const char *dev, *conf, *lb, *eal, *rundir, *mac, *ip, *fault;
 	int slot;
 	bool yield;
 	int stats;

@@ -329,6 +329,7 @@ apply_rtr(struct et_vb_qp *q)
 	transport_attr(q, &a);
 	q->peer_host = et_process_host_of_ip(q->dest_ip);
 	a.path_id = et_process_first_path(q->peer_host, !a.multipath);
+	et_process_mac_of(q->dest_ip, &a.dest_mac);
 	if (et_qp_modify(q->eq, &a) || et_qp_ready(q->eq))
 		return EINVAL;
 	if (q->peer_host != UINT32_MAX &&
@@ -405,8 +406,11 @@ record(struct et_vb_qp *q, const struct ibv_qp_attr *a, int mask)
 		r->retry_cnt = a->retry_cnt;
 	if (mask & IBV_QP_RNR_RETRY)
 		r->rnr_retry = a->rnr_retry;
+	/* an initiator depth beyond ours is ours: fewer READs out at once
+	 * than asked is always safe, and perftest asks for its peer's
+	 * responder resources (rxe's 128) */
 	if (mask & IBV_QP_MAX_QP_RD_ATOMIC)
-		r->max_rd_atomic = a->max_rd_atomic;
+		r->max_rd_atomic = RTE_MIN(a->max_rd_atomic, (uint8_t)ET_VB_MAX_RD_ATOMIC);
 	if (mask & IBV_QP_QKEY)
 		r->qkey = a->qkey;
 }
@@ -435,8 +439,7 @@ check(struct et_vb_qp *q, const struct ibv_qp_attr *a, int mask, enum ibv_qp_sta
 		return EINVAL;
 	if ((mask & IBV_QP_PATH_MTU) && mtu_bytes(a->path_mtu) == 0)
 		return EINVAL;
-	if ((mask & (IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MAX_QP_RD_ATOMIC)) &&
-	    (a->max_dest_rd_atomic > ET_VB_MAX_RD_ATOMIC || a->max_rd_atomic > ET_VB_MAX_RD_ATOMIC))
+	if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) && a->max_dest_rd_atomic > ET_VB_MAX_RD_ATOMIC)
 		return EINVAL;
 	if ((mask & (IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY)) && (a->retry_cnt > 7 || a->rnr_retry > 7))
 		return EINVAL;

@@ -2,6 +2,7 @@
  * The process runtime (et_process.h): one per process, whichever front
  * ends use it.
  */
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -75,7 +76,8 @@ int
 et_process_configure(const struct et_process_conf *c)
 {
 	struct et_process *p = &et_process;
-	const char *s[] = {c->program, c->prefix, c->eal, c->dev, c->mac, c->rundir, c->fault};
+	const char *s[] = {c->program, c->prefix, c->eal, c->dev, c->mac, c->ip, c->rundir,
+			   c->fault};
 	size_t n = 0;
 	char *at;
 
@@ -92,6 +94,17 @@ et_process_configure(const struct et_process_conf *c)
 	p->c.eal = keep(&at, c->eal);
 	p->c.dev = keep(&at, c->dev);
 	p->c.mac = keep(&at, c->mac);
+	p->c.ip = keep(&at, c->ip);
+	if (c->ip) {
+		struct in_addr a;
+
+		if (inet_pton(AF_INET, c->ip, &a) != 1) {
+			free(p->strs);
+			p->strs = NULL;
+			return -EINVAL;
+		}
+		p->own_ip = ntohl(a.s_addr);
+	}
 	p->c.rundir = keep(&at, c->rundir);
 	p->c.fault = keep(&at, c->fault);
 	p->psn_rng = c->rc.seed * 0x9e3779b97f4a7c15ull + 0x5851f42d4c957f2dull;
@@ -109,6 +122,38 @@ et_process_host_of_ip(uint32_t ip)
 		if (et_topo_host_ip(t, k) == ip)
 			return k;
 	return UINT32_MAX;
+}
+
+void
+et_process_mac_of(uint32_t ip, struct rte_ether_addr *mac)
+{
+	struct et_process *p = &et_process;
+	uint64_t start = et_tsc_ns();
+	const uint8_t *m = NULL;
+
+	memset(mac, 0xff, sizeof(*mac));
+	if (!p->nic_up || et_process_host_of_ip(ip) != UINT32_MAX)
+		return;
+	/* from inside a progress (the CM agent's events) none may be run:
+	 * asked, and answered by what the agent learned (its caller's) */
+	if (p->progressing) {
+		if ((m = et_arp_lookup(&p->arp, ip)) != NULL)
+			memcpy(mac->addr_bytes, m, sizeof(mac->addr_bytes));
+		else
+			et_nic_arp_request(&p->nic, ip, start);
+		return;
+	}
+	for (uint64_t now = start; now - start < ET_PROCESS_ARP_WAIT_NS; now = et_tsc_ns()) {
+		if ((m = et_arp_lookup(&p->arp, ip)) != NULL)
+			break;
+		et_nic_arp_request(&p->nic, ip, now); /* rate-limited by the ARP table */
+		if (et_process_progress() == 0)
+			sched_yield();
+	}
+	if (m)
+		memcpy(mac->addr_bytes, m, sizeof(mac->addr_bytes));
+	else
+		p->arp_unanswered++;
 }
 
 /* ---- the slot ---- */
@@ -218,6 +263,8 @@ et_process_slot_choose(uint32_t want_ip, char *why, size_t len)
 	}
 	p->slot = slot;
 	p->ip = et_topo_host_ip(&p->c.rc.t, (uint32_t)slot);
+	if (p->own_ip)
+		p->ip = p->own_ip;
 	if (want_ip && want_ip != p->ip) {
 		snprintf(why, len, "slot %d is another address", slot);
 		return -ENODATA;
@@ -578,6 +625,7 @@ et_process_progress(void)
 	if (!p->nic_up)
 		return 0;
 	p->progress_calls++;
+	p->progressing++;
 	now = et_tsc_ns();
 	__atomic_store_n(&p->last_progress_ns, now, __ATOMIC_RELAXED);
 	work = et_nic_poll(&p->nic, now);
@@ -603,6 +651,7 @@ et_process_progress(void)
 	/* what the completions posted leaves now, not at the next read */
 	work += et_nic_poll(&p->nic, et_tsc_ns());
 	p->last_work = work;
+	p->progressing--;
 	return work;
 }
 

@@ -47,6 +47,8 @@
  * host does (a consumer away for longer than the peers' retries would
  * look dead; one away for less than a round trip would stall them). */
 #define ET_PROCESS_KEEPER_AWAY_NS 1000000ull
+/* et_process_mac_of's wait for an ARP answer */
+#define ET_PROCESS_ARP_WAIT_NS 1000000000ull
 /* An endpoint going away keeps answering until nothing has come for
  * this long (its peers' last messages may be on their way), at most
  * ET_PROCESS_LINGER_MAX_NS. */
@@ -62,6 +64,9 @@ struct et_process_conf {
 	const char *dev;       /* the port's DPDK device, %d: the slot; "loop": a
 				* ring to itself (endpoints of one process) */
 	const char *mac;       /* over the device's, %d: the slot; NULL: the device's */
+	const char *ip;        /* the host's IPv4 address over the slot's (a machine
+				* beside a Linux RoCE host, not a host of the
+				* topology); NULL: the slot's */
 	const char *rundir;    /* the slots' locks; NULL: /tmp */
 	const char *fault;     /* faults on what the port sends
 				* (et_link_faults_parse's spec); NULL: none */
@@ -103,6 +108,7 @@ struct et_process {
 	uint64_t progress_calls;
 	uint64_t last_progress_ns; /* when progress last ran (the keeper reads it) */
 	uint32_t last_work;        /* what the last progress did (0: idle) */
+	uint32_t progressing;      /* inside et_process_progress (its hooks too) */
 	uint32_t waiters;          /* consumers waiting for an event: keep it going */
 	uint32_t users;        /* front ends that opened it */
 	pthread_t keeper;
@@ -111,6 +117,8 @@ struct et_process {
 	uint64_t keeper_runs;
 	struct et_qp_stats qp_gone; /* the counters of every QP destroyed */
 	uint64_t qps_made;
+	uint64_t arp_unanswered;   /* et_process_mac_of gave up: sent to any MAC */
+	uint32_t own_ip;           /* the conf's ip, parsed; 0: none */
 };
 
 /* The process's one runtime. */
@@ -182,6 +190,11 @@ uint32_t et_process_psn(void);
  * takes one of the host's real paths.  A peer outside the topology
  * (UINT32_MAX) gets a random path ID. */
 uint16_t et_process_first_path(uint32_t peer_host, bool keeps_one);
+/* The MAC frames to ip go to: any (broadcast) for a host of the
+ * topology, which the ToR routes by IP; else ip's on the segment (a
+ * Linux RoCE host), by ARP, progressing the process for up to a second
+ * for the answer, then any.  The caller holds the lock. */
+void et_process_mac_of(uint32_t ip, struct rte_ether_addr *mac);
 /* A QP made or destroyed: counted (a destroyed QP's counters kept). */
 void et_process_qp_made(void);
 void et_process_qp_gone(struct et_qp *qp);
