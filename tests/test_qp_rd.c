@@ -417,6 +417,62 @@ test_gather_lists(void **state)
 	}
 }
 
+/* B's frames out at now, dropped: what the test does not look at. */
+static uint16_t
+drain(struct et_qp *qp, uint64_t now)
+{
+	struct rte_mbuf *m[64];
+	uint16_t n, all = 0;
+
+	while ((n = et_qp_tx(qp, now, m, 64)) > 0) {
+		rte_pktmbuf_free_bulk(m, n);
+		all += n;
+	}
+	return all;
+}
+
+/* A Go-Back-N requester (rxe) that lost one atomic's answer sends its
+ * window again, and a new request behind it while the responder still
+ * owes the replays: the new one is ignored as lost (rd_res_busy), not
+ * refused as an invalid request (which ended rxe's QP), and taken when it
+ * comes again; each atomic executed once. */
+static void
+test_new_request_behind_replays(void **state)
+{
+	struct rte_mbuf *req[16];
+	struct et_roce_pkt pk[16], extra;
+	uint64_t now = 1000000000ull;
+
+	rd_pair(false, 1024);
+	for (uint32_t i = 0; i < 16; i++) {
+		struct et_send_wr wr = atomic_wr(i, 0, 1, i);
+
+		assert_int_equal(et_qp_post_send(P.qp[0], &wr), 0);
+	}
+	assert_int_equal(et_qp_tx(P.qp[0], now, req, 16), 16);
+	for (uint32_t i = 0; i < 16; i++) {
+		assert_int_equal(et_roce_parse_mbuf(req[i], &pk[i], 0), 0);
+		et_qp_rx(P.qp[1], &pk[i], now);
+	}
+	assert_true(drain(P.qp[1], now += 1000000) > 0);
+	for (uint32_t i = 0; i < 16; i++)
+		et_qp_rx(P.qp[1], &pk[i], now); /* the window again */
+	extra = pk[15];
+	extra.h.psn = et_psn_add(pk[15].h.psn, 1);
+	et_qp_rx(P.qp[1], &extra, now);
+	assert_int_equal(P.qp[1]->st.rd_res_busy, 1);
+	assert_int_equal(P.qp[1]->state, ET_QPS_RTS);
+	assert_int_equal(P.qp[1]->st.atomics_rx, 16);
+	drain(P.qp[1], now += 1000000); /* the replays leave */
+	et_qp_rx(P.qp[1], &extra, now);
+	assert_int_equal(P.qp[1]->st.atomics_rx, 17);
+	assert_int_equal(P.qp[1]->st.atomics_replayed, 16);
+	assert_true(R.ctr[0] == R.ctr0[0] + 17);
+	drain(P.qp[1], now += 1000000);
+	rte_pktmbuf_free_bulk(req, 16);
+	rd_done();
+}
+
 /* max_rd_atomic: never more READs and atomics out at once. */
 static void
 test_initiator_depth(void **state)
@@ -610,6 +666,7 @@ main(void)
 		cmocka_unit_test(test_refused_requests),
 		cmocka_unit_test(test_mixed_under_faults),
 		cmocka_unit_test(test_gather_lists),
+		cmocka_unit_test(test_new_request_behind_replays),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -314,6 +314,8 @@ void et_qp_attr_default(struct et_qp_attr *a);
 	X(reads_rx, INFO, "RDMA READ requests taken (duplicates not counted)") \
 	X(read_req_bytes, INFO, "bytes those READ requests asked for") \
 	X(reads_again, INFO, "duplicate READ requests read again") \
+	X(rd_res_busy, INFO, "new READ/atomic requests ignored: the answer slot they take " \
+	  "still owes a duplicate its answer (asked for again)") \
 	X(atomics_rx, INFO, "atomic requests executed") \
 	X(atomics_replayed, INFO, "duplicate atomics answered from the replay cache") \
 	X(rd_dup_unknown, INFO, "duplicate READ or atomic older than every kept answer: dropped") \

@@ -538,10 +538,17 @@ rd_request(struct et_qp *qp, const struct et_roce_pkt *pkt, uint16_t echo, int32
 		}
 		return;
 	}
-	/* in the middle of a message, or more than we keep answers for */
-	if (qp->rx_msg != ET_RX_NONE || qp->a.max_dest_rd_atomic == 0 ||
-	    (qp->rd_res && et_rd_res_pending(et_qp_rd_res_at(qp, qp->rd_res_next)))) {
+	/* in the middle of a message, or none we keep answers for */
+	if (qp->rx_msg != ET_RX_NONE || qp->a.max_dest_rd_atomic == 0) {
 		et_qp_responder_fail(qp, ET_NAK_INVALID_REQ, ET_WC_SUCCESS);
+		return;
+	}
+	/* the slot it takes still owes an answer: a duplicate's, which a
+	 * Go-Back-N requester (rxe) sent again with the new requests behind
+	 * it, its limit not broken: ignored as lost (not an invalid request,
+	 * which ends the QP), it comes again once that answer has left */
+	if (qp->rd_res && et_rd_res_pending(et_qp_rd_res_at(qp, qp->rd_res_next))) {
+		qp->st.rd_res_busy++;
 		return;
 	}
 	p = et_qp_rd_target(qp, h, &nak);
