@@ -23,15 +23,17 @@ static struct {
 	uint8_t *rsrc, *rdst;
 	uint64_t *ctr;
 	const struct et_mr *mrsrc, *mrdst, *mctr;
-	/* gather lists: A's bytes to send, and where READs scatter */
+	/* gather lists: A's bytes to send, where READs scatter, and where
+	 * B's receives scatter the SENDs */
 	bool gather;
-	uint8_t *gsrc, *gdst;
-	const struct et_mr *mgsrc, *mgdst;
+	uint8_t *gsrc, *gdst, *grecv;
+	const struct et_mr *mgsrc, *mgdst, *mgrecv;
 	uint64_t ctr0[N_CTR];   /* the counters at the start */
 	uint64_t adds[N_CTR];   /* sum of every FETCH_ADD posted on each */
 	uint32_t n_reads, n_atomics;
 	/* every request, in posting order: its kind and where it points */
-	struct { uint8_t op; uint32_t off, len; uint32_t ctr; uint64_t add; uint64_t split; } req[1024];
+	struct { uint8_t op; uint32_t off, len; uint32_t ctr; uint64_t add; uint64_t split, rsplit; }
+		req[1024];
 	uint32_t n_req;
 	/* script */
 	double answer_loss, req_dup;
@@ -46,8 +48,12 @@ rd_regions(void)
 	R.rdst = malloc(RD_SPACE + 2 * GUARD);
 	R.gsrc = malloc(SPACE);
 	R.gdst = malloc(RD_SPACE);
+	R.grecv = malloc(SPACE);
 	assert_non_null(R.gsrc);
 	assert_non_null(R.gdst);
+	assert_non_null(R.grecv);
+	R.mgrecv = et_mr_reg(&P.mr[1], R.grecv, SPACE, ET_ACCESS_LOCAL_WRITE);
+	assert_non_null(R.mgrecv);
 	R.mgsrc = et_mr_reg(&P.mr[0], R.gsrc, SPACE, ET_ACCESS_LOCAL_WRITE);
 	R.mgdst = et_mr_reg(&P.mr[0], R.gdst, RD_SPACE, ET_ACCESS_LOCAL_WRITE);
 	assert_non_null(R.mgsrc);
@@ -81,6 +87,7 @@ rd_free(void)
 	free(R.rdst);
 	free(R.gsrc);
 	free(R.gdst);
+	free(R.grecv);
 	free(R.ctr);
 }
 
@@ -192,7 +199,7 @@ rd_post_workload(uint32_t n, uint32_t max_big)
 
 		if (kind < 3 && roff + len <= RD_SPACE - 8 * 1024) {
 			wr = read_wr(i, roff, len);
-			R.req[R.n_req] = (typeof(R.req[0])){ET_WR_RDMA_READ, roff, len, 0, 0, 0};
+			R.req[R.n_req] = (typeof(R.req[0])){ET_WR_RDMA_READ, roff, len, 0, 0, 0, 0};
 			roff += len;
 			R.n_reads++;
 		} else if (kind < 5 && slot < 1024) {
@@ -200,12 +207,13 @@ rd_post_workload(uint32_t n, uint32_t max_big)
 			uint64_t add = r >> 20;
 
 			wr = atomic_wr(i, c, add, slot);
-			R.req[R.n_req] = (typeof(R.req[0])){ET_WR_ATOMIC_FETCH_ADD, slot++, 8, c, add, 0};
+			R.req[R.n_req] = (typeof(R.req[0])){ET_WR_ATOMIC_FETCH_ADD, slot++, 8, c, add, 0, 0};
 			R.adds[c] += add;
 			R.n_atomics++;
 		} else {
 			uint8_t op = P.writes_only ? ET_WR_RDMA_WRITE : (uint8_t)(kind % 2 ? ET_WR_SEND
 											: ET_WR_RDMA_WRITE);
+			uint64_t rsplit = 0;
 
 			if (woff + len > SPACE)
 				len = 0;
@@ -216,11 +224,18 @@ rd_post_workload(uint32_t n, uint32_t max_big)
 			if (op == ET_WR_SEND) {
 				struct et_recv_wr rw = {.wr_id = 1000 + i, .addr = P.dst + GUARD + woff,
 							.length = len, .lkey = P.mdst->key};
+				struct et_sge rsgl[ET_MAX_SGE];
 
+				if (R.gather && len && (r & 1)) { /* the receive a list too */
+					rsplit = r ^ (r >> 23);
+					rw.num_sge = split_reversed(rsplit, R.grecv, R.mgrecv->key,
+								    woff, len, rsgl);
+					rw.sgl = rsgl;
+				}
 				assert_int_equal(et_qp_post_recv(P.qp[1], &rw), 0);
 				expect_recv++;
 			}
-			R.req[R.n_req] = (typeof(R.req[0])){op, woff, len, 0, 0, 0};
+			R.req[R.n_req] = (typeof(R.req[0])){op, woff, len, 0, 0, 0, rsplit};
 			woff += len;
 		}
 		if (R.gather && !et_wr_is_atomic(wr.opcode) && wr.length && (r >> 63)) {
@@ -270,6 +285,8 @@ rd_check_workload(bool in_order)
 		if (q->op == ET_WR_RDMA_READ &&
 		    memcmp(R.rdst + GUARD + q->off, R.rsrc + q->off, q->len))
 			fail_msg("READ %u (%u bytes at %u) differs", i, q->len, q->off);
+		if (q->op == ET_WR_SEND && q->rsplit) /* the received pieces in order */
+			pieces_copy(q->rsplit, P.dst + GUARD, R.grecv, q->off, q->len, false);
 		if (q->op == ET_WR_RDMA_WRITE || q->op == ET_WR_SEND) {
 			if (memcmp(P.dst + GUARD + q->off, P.src + q->off, q->len))
 				fail_msg("request %u (%u bytes at %u) differs", i, q->len, q->off);
@@ -300,6 +317,7 @@ rd_pair(bool mp, uint32_t mtu)
 	else
 		attrs(&a, &b, mtu, 0xfffff0); /* the PSNs wrap inside the run */
 	a.max_send_sge = ET_MAX_SGE;
+	b.max_recv_sge = ET_MAX_SGE;
 	pair_init_attr(&a, &b, ET_ACCESS_LOCAL_WRITE | ET_ACCESS_REMOTE_WRITE);
 	P.writes_only = mp;
 	P.link.script = rd_script;
@@ -400,8 +418,8 @@ test_duplicate_requests(void **state)
 	}
 }
 
-/* Gather lists: WRITEs and SENDs from, READs into, up to ET_MAX_SGE
- * buffers each (pieces of a packet from several, a buffer over several
+/* Gather lists: WRITEs and SENDs from, READs and receives into, up to
+ * ET_MAX_SGE buffers each (pieces of a packet from several, a buffer over several
  * packets), under loss, so that resent packets gather again. */
 static void
 test_gather_lists(void **state)
@@ -628,7 +646,7 @@ test_post_checks(void **state)
 	wr.sgl = sgl;
 	wr.num_sge = 2;
 	assert_int_equal(et_qp_post_send(P.qp[0], &wr), -EINVAL);
-	sgl[1].lkey = R.mrsrc->key; /* B's key */
+	sgl[1].lkey = 0xdead; /* no region of A's */
 	wr = read_wr(0, 0, 0);
 	wr.sgl = sgl;
 	wr.num_sge = 2;

@@ -72,8 +72,8 @@ test_srq(void **state)
 	}
 	ms = et_mr_reg(&mr[0], src, sizeof(src), ET_ACCESS_LOCAL_WRITE);
 	md = et_mr_reg(&mr[1], dst, sizeof(dst), ET_ACCESS_LOCAL_WRITE);
-	assert_int_equal(et_rq_init(&srq, 3), -EINVAL);
-	assert_int_equal(et_rq_init(&srq, 8), 0);
+	assert_int_equal(et_rq_init(&srq, 3, 1), -EINVAL);
+	assert_int_equal(et_rq_init(&srq, 8, 1), 0);
 	for (int k = 0; k < 2; k++) {
 		a[k] = rc_qp(&mr[0], &scq[0], &rcq[0], 0x10 + k, 0x20 + k);
 		b[k] = rc_qp(&mr[1], &scq[1], &rcq[1], 0x20 + k, 0x10 + k);
@@ -154,7 +154,7 @@ test_srq_refused(void **state)
 	(void)state;
 	assert_int_equal(et_mr_table_init(&mr, 4), 0);
 	assert_int_equal(et_cq_init(&cq, 16), 0);
-	assert_int_equal(et_rq_init(&srq, 4), 0);
+	assert_int_equal(et_rq_init(&srq, 4, 1), 0);
 	et_qp_attr_default(&a);
 	a.multipath = true;
 	qp = et_qp_create(&a, &mr, &cq, &cq, pool);

@@ -94,6 +94,8 @@ ud_init(void)
 	U.mdst = et_mr_reg(&U.mr[1], U.dst, sizeof(U.dst), ET_ACCESS_LOCAL_WRITE);
 	ud_attr(&a, 0x11, RTE_IPV4(10, 0, 0, 1));
 	ud_attr(&b, 0x22, RTE_IPV4(10, 0, 1, 1));
+	a.max_send_sge = 2;
+	b.max_recv_sge = 3;
 	for (int s = 0; s < 2; s++) {
 		U.qp[s] = et_qp_create(s ? &b : &a, &U.mr[s], &U.scq[s], &U.rcq[s], pool);
 		assert_non_null(U.qp[s]);
@@ -200,6 +202,49 @@ test_ud_send_recv(void **state)
 	ud_free();
 }
 
+/* A datagram gathered from two buffers lands over three: the GRH across
+ * the first two, the payload on into the third. */
+static void
+test_ud_lists(void **state)
+{
+	struct et_sge from[2] = {{U.src, 300, 0}, {U.src + 500, 200, 0}};
+	struct et_sge into[3] = {{U.dst[0], 30, 0}, {U.dst[1], 100, 0}, {U.dst[2], 1000, 0}};
+	struct et_send_wr w;
+	struct et_recv_wr r = {.wr_id = 7};
+	uint8_t got[GRH + 500];
+	struct et_wc wc;
+
+	(void)state;
+	ud_init();
+	for (int i = 0; i < 2; i++)
+		from[i].lkey = U.msrc->key;
+	for (int i = 0; i < 3; i++)
+		into[i].lkey = U.mdst->key;
+	r.sgl = into;
+	r.num_sge = 3;
+	assert_int_equal(et_qp_post_recv(U.qp[1], &r), 0);
+	w = send_to_b(1, 0, 0, QKEY);
+	w.sgl = from;
+	w.num_sge = 2;
+	assert_int_equal(et_qp_post_send(U.qp[0], &w), 0);
+	run();
+	assert_int_equal(et_cq_poll(&U.rcq[1], &wc, 1), 1);
+	assert_int_equal(wc.status, ET_WC_SUCCESS);
+	assert_int_equal(wc.byte_len, GRH + 500);
+	memcpy(got, U.dst[0], 30);
+	memcpy(got + 30, U.dst[1], 100);
+	memcpy(got + 130, U.dst[2], GRH + 500 - 130);
+	assert_int_equal(got[20], 0x45);
+	assert_int_equal(et_load32(got + 20 + 12), RTE_IPV4(10, 0, 0, 1));
+	assert_memory_equal(got + GRH, U.src, 300);
+	assert_memory_equal(got + GRH + 300, U.src + 500, 200);
+	/* more buffers than the queue takes */
+	r.num_sge = 4;
+	assert_int_equal(et_qp_post_recv(U.qp[1], &r), -EINVAL);
+	assert_int_equal(et_cq_poll(&U.scq[0], &wc, 1), 1);
+	ud_free();
+}
+
 /* What UD drops (another Q_Key, no receive posted) is counted and takes
  * nothing; a buffer shorter than GRH + payload completes in error. */
 static void
@@ -283,6 +328,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ud_send_recv),
+		cmocka_unit_test(test_ud_lists),
 		cmocka_unit_test(test_ud_drops),
 		cmocka_unit_test(test_ud_refusals),
 	};

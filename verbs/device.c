@@ -294,8 +294,6 @@ ibv_query_device(struct ibv_context *c, struct ibv_device_attr *a)
 	a->max_srq = (int)ET_VB_MAX_QP;
 	a->max_srq_wr = (int)ET_VB_MAX_QP_WR;
 	a->max_srq_sge = (int)ET_VB_MAX_RECV_SGE;
-	/* what both queues take, as mlx5 says it (a send takes more:
-	 * ibv_create_qp answers with its cap) */
 	a->max_sge = (int)RTE_MIN(ET_VB_MAX_SEND_SGE, ET_VB_MAX_RECV_SGE);
 	a->max_sge_rd = (int)ET_VB_MAX_SEND_SGE;
 	a->max_cq = (int)ET_VB_MAX_QP;

@@ -44,7 +44,7 @@
 #define ET_VB_MAX_MR 65536u
 #define ET_VB_MAX_INLINE 256u      /* bytes a send may carry inline */
 #define ET_VB_MAX_SEND_SGE ET_MAX_SGE /* a send gathers: the transport's list */
-#define ET_VB_MAX_RECV_SGE 1u      /* a receive scatters into one buffer */
+#define ET_VB_MAX_RECV_SGE ET_MAX_SGE /* a receive scatters: the transport's list */
 #define ET_VB_MAX_RD_ATOMIC 16u
 #define ET_VB_WC_SL_ROCE_V2_IPV4 0xau /* a datagram's ibv_wc.sl: mlx5's packet type */
 #define ET_VB_GIDS 2u              /* 0: fe80::EUI-64 of the MAC; 1: ::ffff:IPv4 (as rxe) */
@@ -204,7 +204,8 @@ et_vb_pow2_at_least(uint32_t n)
 /* qp.c */
 /* A receive request as the transport's: 0, or EINVAL (more than one
  * buffer). */
-int et_vb_recv_wr(const struct ibv_recv_wr *w, struct et_recv_wr *e);
+/* w as the transport's, its list in sgl (ET_VB_MAX_RECV_SGE of them). */
+int et_vb_recv_wr(const struct ibv_recv_wr *w, struct et_recv_wr *e, struct et_sge *sgl);
 int et_vb_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 int et_vb_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 struct ibv_qp *et_vb_create_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *a);

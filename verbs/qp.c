@@ -61,6 +61,7 @@ transport_qp(struct et_vb_qp *q, uint32_t qpn)
 	a.max_send_wr = q->cap.max_send_wr;
 	a.max_recv_wr = q->cap.max_recv_wr;
 	a.max_send_sge = (uint8_t)q->cap.max_send_sge;
+	a.max_recv_sge = (uint8_t)q->cap.max_recv_sge;
 	a.datagram = q->ud;
 	/* a datagram's path is its address handle's; a QP on an SRQ runs in
 	 * order (srq.c) */
@@ -110,7 +111,7 @@ et_vb_create_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *ax)
 	q->cap.max_send_wr = et_vb_pow2_at_least(ax->cap.max_send_wr);
 	q->cap.max_recv_wr = et_vb_pow2_at_least(ax->cap.max_recv_wr);
 	q->cap.max_send_sge = RTE_MAX(ax->cap.max_send_sge, 1u);
-	q->cap.max_recv_sge = ET_VB_MAX_RECV_SGE;
+	q->cap.max_recv_sge = RTE_MAX(ax->cap.max_recv_sge, 1u);
 	q->cap.max_inline_data = ET_VB_MAX_INLINE;
 	q->swr = calloc(q->cap.max_send_wr, sizeof(*q->swr));
 	q->inline_buf = malloc((size_t)q->cap.max_send_wr * ET_VB_MAX_INLINE);
@@ -663,16 +664,17 @@ et_vb_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **
 }
 
 int
-et_vb_recv_wr(const struct ibv_recv_wr *w, struct et_recv_wr *e)
+et_vb_recv_wr(const struct ibv_recv_wr *w, struct et_recv_wr *e, struct et_sge *sgl)
 {
 	*e = (struct et_recv_wr){.wr_id = w->wr_id};
 	if (w->num_sge < 0 || w->num_sge > (int)ET_VB_MAX_RECV_SGE)
-		return EINVAL;
-	if (w->num_sge == 1) {
-		e->addr = (void *)(uintptr_t)w->sg_list[0].addr;
-		e->length = w->sg_list[0].length;
-		e->lkey = w->sg_list[0].lkey;
-	}
+		return EINVAL; /* within it, more than the queue takes: the transport's */
+	/* the transport copies the list at its post */
+	for (int i = 0; i < w->num_sge; i++)
+		sgl[i] = (struct et_sge){(void *)(uintptr_t)w->sg_list[i].addr, w->sg_list[i].length,
+					 w->sg_list[i].lkey};
+	e->sgl = sgl;
+	e->num_sge = (uint32_t)w->num_sge;
 	return 0;
 }
 
@@ -686,9 +688,10 @@ et_vb_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **
 	if (q->attr.qp_state == IBV_QPS_RESET || q->srq)
 		r = EINVAL; /* a QP on an SRQ takes its receives there */
 	for (; r == 0 && wr; wr = wr->next) {
+		struct et_sge sgl[ET_VB_MAX_RECV_SGE];
 		struct et_recv_wr e;
 
-		if ((r = et_vb_recv_wr(wr, &e)) != 0)
+		if ((r = et_vb_recv_wr(wr, &e, sgl)) != 0)
 			break;
 		r = et_qp_post_recv(q->eq, &e);
 		if (r) {

@@ -24,7 +24,7 @@ ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *a)
 		return NULL;
 	}
 	if ((s = calloc(1, sizeof(*s))) == NULL ||
-	    et_rq_init(&s->rq, et_vb_pow2_at_least(a->attr.max_wr)) != 0) {
+	    et_rq_init(&s->rq, et_vb_pow2_at_least(a->attr.max_wr), RTE_MAX(a->attr.max_sge, 1u)) != 0) {
 		free(s);
 		errno = ENOMEM;
 		return NULL;
@@ -38,7 +38,7 @@ ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *a)
 	pthread_mutex_init(&s->srq.mutex, NULL);
 	pthread_cond_init(&s->srq.cond, NULL);
 	a->attr.max_wr = s->max_wr;
-	a->attr.max_sge = ET_VB_MAX_RECV_SGE;
+	a->attr.max_sge = RTE_MAX(a->attr.max_sge, 1u);
 	return &s->srq;
 }
 
@@ -68,7 +68,7 @@ ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *a)
 
 	et_process_lock();
 	a->max_wr = s->max_wr;
-	a->max_sge = ET_VB_MAX_RECV_SGE;
+	a->max_sge = RTE_MAX(s->rq.max_sge, 1u);
 	a->srq_limit = s->limit;
 	et_process_unlock();
 	return 0;
@@ -100,9 +100,10 @@ et_vb_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv
 
 	et_process_lock();
 	for (; wr; wr = wr->next) {
+		struct et_sge sgl[ET_VB_MAX_RECV_SGE];
 		struct et_recv_wr e;
 
-		if ((r = et_vb_recv_wr(wr, &e)) != 0)
+		if ((r = et_vb_recv_wr(wr, &e, sgl)) != 0)
 			break;
 		if ((r = et_srq_post(&s->rq, &s->pd->mrs, &e)) != 0) {
 			r = r == -ENOSPC ? ENOMEM : EINVAL;

@@ -136,8 +136,8 @@ et_qp_attr_check(const struct et_qp_attr *a, const char **why)
 		w = "queue sizes must be powers of 2 up to 2^20";
 	else if (a->dscp > 63)
 		w = "DSCP is 0..63";
-	else if (a->max_send_sge > ET_MAX_SGE)
-		w = "a send gathers at most ET_MAX_SGE (8) buffers";
+	else if (a->max_send_sge > ET_MAX_SGE || a->max_recv_sge > ET_MAX_SGE)
+		w = "a work request names at most ET_MAX_SGE (8) buffers";
 	else if (a->datagram && a->multipath)
 		w = "a QP is datagram (UD) or multipath, not both";
 	else if (a->dctcp.g <= 0 || a->dctcp.g > 1 || a->dctcp.init_alpha < 0 ||
@@ -179,7 +179,8 @@ et_qp_create(const struct et_qp_attr *a, struct et_mr_table *mrs,
 		qp->sgl = calloc((size_t)a->max_send_wr * a->max_send_sge, sizeof(*qp->sgl));
 	qp->rq = &qp->own_rq;
 	if (!qp->sq || (a->max_send_sge > 1 && !qp->sgl) ||
-	    et_rq_init(&qp->own_rq, a->max_recv_wr) ||
+	    et_rq_init(&qp->own_rq, a->max_recv_wr, a->max_recv_sge) ||
+	    (a->max_recv_sge > 1 && !(qp->rx_sgl = calloc(ET_MAX_SGE, sizeof(*qp->rx_sgl)))) ||
 	    (qp->ops->init && qp->ops->init(qp))) {
 		et_qp_destroy(qp);
 		return NULL;
@@ -202,6 +203,7 @@ et_qp_destroy(struct et_qp *qp)
 		return;
 	free(qp->sq);
 	free(qp->sgl);
+	free(qp->rx_sgl);
 	et_rq_free(&qp->own_rq);
 	free(qp->rd_res);
 	if (qp->ops && qp->ops->fini)
@@ -361,13 +363,18 @@ et_qp_complete_send(struct et_qp *qp, const struct et_send_wr *wr, uint8_t statu
 }
 
 int
-et_rq_init(struct et_rq *rq, uint32_t size)
+et_rq_init(struct et_rq *rq, uint32_t size, uint32_t max_sge)
 {
 	memset(rq, 0, sizeof(*rq));
-	if (!pow2(size) || size > (1u << 20))
+	if (!pow2(size) || size > (1u << 20) || max_sge > ET_MAX_SGE)
 		return -EINVAL;
 	rq->ring = calloc(size, sizeof(*rq->ring));
 	rq->mask = size - 1;
+	rq->max_sge = max_sge;
+	if (max_sge > 1 && rq->ring && !(rq->sgl = calloc((size_t)size * max_sge, sizeof(*rq->sgl)))) {
+		free(rq->ring);
+		rq->ring = NULL;
+	}
 	return rq->ring ? 0 : -ENOMEM;
 }
 
@@ -375,30 +382,69 @@ void
 et_rq_free(struct et_rq *rq)
 {
 	free(rq->ring);
+	free(rq->sgl);
 	rq->ring = NULL;
+	rq->sgl = NULL;
 }
 
-/* A receive's buffer lies in a region of mrs that grants local write. */
+/* A work request's buffers: its one (*addr, *len, *lkey), or its list
+ * of *n at sgl, at most max (a list of one made the one buffer), each in
+ * a region of mrs with access; *len set to their sum. */
 static bool
-recv_buf_ok(struct et_mr_table *mrs, const struct et_recv_wr *wr)
+bufs_ok(struct et_mr_table *mrs, const struct et_sge *sgl, uint32_t *n, uint32_t max,
+	void **addr, uint32_t *len, uint32_t *lkey, uint32_t access)
 {
-	return !wr->length || et_mr_lookup(mrs, wr->lkey, (uint64_t)(uintptr_t)wr->addr,
-					   wr->length, ET_ACCESS_LOCAL_WRITE);
+	uint64_t sum = 0;
+
+	if (*n == 1) {
+		*addr = sgl[0].addr;
+		*len = sgl[0].length;
+		*lkey = sgl[0].lkey;
+		*n = 0;
+	}
+	if (*n == 0)
+		return !*len || et_mr_lookup(mrs, *lkey, (uint64_t)(uintptr_t)*addr, *len, access);
+	if (*n > max)
+		return false;
+	for (uint32_t i = 0; i < *n; i++) {
+		if (sgl[i].length && !et_mr_lookup(mrs, sgl[i].lkey, (uint64_t)(uintptr_t)sgl[i].addr,
+						   sgl[i].length, access))
+			return false;
+		sum += sgl[i].length;
+	}
+	*addr = NULL;
+	*len = (uint32_t)sum;
+	return sum <= UINT32_MAX;
 }
 
+/* A receive onto rq, its buffers checked against mrs (local write), its
+ * list kept in the slot's room. */
 static int
-rq_push(struct et_rq *rq, const struct et_recv_wr *wr)
+rq_post(struct et_rq *rq, struct et_mr_table *mrs, const struct et_recv_wr *wr)
 {
+	struct et_recv_wr e = *wr;
+	uint32_t slot;
+
+	if (!bufs_ok(mrs, e.sgl, &e.num_sge, rq->max_sge, &e.addr, &e.length, &e.lkey,
+		     ET_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
 	if (et_rq_count(rq) == rq->mask + 1)
 		return -ENOSPC;
-	rq->ring[rq->tail++ & rq->mask] = *wr;
+	slot = rq->tail++ & rq->mask;
+	if (e.num_sge) {
+		struct et_sge *room = rq->sgl + (size_t)slot * rq->max_sge;
+
+		memcpy(room, e.sgl, e.num_sge * sizeof(*room));
+		e.sgl = room;
+	}
+	rq->ring[slot] = e;
 	return 0;
 }
 
 int
 et_srq_post(struct et_rq *srq, struct et_mr_table *mrs, const struct et_recv_wr *wr)
 {
-	return recv_buf_ok(mrs, wr) ? rq_push(srq, wr) : -EINVAL;
+	return rq_post(srq, mrs, wr);
 }
 
 int
@@ -406,6 +452,9 @@ et_qp_set_srq(struct et_qp *qp, struct et_rq *srq)
 {
 	if (qp->state != ET_QPS_RESET || qp->a.multipath || et_rq_count(&qp->own_rq))
 		return -EINVAL;
+	if (srq->max_sge > 1 && !qp->rx_sgl &&
+	    !(qp->rx_sgl = calloc(ET_MAX_SGE, sizeof(*qp->rx_sgl))))
+		return -ENOMEM;
 	qp->rq = srq;
 	return 0;
 }
@@ -419,6 +468,10 @@ et_qp_recv_take(struct et_qp *qp)
 		if (et_rq_count(rq) == 0)
 			return NULL;
 		qp->rx_wqe = rq->ring[rq->head++ & rq->mask];
+		if (qp->rx_wqe.num_sge) { /* the slot's room is the next post's */
+			memcpy(qp->rx_sgl, qp->rx_wqe.sgl, qp->rx_wqe.num_sge * sizeof(*qp->rx_sgl));
+			qp->rx_wqe.sgl = qp->rx_sgl;
+		}
 		qp->rx_taken = true;
 	}
 	return &qp->rx_wqe;
@@ -516,37 +569,13 @@ et_qp_flush(struct et_qp *qp)
 
 /* ---- posting ---- */
 
-/* A send's buffers: its one, or its gather list (at most the QP's
- * max_send_sge, each in a region of mrs with access): e's length set to
- * their sum.  A list of one is made the one buffer. */
+/* A send's buffers (bufs_ok): never a list for an atomic. */
 static bool
 send_bufs_ok(const struct et_qp *qp, struct et_send_wr *e, uint32_t access)
 {
-	uint64_t sum = 0;
-
-	if (e->num_sge == 1) {
-		e->local_addr = e->sgl[0].addr;
-		e->length = e->sgl[0].length;
-		e->lkey = e->sgl[0].lkey;
-		e->num_sge = 0;
-	}
-	if (e->num_sge == 0)
-		return !e->length ||
-		       et_mr_lookup(qp->mrs, e->lkey, (uint64_t)(uintptr_t)e->local_addr, e->length,
-				    access);
-	if (e->num_sge > qp->a.max_send_sge || et_wr_is_atomic(e->opcode))
-		return false;
-	for (uint32_t i = 0; i < e->num_sge; i++) {
-		const struct et_sge *g = &e->sgl[i];
-
-		if (g->length && !et_mr_lookup(qp->mrs, g->lkey, (uint64_t)(uintptr_t)g->addr,
-					       g->length, access))
-			return false;
-		sum += g->length;
-	}
-	e->length = (uint32_t)sum;
-	e->local_addr = NULL;
-	return sum <= UINT32_MAX;
+	return (e->num_sge <= 1 || !et_wr_is_atomic(e->opcode)) &&
+	       bufs_ok(qp->mrs, e->sgl, &e->num_sge, qp->a.max_send_sge, &e->local_addr, &e->length,
+		       &e->lkey, access);
 }
 
 int
@@ -597,7 +626,7 @@ et_qp_post_send(struct et_qp *qp, const struct et_send_wr *wr)
 int
 et_qp_post_recv(struct et_qp *qp, const struct et_recv_wr *wr)
 {
-	if (qp->rq != &qp->own_rq || !recv_buf_ok(qp->mrs, wr))
+	if (qp->rq != &qp->own_rq)
 		return -EINVAL;
 	if (qp->state == ET_QPS_ERR) {
 		struct et_wc wc = {.wr_id = wr->wr_id, .qpn = qp->a.qpn,
@@ -606,7 +635,7 @@ et_qp_post_recv(struct et_qp *qp, const struct et_recv_wr *wr)
 		cq_push(qp->recv_cq, &wc);
 		return 0;
 	}
-	return rq_push(qp->rq, wr);
+	return rq_post(qp->rq, qp->mrs, wr);
 }
 
 /* ---- frames ---- */
@@ -638,21 +667,38 @@ et_qp_build(struct et_qp *qp, const struct et_roce_hdr *h, const void *payload, 
 	return m;
 }
 
-/* The buffer of wr holding payload byte off, and off made relative to it;
- * NULL past the end. */
+/* The buffer holding byte *off of a list of n at sgl, or of one (n 0),
+ * and *off made relative to it; NULL past the end. */
+static const struct et_sge *
+buf_at(const struct et_sge *sgl, uint32_t n, const struct et_sge *one, uint64_t *off)
+{
+	if (n == 0)
+		return *off < one->length ? one : NULL;
+	for (uint32_t i = 0; i < n; i++) {
+		if (*off < sgl[i].length)
+			return &sgl[i];
+		*off -= sgl[i].length;
+	}
+	return NULL;
+}
+
 static const struct et_sge *
 wr_buf_at(const struct et_send_wr *wr, uint64_t *off, struct et_sge *one)
 {
-	if (wr->num_sge == 0) {
-		*one = (struct et_sge){wr->local_addr, wr->length, wr->lkey};
-		return *off < one->length ? one : NULL;
+	*one = (struct et_sge){wr->local_addr, wr->length, wr->lkey};
+	return buf_at(wr->sgl, wr->num_sge, one, off);
+}
+
+/* len bytes of src written from byte off of the buffers, g holding it. */
+static void
+bufs_write(const struct et_sge *g, uint64_t off, const void *src, uint32_t len)
+{
+	for (uint32_t n = 0; n < len; g++, off = 0) {
+		uint32_t take = RTE_MIN(len - n, g->length - (uint32_t)off);
+
+		memcpy((uint8_t *)g->addr + off, (const uint8_t *)src + n, take);
+		n += take;
 	}
-	for (uint32_t i = 0; i < wr->num_sge; i++) {
-		if (*off < wr->sgl[i].length)
-			return &wr->sgl[i];
-		*off -= wr->sgl[i].length;
-	}
-	return NULL;
 }
 
 struct rte_mbuf *
@@ -679,14 +725,21 @@ void
 et_qp_wr_place(const struct et_send_wr *wr, uint64_t off, const void *src, uint32_t len)
 {
 	struct et_sge one;
-	const struct et_sge *g = len ? wr_buf_at(wr, &off, &one) : NULL;
+	const struct et_sge *g = len ? wr_buf_at(wr, &off, &one) : NULL; /* off: within g */
 
-	for (uint32_t n = 0; n < len; g++, off = 0) {
-		uint32_t take = RTE_MIN(len - n, g->length - (uint32_t)off);
+	if (g)
+		bufs_write(g, off, src, len);
+}
 
-		memcpy((uint8_t *)g->addr + off, (const uint8_t *)src + n, take);
-		n += take;
-	}
+void
+et_qp_recv_place(struct et_qp *qp, uint64_t off, const void *src, uint32_t len)
+{
+	const struct et_recv_wr *r = &qp->rx_wqe;
+	struct et_sge one = {r->addr, r->length, r->lkey};
+	const struct et_sge *g = len ? buf_at(r->sgl, r->num_sge, &one, &off) : NULL;
+
+	if (g)
+		bufs_write(g, off, src, len);
 }
 
 struct rte_mbuf *

@@ -179,18 +179,26 @@ struct et_recv_wr {
 	void *addr;
 	uint32_t length;
 	uint32_t lkey;
+	/* or, where num_sge > 0, the buffers at sgl that a message fills in
+	 * their order (addr, length and lkey unused); copied at post, at
+	 * most the queue's max_sge */
+	const struct et_sge *sgl;
+	uint32_t num_sge;
 };
 
 /* A receive queue: a QP's own, or a shared one (verbs' SRQ) that the QPs
  * of one host set on it take from, each message taking the oldest. */
 struct et_rq {
 	struct et_recv_wr *ring;
+	struct et_sge *sgl;    /* max_sge for each slot, > 1 only */
+	uint32_t max_sge;      /* buffers a receive may name; 0 or 1: one */
 	uint32_t mask;
 	uint32_t head, tail;   /* free-running */
 };
 
-/* size: a power of 2 up to 2^20.  0, -EINVAL or -ENOMEM. */
-int et_rq_init(struct et_rq *rq, uint32_t size);
+/* size: a power of 2 up to 2^20; max_sge: up to ET_MAX_SGE.  0, -EINVAL
+ * or -ENOMEM. */
+int et_rq_init(struct et_rq *rq, uint32_t size, uint32_t max_sge);
 void et_rq_free(struct et_rq *rq);
 
 static inline uint32_t
@@ -258,6 +266,7 @@ struct et_qp_attr {
 	uint32_t max_recv_wr;          /* power of 2 */
 	uint8_t max_send_sge;          /* buffers a send may gather, up to
 					* ET_MAX_SGE; 0 or 1: one */
+	uint8_t max_recv_sge;          /* and a receive of its own queue fill */
 	bool multipath;                /* per-packet paths, selective repeat;
 					* both ends must agree (docs/transport.md) */
 	bool datagram;                 /* UD: one packet a message, unacknowledged */

@@ -453,7 +453,9 @@ place(struct et_qp *qp, const struct et_roce_pkt *pkt)
 		return qp->rx_msg == ET_RX_SEND ? PLACE_LENGTH : PLACE_INVALID;
 	if (last && qp->rx_msg == ET_RX_WRITE && len != qp->rx_left)
 		return PLACE_INVALID; /* shorter than its RETH said */
-	if (len) { /* a zero-length WRITE has no buffer: rx_dst is NULL */
+	if (len && qp->rx_msg == ET_RX_SEND && qp->rx_wqe.num_sge) {
+		et_qp_recv_place(qp, qp->rx_len, pkt->payload, len); /* a list */
+	} else if (len) { /* a zero-length WRITE has no buffer: rx_dst is NULL */
 		memcpy(qp->rx_dst, pkt->payload, len);
 		qp->rx_dst += len;
 	}

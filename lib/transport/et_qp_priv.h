@@ -149,6 +149,7 @@ struct et_qp {
 	struct et_rq own_rq;
 	struct et_rq *rq;              /* own_rq, or a shared one */
 	struct et_recv_wr rx_wqe;      /* the receive the message in progress took */
+	struct et_sge *rx_sgl;         /* its list, when its queue takes lists */
 	bool rx_taken;
 	uint32_t epsn;                 /* expected PSN */
 	uint32_t msn;
@@ -205,6 +206,10 @@ struct rte_mbuf *et_qp_build_data(struct et_qp *qp, const struct et_roce_hdr *h,
 /* len bytes of an answer to wr (a READ's, an atomic's original value)
  * written at offset off of its local buffers. */
 void et_qp_wr_place(const struct et_send_wr *wr, uint64_t off, const void *src, uint32_t len);
+
+/* len bytes of the message in progress written at offset off of the
+ * buffers of the receive it took. */
+void et_qp_recv_place(struct et_qp *qp, uint64_t off, const void *src, uint32_t len);
 
 /* A data frame m left: in DCTCP's rate mode the next waits its time. */
 void et_qp_paced(struct et_qp *qp, uint64_t now, const struct rte_mbuf *m);

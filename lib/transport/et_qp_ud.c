@@ -27,7 +27,7 @@ ud_rx(struct et_qp *qp, const struct et_roce_pkt *pkt, uint64_t now)
 	const struct et_roce_hdr *h = &pkt->h;
 	struct et_wc wc = {.opcode = ET_WC_RECV, .status = ET_WC_SUCCESS};
 	const struct et_recv_wr *r;
-	uint8_t *dst;
+	uint8_t grh[UD_GRH_LEN];
 
 	(void)now;
 	if (h->opcode == ET_OP_CNP) {
@@ -58,13 +58,11 @@ ud_rx(struct et_qp *qp, const struct et_roce_pkt *pkt, uint64_t now)
 		et_qp_complete_recv_wc(qp, &wc);
 		return;
 	}
-	dst = r->addr;
-	memset(dst, 0, UD_GRH_LEN - ET_IPV4_HLEN);
+	memset(grh, 0, sizeof(grh));
 	if (pkt->l3)
-		memcpy(dst + UD_GRH_LEN - ET_IPV4_HLEN, pkt->l3, ET_IPV4_HLEN);
-	else
-		memset(dst + UD_GRH_LEN - ET_IPV4_HLEN, 0, ET_IPV4_HLEN);
-	memcpy(dst + UD_GRH_LEN, pkt->payload, pkt->payload_len);
+		memcpy(grh + UD_GRH_LEN - ET_IPV4_HLEN, pkt->l3, ET_IPV4_HLEN);
+	et_qp_recv_place(qp, 0, grh, UD_GRH_LEN);
+	et_qp_recv_place(qp, UD_GRH_LEN, pkt->payload, pkt->payload_len);
 	qp->st.rx_pkts++;
 	qp->st.rx_bytes += pkt->payload_len;
 	et_qp_complete_recv_wc(qp, &wc);
