@@ -283,23 +283,33 @@ def frames_check(build, work, run, env, rows):
     # a payload is the program's bytes: the dissector's guess at what it
     # carries (Ethernet, RPC over RDMA, ...) is no part of the frame
     off = ["-o", "infiniband.identify_payload:FALSE"]
+    # the decoders are not ours: without the sanitizers' runtimes a caller
+    # preloads (editcap hung in a futex under them), and each given a time
+    tools = dict(os.environ)
+    tools.pop("LD_PRELOAD", None)
+
+    def tool(argv):
+        try:
+            return subprocess.run(argv, capture_output=True, text=True, env=tools, timeout=300)
+        except subprocess.TimeoutExpired:
+            return subprocess.CompletedProcess(argv, -1, "", f"{argv[0]}: no end in 300 s")
     for f in files:
-        r = subprocess.run(["tshark", "-n", "-r", f, "-d", "udp.port==4791,infiniband"] + off +
-                           ["-T", "fields", "-e", "frame.number", "-e", "infiniband.bth.opcode",
-                            "-e", "_ws.malformed", "-e", "_ws.expert.severity"],
-                           capture_output=True, text=True)
+        r = tool(["tshark", "-n", "-r", f, "-d", "udp.port==4791,infiniband"] + off +
+                 ["-T", "fields", "-e", "frame.number", "-e", "infiniband.bth.opcode",
+                  "-e", "_ws.malformed", "-e", "_ws.expert.severity"])
         lines = [l.split("\t") for l in r.stdout.splitlines()]
         roce = [l for l in lines if len(l) > 1 and l[1]]
         broken = [l[0] for l in lines if len(l) > 3 and (l[2] or "8388608" in l[3])]
         if r.returncode or not roce or broken:
             why.append(f"tshark on {os.path.basename(f)}: rc {r.returncode}, {len(roce)} RoCE "
                        f"frames, malformed or in error: {broken[:10]} {r.stderr[-300:]}")
-        plain = f[:-len("ng")]
-        subprocess.run(["editcap", "-F", "pcap", f, plain], check=True)
+        r = tool(["editcap", "-F", "pcap", f, f[:-len("ng")]])
+        if r.returncode:
+            why.append(f"editcap on {os.path.basename(f)}: {r.stderr[-300:]}")
     # Debian's python, where python3-scapy is
     py = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
-    r = subprocess.run([py, os.path.join(HERE, "rxe", "vm", "icrc_check.py")] +
-                       [f[:-len("ng")] for f in files], capture_output=True, text=True)
+    r = tool([py, os.path.join(HERE, "rxe", "vm", "icrc_check.py")] +
+             [f[:-len("ng")] for f in files])
     print(f"    {r.stdout.strip()}")
     if r.returncode:
         why.append(f"the ICRC check: {r.stdout[-500:]}{r.stderr[-500:]}")
