@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "et_vb.h"
+#include "host/et_rdmacm.h"
 
 struct et_vb_qp *
 et_vb_qp_of(struct et_vb_ctx *ctx, uint32_t qpn)
@@ -198,6 +199,7 @@ ibv_destroy_qp(struct ibv_qp *qp)
 
 	et_process_lock();
 	q->ctx->qps[qp->qp_num - ET_VB_QPN_BASE] = NULL;
+	et_rdmacm_forget_qp(et_process.rdmacm, q->eq);
 	lb_detach(q);
 	et_process_qp_gone(q->eq);
 	et_nic_qp_destroy(&et_process.nic, q->eq);

@@ -776,6 +776,14 @@ et_rdmacm_id_drop_qp(struct et_rdmacm_id *id)
 	id->bound = false;
 }
 
+void
+et_rdmacm_forget_qp(struct et_rdmacm *cm, const struct et_qp *qp)
+{
+	for (struct et_rdmacm_id *id = cm ? cm->ids : NULL; id; id = id->next)
+		if (id->qp == qp)
+			et_rdmacm_id_drop_qp(id);
+}
+
 struct et_qp *
 et_rdmacm_id_qp(const struct et_rdmacm_id *id)
 {
