@@ -879,17 +879,14 @@ rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_init_attr
 void
 rdma_destroy_qp(struct rdma_cm_id *id)
 {
-	struct cma_id *c = cma(id);
 	struct ibv_qp *qp = id->qp;
 
 	if (qp == NULL)
 		return;
-	et_process_lock();
-	if (c->rid) /* the connection must not flush a QP that is gone */
-		et_rdmacm_id_drop_qp(c->rid);
+	et_process_lock(); /* the agent's bind reads id->qp */
 	id->qp = NULL;
 	et_process_unlock();
-	ibv_destroy_qp(qp);
+	ibv_destroy_qp(qp); /* the connection drops it there (et_rdmacm_forget_qp) */
 	destroy_cqs(id);
 }
 

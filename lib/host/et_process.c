@@ -134,26 +134,17 @@ et_process_mac_of(uint32_t ip, struct rte_ether_addr *mac)
 	memset(mac, 0xff, sizeof(*mac));
 	if (!p->nic_up || et_process_host_of_ip(ip) != UINT32_MAX)
 		return;
-	/* from inside a progress (the CM agent's events) none may be run:
-	 * asked, and answered by what the agent learned (its caller's) */
-	if (p->progressing) {
-		if ((m = et_arp_lookup(&p->arp, ip)) != NULL)
-			memcpy(mac->addr_bytes, m, sizeof(mac->addr_bytes));
-		else
-			et_nic_arp_request(&p->nic, ip, start);
-		return;
-	}
-	for (uint64_t now = start; now - start < ET_PROCESS_ARP_WAIT_NS; now = et_tsc_ns()) {
-		if ((m = et_arp_lookup(&p->arp, ip)) != NULL)
-			break;
+	for (uint64_t now = start; (m = et_arp_lookup(&p->arp, ip)) == NULL; now = et_tsc_ns()) {
 		et_nic_arp_request(&p->nic, ip, now); /* rate-limited by the ARP table */
+		/* from inside a progress (the CM agent's events) none may be
+		 * run: asked, and answered by what the agent learned (its
+		 * caller's) */
+		if (p->progressing || now - start >= ET_PROCESS_ARP_WAIT_NS)
+			return;
 		if (et_process_progress() == 0)
 			sched_yield();
 	}
-	if (m)
-		memcpy(mac->addr_bytes, m, sizeof(mac->addr_bytes));
-	else
-		p->arp_unanswered++;
+	memcpy(mac->addr_bytes, m, sizeof(mac->addr_bytes));
 }
 
 /* ---- the slot ---- */

@@ -117,7 +117,6 @@ struct et_process {
 	uint64_t keeper_runs;
 	struct et_qp_stats qp_gone; /* the counters of every QP destroyed */
 	uint64_t qps_made;
-	uint64_t arp_unanswered;   /* et_process_mac_of gave up: sent to any MAC */
 	uint32_t own_ip;           /* the conf's ip, parsed; 0: none */
 };
 

@@ -770,18 +770,13 @@ et_rdmacm_id_ctx(const struct et_rdmacm_id *id)
 }
 
 void
-et_rdmacm_id_drop_qp(struct et_rdmacm_id *id)
-{
-	id->qp = NULL;
-	id->bound = false;
-}
-
-void
 et_rdmacm_forget_qp(struct et_rdmacm *cm, const struct et_qp *qp)
 {
 	for (struct et_rdmacm_id *id = cm ? cm->ids : NULL; id; id = id->next)
-		if (id->qp == qp)
-			et_rdmacm_id_drop_qp(id);
+		if (id->qp == qp) {
+			id->qp = NULL;
+			id->bound = false;
+		}
 }
 
 struct et_qp *

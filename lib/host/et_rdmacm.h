@@ -182,11 +182,9 @@ int et_rdmacm_reject(struct et_rdmacm *cm, struct et_rdmacm_id *id, const void *
 /* DREQ; the QP is flushed.  0 or -EINVAL (not established). */
 int et_rdmacm_disconnect(struct et_rdmacm *cm, struct et_rdmacm_id *id, uint64_t now);
 
-/* id's QP is going before id (rdma_destroy_qp): no longer touched. */
-void et_rdmacm_id_drop_qp(struct et_rdmacm_id *id);
-/* qp is destroyed: every id bound to it drops it (a program may destroy
- * a QP made by rdma_create_qp with ibv_destroy_qp, as rping does, and its
- * connection's disconnect would flush it afterwards). */
+/* qp is destroyed (rdma_destroy_qp, or ibv_destroy_qp on the QP that
+ * rdma_create_qp made, as rping does): every id bound to it drops it, so
+ * that its connection's disconnect never flushes it afterwards. */
 void et_rdmacm_forget_qp(struct et_rdmacm *cm, const struct et_qp *qp);
 /* Done with id (its QP is no longer touched; destroy it after). */
 void et_rdmacm_release(struct et_rdmacm *cm, struct et_rdmacm_id *id, uint64_t now);
