@@ -80,6 +80,7 @@ struct cma_id {
 
 static struct ibv_context *cma_verbs;
 static struct ibv_pd *cma_pd; /* every id's, as librdmacm's device PD */
+static pid_t cma_pid; /* the process that opened it (not a forked child) */
 
 /* Our device open (the process runtime with it): 0, or -1 with errno. */
 static int
@@ -103,7 +104,21 @@ cma_init(void)
 		errno = ENODEV;
 		return -1;
 	}
+	cma_pid = getpid();
 	return 0;
+}
+
+/* The device closes when the library unloads at exit, as librdmacm's
+ * does: a program that met its peer by RDMA CM never closes it itself,
+ * and the close lets its last ACK out and prints ETHEREAL_STATS. */
+static void __attribute__((destructor))
+cma_fini(void)
+{
+	if (cma_verbs == NULL || getpid() != cma_pid)
+		return;
+	ibv_dealloc_pd(cma_pd);
+	ibv_close_device(cma_verbs);
+	cma_verbs = NULL;
 }
 
 /* The id is on our device now (bound, resolved, or a request's). */
