@@ -16,6 +16,9 @@ CASES = [
     (["--kill-spine", "1", "--iters", "1"], 2, "needs --iters 2 or more"),
     (["--mpi", "true", "--compare"], 2, "no --compare or --trace"),
     (["--retry-cnt", "9"], 2, "expected 0..7"),
+    (["--pairs", "--mpi", "ib_write_bw"], 2, "give --verbs and --mpi"),
+    (["--verbs", "--pairs", "--mpi", "ib_write_bw", "--hosts-per-leaf", "1", "--leaves", "3"],
+     2, "3 hosts do not make pairs"),
     # the collective is over long before 60 s
     (["--size", "64K", "--iters", "1", "--fail", "0.1@60s"], 1,
      "the failure was not made before the end"),
