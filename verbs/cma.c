@@ -32,7 +32,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,50 +39,17 @@
 
 #include <rdma/rdma_cma.h>
 
-#include "et_vb.h"
-#include "host/et_rdmacm.h"
+#include "cma_priv.h"
 #include "wire/et_gid.h"
-
-/* what rdma_cm gives the UD QPs of its UDP port space (RDMA_UDP_QKEY) */
-#define CMA_UDP_QKEY 0x01234567u
-
-struct cma_id;
-
-struct cma_channel {
-	struct rdma_event_channel ch; /* first: the program's pointer */
-	int wr;                       /* the pipe's write end */
-	struct cma_event *head, *tail;
-};
-
-struct cma_event {
-	struct rdma_cm_event ev;      /* first: rdma_ack_cm_event's pointer */
-	struct cma_event *next;
-	struct cma_id *owner;         /* whose unacknowledged event it is */
-	uint8_t pdata[ET_CM_PDATA_MAX];
-};
-
-struct cma_id {
-	struct rdma_cm_id id;         /* first: the program's pointer */
-	struct et_process_cm_holder holder;
-	struct et_rdmacm_id *rid;     /* the agent's connection; NULL: none yet or released */
-	bool listening;
-	uint32_t psn;                 /* the first PSN our QP expects */
-	uint8_t responder_resources, initiator_depth, retry_count, rnr_retry_count;
-	uint8_t timeout;              /* the QP's ACK timeout (rdma_set_option) */
-	uint32_t unacked;             /* events the program has not acknowledged */
-	bool sync;                    /* its channel its own: each call waits */
-	struct ibv_qp_init_attr *ep_attr; /* a passive endpoint's: its requests' QPs */
-	struct ibv_sa_path_rec path;  /* route.path_rec: the GIDs and the MTU */
-};
 
 /* ---- the device: ours, opened once for every id ---- */
 
-static struct ibv_context *cma_verbs;
-static struct ibv_pd *cma_pd; /* every id's, as librdmacm's device PD */
+struct ibv_context *cma_verbs;
+struct ibv_pd *cma_pd; /* every id's, as librdmacm's device PD */
 static pid_t cma_pid; /* the process that opened it (not a forked child) */
 
 /* Our device open (the process runtime with it): 0, or -1 with errno. */
-static int
+int
 cma_init(void)
 {
 	struct ibv_device **l;
@@ -122,26 +88,15 @@ cma_fini(void)
 }
 
 /* The id is on our device now (bound, resolved, or a request's). */
-static void
-on_device(struct rdma_cm_id *id)
+void
+cma_on_device(struct rdma_cm_id *id)
 {
 	id->verbs = cma_verbs;
 	if (id->pd == NULL)
 		id->pd = cma_pd;
 }
 
-static struct cma_id *
-cma(struct rdma_cm_id *id)
-{
-	return (struct cma_id *)id;
-}
 
-static int
-fail(int e)
-{
-	errno = e;
-	return -1;
-}
 
 /* ---- events ---- */
 
@@ -197,21 +152,11 @@ set_sin(struct sockaddr_in *s, uint32_t ip, uint16_t port)
 	s->sin_port = htons(port);
 }
 
-static uint32_t
-addr_ip(const struct sockaddr *a)
-{
-	return ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr);
-}
 
-static uint16_t
-addr_port(const struct sockaddr *a)
-{
-	return ntohs(((const struct sockaddr_in *)a)->sin_port);
-}
 
 /* The route's addresses set, its one path record with them. */
-static void
-set_route(struct cma_id *c, uint32_t src_ip, uint16_t src_port, uint32_t dst_ip,
+void
+cma_set_route(struct cma_id *c, uint32_t src_ip, uint16_t src_port, uint32_t dst_ip,
 	  uint16_t dst_port)
 {
 	set_sin(&c->id.route.addr.src_sin, src_ip, src_port);
@@ -284,7 +229,7 @@ route_to(struct ibv_ah_attr *ah, uint32_t ip)
  * rdma_accept): the QP to RTR and RTS with the peer's parameters, as
  * librdmacm does with the kernel's rdma_init_qp_attr.  From the agent,
  * the lock held. */
-static int
+int
 cma_bind(void *ctx, const struct et_rdmacm_bind *b)
 {
 	struct cma_id *c = ctx;
@@ -319,8 +264,8 @@ cma_bind(void *ctx, const struct et_rdmacm_bind *b)
 	return 0;
 }
 
-static void
-qp_to_error(struct cma_id *c)
+void
+cma_qp_to_error(struct cma_id *c)
 {
 	struct ibv_qp_attr a = {.qp_state = IBV_QPS_ERR};
 
@@ -378,8 +323,8 @@ ud_param(struct cma_event *e, const struct et_rdmacm_event *ev)
 	route_to(&u->ah_attr, ev->peer_ip);
 }
 
-static void
-on_event(struct et_process_cm_holder *h, const struct et_rdmacm_event *ev, uint64_t now)
+void
+cma_on_event(struct et_process_cm_holder *h, const struct et_rdmacm_event *ev, uint64_t now)
 {
 	struct cma_id *c = (struct cma_id *)((char *)h - offsetof(struct cma_id, holder));
 	struct cma_event *e;
@@ -406,15 +351,15 @@ on_event(struct et_process_cm_holder *h, const struct et_rdmacm_event *ev, uint6
 			e->ev.param.conn.private_data = e->pdata;
 			e->ev.param.conn.private_data_len = (uint8_t)ev->pdata_len;
 		}
-		qp_to_error(c);
+		cma_qp_to_error(c);
 		break;
 	case ET_CM_EV_UNREACHABLE:
 		e = event_new(c, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT);
-		qp_to_error(c);
+		cma_qp_to_error(c);
 		break;
 	case ET_CM_EV_DISCONNECTED:
 		e = event_new(c, RDMA_CM_EVENT_DISCONNECTED, 0);
-		qp_to_error(c);
+		cma_qp_to_error(c);
 		break;
 	case ET_CM_EV_SIDR_REPLY:
 		/* as the kernel's: a refusal is unreachable, status the SIDR's */
@@ -440,7 +385,7 @@ on_request(struct et_process_cm_holder *h, const struct et_rdmacm_event *ev, uin
 	struct cma_event *e;
 
 	if (ev->type != ET_CM_EV_CONNECT_REQUEST) {
-		on_event(h, ev, now);
+		cma_on_event(h, ev, now);
 		return;
 	}
 	c = id_alloc(l->id.channel, l->id.context, l->id.ps);
@@ -451,14 +396,14 @@ on_request(struct et_process_cm_holder *h, const struct et_rdmacm_event *ev, uin
 		et_rdmacm_release(et_process.rdmacm, ev->id, now);
 		return;
 	}
-	c->holder.on_event = on_event;
+	c->holder.on_event = cma_on_event;
 	c->rid = ev->id;
-	on_device(&c->id);
+	cma_on_device(&c->id);
 	c->responder_resources = ev->responder_resources;
 	c->initiator_depth = ev->initiator_depth;
 	c->retry_count = ev->retry_count;
 	c->rnr_retry_count = ev->rnr_retry_count;
-	set_route(c, et_process.ip, ev->port, ev->peer_ip, ev->peer_port);
+	cma_set_route(c, et_process.ip, ev->port, ev->peer_ip, ev->peer_port);
 	et_rdmacm_id_set_ctx(ev->id, &c->holder);
 	e->ev.listen_id = &l->id;
 	if (ev->sidr) {
@@ -624,8 +569,8 @@ rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, void 
 /* A synchronous id's call waits for its event (the last one acknowledged
  * first; this one kept in id->event until the next): 0, or -1 with errno
  * from the event (ECONNREFUSED for a reject). */
-static int
-complete(struct rdma_cm_id *id)
+int
+cma_complete(struct rdma_cm_id *id)
 {
 	struct rdma_cm_event *e;
 
@@ -713,8 +658,8 @@ rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 	ip = addr_ip(addr);
 	if (ip != 0 && ip != et_process.ip && (ip >> 24) != 127)
 		return fail(EADDRNOTAVAIL);
-	on_device(id);
-	set_route(c, et_process.ip, addr_port(addr), 0, 0);
+	cma_on_device(id);
+	cma_set_route(c, et_process.ip, addr_port(addr), 0, 0);
 	return 0;
 }
 
@@ -752,14 +697,14 @@ rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct socka
 		return fail(EAFNOSUPPORT);
 	if (src_addr && rdma_bind_addr(id, src_addr))
 		return -1;
-	on_device(id);
+	cma_on_device(id);
 	et_process_lock();
-	set_route(c, et_process.ip, addr_port(&id->route.addr.src_addr), addr_ip(dst_addr),
+	cma_set_route(c, et_process.ip, addr_port(&id->route.addr.src_addr), addr_ip(dst_addr),
 		  addr_port(dst_addr));
 	/* the peer's MAC is the agent's to find (ARP), when it sends */
 	r = post_simple(c, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
 	et_process_unlock();
-	return r ? r : complete(id);
+	return r ? r : cma_complete(id);
 }
 
 int
@@ -771,526 +716,5 @@ rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
 	et_process_lock();
 	r = post_simple(cma(id), RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
 	et_process_unlock();
-	return r ? r : complete(id);
-}
-
-/* ---- QPs ---- */
-
-/* A UD QP ready at once, as librdmacm's ucma_init_ud_qp: INIT with the
- * port space's Q_Key, RTR, RTS. */
-static int
-qp_ud_ready(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = CMA_UDP_QKEY};
-	int r;
-
-	if ((r = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-					   IBV_QP_QKEY)) != 0)
-		return r;
-	a.qp_state = IBV_QPS_RTR;
-	if ((r = ibv_modify_qp(qp, &a, IBV_QP_STATE)) != 0)
-		return r;
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
-}
-
-/* INIT, as librdmacm leaves a new connection's QP. */
-static int
-qp_init(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1,
-				.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-						   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC};
-
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				     IBV_QP_ACCESS_FLAGS);
-}
-
-static void
-destroy_cqs(struct rdma_cm_id *id)
-{
-	if (id->recv_cq)
-		ibv_destroy_cq(id->recv_cq);
-	if (id->recv_cq_channel)
-		ibv_destroy_comp_channel(id->recv_cq_channel);
-	if (id->send_cq)
-		ibv_destroy_cq(id->send_cq);
-	if (id->send_cq_channel)
-		ibv_destroy_comp_channel(id->send_cq_channel);
-	id->recv_cq = id->send_cq = NULL;
-	id->recv_cq_channel = id->send_cq_channel = NULL;
-}
-
-/* A CQ of n entries with a completion channel, the id's (librdmacm makes
- * them for a QP whose program gave none: rdma_get_recv_comp waits there). */
-static int
-make_cq(struct rdma_cm_id *id, uint32_t n, struct ibv_cq **cq, struct ibv_comp_channel **ch)
-{
-	if ((*ch = ibv_create_comp_channel(id->verbs)) == NULL)
-		return -1;
-	if ((*cq = ibv_create_cq(id->verbs, n ? (int)n : 1, id, *ch, 0)) == NULL)
-		return -1;
-	return 0;
-}
-
-int
-rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *attr)
-{
-	struct ibv_qp *qp;
-	int r;
-
-	if (id->qp)
-		return fail(EINVAL);
-	if ((attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UD) || attr->srq)
-		return fail(ENOSYS);
-	if (attr->qp_type != id->qp_type)
-		return fail(EINVAL); /* a UD QP on a UDP id, an RC one on the others */
-	if (id->verbs == NULL)
-		on_device(id);
-	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || attr->pd == NULL) {
-		attr->pd = id->pd;
-		attr->comp_mask |= IBV_QP_INIT_ATTR_PD;
-	}
-	if ((!attr->recv_cq && !id->recv_cq &&
-	     make_cq(id, attr->cap.max_recv_wr, &id->recv_cq, &id->recv_cq_channel)) ||
-	    (!attr->send_cq && !id->send_cq &&
-	     make_cq(id, attr->cap.max_send_wr, &id->send_cq, &id->send_cq_channel))) {
-		destroy_cqs(id);
-		return -1;
-	}
-	if (!attr->recv_cq)
-		attr->recv_cq = id->recv_cq;
-	if (!attr->send_cq)
-		attr->send_cq = id->send_cq;
-	if ((qp = ibv_create_qp_ex(attr->pd->context, attr)) == NULL) {
-		destroy_cqs(id);
-		return -1;
-	}
-	if ((r = id->qp_type == IBV_QPT_UD ? qp_ud_ready(qp) : qp_init(qp)) != 0) {
-		ibv_destroy_qp(qp);
-		destroy_cqs(id);
-		return fail(r);
-	}
-	id->qp = qp;
-	return 0;
-}
-
-int
-rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_init_attr *qp_init_attr)
-{
-	struct ibv_qp_init_attr_ex a;
-	int r;
-
-	memset(&a, 0, sizeof(a));
-	memcpy(&a, qp_init_attr, sizeof(*qp_init_attr));
-	a.pd = pd;
-	a.comp_mask = pd ? IBV_QP_INIT_ATTR_PD : 0;
-	if ((r = rdma_create_qp_ex(id, &a)) == 0)
-		qp_init_attr->cap = a.cap;
-	return r;
-}
-
-void
-rdma_destroy_qp(struct rdma_cm_id *id)
-{
-	struct ibv_qp *qp = id->qp;
-
-	if (qp == NULL)
-		return;
-	et_process_lock(); /* the agent's bind reads id->qp */
-	id->qp = NULL;
-	et_process_unlock();
-	ibv_destroy_qp(qp); /* the connection drops it there (et_rdmacm_forget_qp) */
-	destroy_cqs(id);
-}
-
-/* ---- connections ---- */
-
-static uint8_t
-at_most(uint8_t v, uint8_t max)
-{
-	return v < max ? v : max;
-}
-
-/* What the program asks of the connection (NULL: the id's defaults), and
- * the agent's parameters with a first PSN of ours, the QP bound by us. */
-static struct et_rdmacm_conn_param
-conn_param_of(struct cma_id *c, const struct rdma_conn_param *cp)
-{
-	c->psn = et_process_psn();
-	if (cp) {
-		c->responder_resources = at_most(cp->responder_resources, ET_VB_MAX_RD_ATOMIC);
-		c->initiator_depth = at_most(cp->initiator_depth, ET_VB_MAX_RD_ATOMIC);
-		c->retry_count = at_most(cp->retry_count, 7);
-		c->rnr_retry_count = at_most(cp->rnr_retry_count, 7);
-	}
-	return (struct et_rdmacm_conn_param){
-		.psn = c->psn, .mtu = et_process.c.rc.qp.mtu,
-		.responder_resources = c->responder_resources, .initiator_depth = c->initiator_depth,
-		.retry_count = c->retry_count, .rnr_retry_count = c->rnr_retry_count,
-		.pdata = cp ? cp->private_data : NULL, .pdata_len = cp ? cp->private_data_len : 0,
-		.bind = cma_bind, .bind_ctx = c};
-}
-
-/* A UD id's connect: a SIDR_REQ with the program's private data; the
- * reply (ESTABLISHED with the peer's QP, Q_Key and route) comes as an
- * event. */
-static int
-sidr_connect(struct cma_id *c, const struct rdma_conn_param *cp)
-{
-	struct rdma_cm_id *id = &c->id;
-	uint16_t src_port = 0xc000 | ((id->qp ? id->qp->qp_num : (uint32_t)(uintptr_t)c) & 0x3fff);
-	struct et_rdmacm *agent;
-	int err = 0;
-
-	et_process_lock();
-	c->holder.on_event = on_event;
-	agent = et_process_rdmacm();
-	if (agent)
-		c->rid = et_rdmacm_sidr(agent, addr_ip(&id->route.addr.dst_addr),
-					addr_port(&id->route.addr.dst_addr), src_port,
-					cp ? cp->private_data : NULL, cp ? cp->private_data_len : 0,
-					&c->holder, et_process_now(), &err);
-	else
-		err = -ENODEV;
-	if (c->rid)
-		set_route(c, et_process.ip, src_port, addr_ip(&id->route.addr.dst_addr),
-			  addr_port(&id->route.addr.dst_addr));
-	et_process_unlock();
-	return c->rid ? complete(id) : fail(-err);
-}
-
-int
-rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
-{
-	struct cma_id *c = cma(id);
-	struct et_rdmacm_conn_param p;
-	struct et_rdmacm *agent;
-	int err = 0;
-
-	if (id->qp_type == IBV_QPT_UD)
-		return sidr_connect(c, conn_param);
-	if (id->qp == NULL)
-		return fail(EINVAL); /* a connection without a QP of ours: not yet */
-	et_process_lock();
-	p = conn_param_of(c, conn_param);
-	c->holder.on_event = on_event;
-	agent = et_process_rdmacm();
-	if (agent)
-		c->rid = et_rdmacm_connect(agent, addr_ip(&id->route.addr.dst_addr),
-					   addr_port(&id->route.addr.dst_addr),
-					   ((struct et_vb_qp *)id->qp)->eq, &p, &c->holder,
-					   et_process_now(), &err);
-	else
-		err = -ENODEV;
-	if (c->rid)
-		set_route(c, et_process.ip, 0xc000 | (id->qp->qp_num & 0x3fff),
-			  addr_ip(&id->route.addr.dst_addr), addr_port(&id->route.addr.dst_addr));
-	et_process_unlock();
-	return c->rid ? complete(id) : fail(-err);
-}
-
-int
-rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
-{
-	struct cma_id *c = cma(id);
-	struct et_rdmacm_conn_param p;
-	int r;
-
-	if (id->qp == NULL || c->rid == NULL)
-		return fail(EINVAL);
-	if (id->qp_type == IBV_QPT_UD) {
-		/* the SIDR_REP: our UD QP and its Q_Key; no event follows */
-		struct et_rdmacm_conn_param u = {
-			.qkey = ((struct et_vb_qp *)id->qp)->attr.qkey,
-			.pdata = conn_param ? conn_param->private_data : NULL,
-			.pdata_len = conn_param ? conn_param->private_data_len : 0};
-
-		et_process_lock();
-		r = et_rdmacm_accept(et_process.rdmacm, c->rid, ((struct et_vb_qp *)id->qp)->eq, &u,
-				     et_process_now());
-		et_process_unlock();
-		return r ? fail(-r) : 0;
-	}
-	et_process_lock();
-	/* the passive side's retry count is the peer's, from its REQ */
-	uint8_t retry = c->retry_count;
-
-	p = conn_param_of(c, conn_param);
-	c->retry_count = retry;
-	r = et_rdmacm_accept(et_process.rdmacm, c->rid, ((struct et_vb_qp *)id->qp)->eq, &p,
-			     et_process_now());
-	et_process_unlock();
-	return r ? fail(-r) : complete(id);
-}
-
-int
-rdma_reject(struct rdma_cm_id *id, const void *private_data, uint8_t private_data_len)
-{
-	struct cma_id *c = cma(id);
-	int r;
-
-	if (c->rid == NULL)
-		return fail(EINVAL);
-	et_process_lock();
-	r = et_rdmacm_reject(et_process.rdmacm, c->rid, private_data, private_data_len,
-			     et_process_now());
-	et_process_unlock();
-	return r ? fail(-r) : 0;
-}
-
-int
-rdma_disconnect(struct rdma_cm_id *id)
-{
-	struct cma_id *c = cma(id);
-	enum et_cm_state s;
-	int r = 0;
-
-	if (c->rid == NULL || id->qp_type == IBV_QPT_UD)
-		return fail(EINVAL); /* UD has no connection to close */
-	et_process_lock();
-	s = et_rdmacm_id_state(c->rid);
-	if (s != ET_CMS_ESTABLISHED && s != ET_CMS_DREQ_SENT && s != ET_CMS_TIMEWAIT &&
-	    s != ET_CMS_REP_SENT && s != ET_CMS_MRA_REP_RCVD) {
-		/* never connected, or refused: nothing to close and no event
-		 * to wait for (a synchronous id waited for ever) */
-		et_process_unlock();
-		return fail(EINVAL);
-	}
-	qp_to_error(c);
-	/* the peer closed first: its DREQ is answered already */
-	if (s == ET_CMS_ESTABLISHED)
-		r = et_rdmacm_disconnect(et_process.rdmacm, c->rid, et_process_now());
-	et_process_unlock();
-	return r ? fail(-r) : complete(id);
-}
-
-int
-rdma_establish(struct rdma_cm_id *id)
-{
-	(void)id;
-	return 0; /* the agent sent the RTU with the REP's binding */
-}
-
-int
-rdma_notify(struct rdma_cm_id *id, enum ibv_event_type event)
-{
-	(void)id;
-	(void)event;
-	return 0;
-}
-
-int
-rdma_set_option(struct rdma_cm_id *id, int level, int optname, void *optval, size_t optlen)
-{
-	struct cma_id *c = cma(id);
-
-	if (optval == NULL)
-		return fail(EINVAL);
-	if (level == RDMA_OPTION_ID && optname == RDMA_OPTION_ID_ACK_TIMEOUT &&
-	    optlen == sizeof(uint8_t)) {
-		c->timeout = *(uint8_t *)optval;
-		return 0;
-	}
-	/* TOS, REUSEADDR, AFONLY, the IB path: nothing to do for us */
-	if (level == RDMA_OPTION_ID || level == RDMA_OPTION_IB)
-		return 0;
-	return fail(ENOSYS);
-}
-
-__be16
-rdma_get_src_port(struct rdma_cm_id *id)
-{
-	return id->route.addr.src_sin.sin_port;
-}
-
-__be16
-rdma_get_dst_port(struct rdma_cm_id *id)
-{
-	return id->route.addr.dst_sin.sin_port;
-}
-
-/* ---- endpoints: synchronous ids with their QP ---- */
-
-int
-rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res, struct ibv_pd *pd,
-	       struct ibv_qp_init_attr *qp_init_attr)
-{
-	struct rdma_cm_id *cm_id;
-	struct cma_id *c;
-
-	if (id == NULL || res == NULL)
-		return fail(EINVAL);
-	if (rdma_create_id(NULL, &cm_id, NULL,
-			   res->ai_port_space ? (enum rdma_port_space)res->ai_port_space
-					      : RDMA_PS_TCP))
-		return -1;
-	c = cma(cm_id);
-	if (res->ai_flags & RAI_PASSIVE) {
-		if (rdma_bind_addr(cm_id, res->ai_src_addr))
-			goto err;
-		if (pd)
-			cm_id->pd = pd;
-		if (qp_init_attr) {
-			if ((c->ep_attr = malloc(sizeof(*qp_init_attr))) == NULL) {
-				errno = ENOMEM;
-				goto err;
-			}
-			*c->ep_attr = *qp_init_attr;
-			c->ep_attr->qp_type = res->ai_qp_type;
-		}
-		*id = cm_id;
-		return 0;
-	}
-	if (rdma_resolve_addr(cm_id, res->ai_src_addr, res->ai_dst_addr, 2000) ||
-	    rdma_resolve_route(cm_id, 2000))
-		goto err;
-	if (qp_init_attr) /* the address's QP type, as librdmacm sets it */
-		qp_init_attr->qp_type = res->ai_qp_type;
-	if (qp_init_attr && rdma_create_qp(cm_id, pd, qp_init_attr))
-		goto err;
-	*id = cm_id;
-	return 0;
-err:
-	rdma_destroy_ep(cm_id);
-	return -1;
-}
-
-void
-rdma_destroy_ep(struct rdma_cm_id *id)
-{
-	int e = errno; /* the caller's error, when it cleans up after one */
-
-	rdma_destroy_qp(id);
-	free(cma(id)->ep_attr);
-	rdma_destroy_id(id);
-	errno = e;
-}
-
-int
-rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id)
-{
-	struct cma_id *l = cma(listen);
-	struct rdma_cm_event *e;
-
-	if (!l->sync || id == NULL)
-		return fail(EINVAL);
-	if (listen->event) {
-		rdma_ack_cm_event(listen->event);
-		listen->event = NULL;
-	}
-	if (rdma_get_cm_event(listen->channel, &e))
-		return -1;
-	if (e->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
-		listen->event = e;
-		return fail(e->event == RDMA_CM_EVENT_REJECTED ? ECONNREFUSED : EINVAL);
-	}
-	if (l->ep_attr) {
-		struct ibv_qp_init_attr a = *l->ep_attr;
-
-		if (rdma_create_qp(e->id, listen->pd, &a)) {
-			listen->event = e;
-			return -1;
-		}
-	}
-	*id = e->id;
-	e->id->event = e;
-	return 0;
-}
-
-/* ---- devices ---- */
-
-struct ibv_context **
-rdma_get_devices(int *num_devices)
-{
-	struct ibv_context **l;
-
-	if (cma_init()) {
-		if (num_devices)
-			*num_devices = 0;
-		return NULL;
-	}
-	if ((l = calloc(2, sizeof(*l))) == NULL)
-		return NULL;
-	l[0] = cma_verbs;
-	if (num_devices)
-		*num_devices = 1;
-	return l;
-}
-
-void
-rdma_free_devices(struct ibv_context **list)
-{
-	free(list);
-}
-
-/* ---- rdma_getaddrinfo: names through libc's resolver ---- */
-
-static int
-copy_sockaddr(struct sockaddr **to, socklen_t *len, const struct sockaddr *from, socklen_t n)
-{
-	if ((*to = malloc(n)) == NULL)
-		return -1;
-	memcpy(*to, from, n);
-	*len = n;
-	return 0;
-}
-
-int
-rdma_getaddrinfo(const char *node, const char *service, const struct rdma_addrinfo *hints,
-		 struct rdma_addrinfo **res)
-{
-	struct addrinfo h = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *ai = NULL;
-	struct rdma_addrinfo *r;
-	bool passive = hints && (hints->ai_flags & RAI_PASSIVE);
-	int e;
-
-	if (res == NULL || (node == NULL && service == NULL))
-		return fail(EINVAL);
-	if (hints && hints->ai_family != AF_UNSPEC && hints->ai_family != AF_INET)
-		return fail(EAFNOSUPPORT);
-	if (hints && hints->ai_flags & RAI_NUMERICHOST)
-		h.ai_flags |= AI_NUMERICHOST;
-	if (passive)
-		h.ai_flags |= AI_PASSIVE;
-	if ((e = getaddrinfo(node, service, &h, &ai)) != 0)
-		return fail(e == EAI_SYSTEM ? errno : EADDRNOTAVAIL);
-	if ((r = calloc(1, sizeof(*r))) == NULL) {
-		freeaddrinfo(ai);
-		return fail(ENOMEM);
-	}
-	r->ai_flags = hints ? hints->ai_flags : 0;
-	r->ai_family = AF_INET;
-	r->ai_qp_type = hints && hints->ai_qp_type ? hints->ai_qp_type : IBV_QPT_RC;
-	r->ai_port_space = hints && hints->ai_port_space ? hints->ai_port_space : RDMA_PS_TCP;
-	e = passive ? copy_sockaddr(&r->ai_src_addr, &r->ai_src_len, ai->ai_addr, ai->ai_addrlen)
-		    : copy_sockaddr(&r->ai_dst_addr, &r->ai_dst_len, ai->ai_addr, ai->ai_addrlen);
-	if (e == 0 && !passive && hints && hints->ai_src_addr)
-		e = copy_sockaddr(&r->ai_src_addr, &r->ai_src_len, hints->ai_src_addr,
-				  hints->ai_src_len);
-	freeaddrinfo(ai);
-	if (e) {
-		rdma_freeaddrinfo(r);
-		return fail(ENOMEM);
-	}
-	*res = r;
-	return 0;
-}
-
-void
-rdma_freeaddrinfo(struct rdma_addrinfo *res)
-{
-	while (res) {
-		struct rdma_addrinfo *next = res->ai_next;
-
-		free(res->ai_src_addr);
-		free(res->ai_dst_addr);
-		free(res->ai_src_canonname);
-		free(res->ai_dst_canonname);
-		free(res->ai_route);
-		free(res->ai_connect);
-		free(res);
-		res = next;
-	}
+	return r ? r : cma_complete(id);
 }
