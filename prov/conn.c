@@ -149,6 +149,7 @@ conn_new(struct et_fi_ep *ep, uint32_t ip, uint16_t port, bool active)
 	c->peer_host = et_process_host_of_ip(ip);
 	c->av_addr = FI_ADDR_NOTAVAIL;
 	c->av_gen = UINT64_MAX;
+	TAILQ_INIT(&c->pend);
 	c->next = ep->conns;
 	ep->conns = c;
 	return c;

@@ -52,9 +52,17 @@ et_fi_req_new(struct et_fi_ep *ep, enum et_fi_req_kind kind)
 
 	if (ep->free_id == UINT32_MAX && req_ids_grow(ep))
 		return NULL;
-	req = calloc(1, sizeof(*req));
-	if (req == NULL)
+	if ((req = TAILQ_FIRST(&ep->req_free)) != NULL) {
+		uint8_t *buf = req->inject_buf;
+		uint64_t cap = req->inject_cap;
+
+		TAILQ_REMOVE(&ep->req_free, req, link);
+		memset(req, 0, sizeof(*req));
+		req->inject_buf = buf;
+		req->inject_cap = cap;
+	} else if ((req = calloc(1, sizeof(*req))) == NULL) {
 		return NULL;
+	}
 	i = ep->free_id;
 	ep->free_id = (uint32_t)((uintptr_t)ep->reqs[i] >> 1);
 	ep->reqs[i] = req;
@@ -126,7 +134,29 @@ et_fi_req_free(struct et_fi_req *req)
 		et_mr_dereg(ep->mrs, req->tmp_key);
 	ep->reqs[i] = (struct et_fi_req *)(uintptr_t)(((uintptr_t)ep->free_id << 1) | 1);
 	ep->free_id = i;
-	free(req->inject);
+	TAILQ_INSERT_HEAD(&ep->req_free, req, link); /* the warmest first */
+}
+
+int
+et_fi_req_inject(struct et_fi_req *req, const void *buf, uint64_t len)
+{
+	if (req->inject_cap < len) {
+		uint8_t *b = realloc(req->inject_buf, len);
+
+		if (b == NULL)
+			return -FI_ENOMEM;
+		req->inject_buf = b;
+		req->inject_cap = len;
+	}
+	memcpy(req->inject_buf, buf, len);
+	req->buf = req->inject = req->inject_buf;
+	return 0;
+}
+
+static void
+req_destroy(struct et_fi_req *req)
+{
+	free(req->inject_buf);
 	free(req);
 }
 
@@ -261,7 +291,13 @@ ep_close(struct fid *fid)
 	et_process_unlock();
 	for (uint32_t i = 0; i < ep->n_reqs; i++)
 		if (!((uintptr_t)ep->reqs[i] & 1))
-			free(ep->reqs[i]);
+			req_destroy(ep->reqs[i]);
+	while (!TAILQ_EMPTY(&ep->req_free)) {
+		struct et_fi_req *req = TAILQ_FIRST(&ep->req_free);
+
+		TAILQ_REMOVE(&ep->req_free, req, link);
+		req_destroy(req);
+	}
 	free(ep->reqs);
 	free(ep->gens);
 	free(ep->retired);
@@ -649,6 +685,12 @@ et_fi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **f
 	ep->rx_op_flags = info->rx_attr ? info->rx_attr->op_flags : 0;
 	ep->eager = et_fi_proc.env.eager;
 	ep->free_id = UINT32_MAX;
+	TAILQ_INIT(&ep->rx_msg);
+	TAILQ_INIT(&ep->rx_tag);
+	TAILQ_INIT(&ep->req_free);
+	TAILQ_INIT(&ep->ux_msg);
+	TAILQ_INIT(&ep->ux_tag);
+	TAILQ_INIT(&ep->ux_free);
 	ep->ep.fid.fclass = FI_CLASS_EP;
 	ep->ep.fid.context = context;
 	ep->ep.fid.ops = &ep_fi_ops;

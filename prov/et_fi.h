@@ -31,6 +31,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/queue.h>
 #include <sys/uio.h>
 
 #include <rdma/fabric.h>
@@ -322,19 +323,27 @@ struct et_fi_req {
 	uint64_t got;            /* receive: bytes landed (rendezvous) */
 	int err;                 /* the first error met: a positive FI_E* */
 	uint8_t wc_status;       /* the transport's status behind it: prov_errno */
-	uint8_t *inject;         /* FI_INJECT: our copy of the data */
+	uint8_t *inject;         /* FI_INJECT: our copy of the data (in inject_buf) */
 	bool rdv_read;           /* receive: its rendezvous reads (FIN, not CTS) */
-	struct et_fi_req *next, *prev;
+	TAILQ_ENTRY(et_fi_req) link; /* posted, pending, or free */
+	/* kept when the request is free: the next inject's room */
+	uint8_t *inject_buf;
+	uint64_t inject_cap;
 };
+TAILQ_HEAD(et_fi_req_q, et_fi_req);
 
 /* A message that arrived before its receive. */
 struct et_fi_unexp {
 	struct et_fi_hdr h;
 	struct et_fi_conn *conn;
-	uint8_t *payload;        /* eager: its bytes (h.len) */
+	uint8_t *payload;        /* eager: its bytes (h.len), in payload_buf; else NULL */
 	void *claim_ctx;         /* FI_CLAIM: the context that holds it */
-	struct et_fi_unexp *next, *prev;
+	TAILQ_ENTRY(et_fi_unexp) link; /* waiting, or free */
+	/* kept when the entry is free: the next payload's room */
+	uint8_t *payload_buf;
+	uint32_t payload_cap;
 };
+TAILQ_HEAD(et_fi_ux_q, et_fi_unexp);
 
 /* ---- connections (conn.c) ---- */
 
@@ -402,7 +411,7 @@ struct et_fi_conn {
 	struct et_fi_qp *data[ET_FI_MAX_DQP];
 	uint32_t n_data;
 	/* messages waiting for READY or for room on the control QP, in order */
-	struct et_fi_req *pend_head, *pend_tail;
+	struct et_fi_req_q pend;
 	fi_addr_t av_addr;       /* the peer in the endpoint's AV */
 	uint64_t av_gen;
 	/* the session: what outlives its QPs (resume.c) */
@@ -432,7 +441,7 @@ struct et_fi_flow {
 	bool read;               /* the peer's bytes into local */
 	uint32_t subs_left;
 	int err;                 /* the first error of a subflow: a positive FI_E* */
-	struct et_fi_flow *next;
+	struct et_fi_flow *next; /* in the batch, or free */
 };
 
 /* A data QP's wr_id is its subflow's address with this bit set (a control
@@ -447,7 +456,7 @@ struct et_fi_sub {
 	uint64_t start_ns;
 	int insert_pos;
 	struct et_fi_qp *q;
-	struct et_fi_sub *next;
+	struct et_fi_sub *next;  /* due, waiting on q, or free */
 };
 
 /* ---- endpoint ---- */
@@ -467,9 +476,11 @@ struct et_fi_ep {
 	uint16_t port;
 	struct et_cq scq, rcq;   /* every QP's of this endpoint */
 	struct et_mr_table *mrs;
-	/* posted receives (msg, tagged) and unexpected messages, in order */
-	struct et_fi_req *rx_msg, *rx_tag;
-	struct et_fi_unexp *ux_msg, *ux_tag;
+	/* posted receives (msg, tagged) and unexpected messages, in order;
+	 * requests and entries done with, kept for the next (nothing is
+	 * allocated per message once the endpoint has run a while) */
+	struct et_fi_req_q rx_msg, rx_tag, req_free;
+	struct et_fi_ux_q ux_msg, ux_tag, ux_free;
 	uint32_t rx_posted;
 	/* requests by id, for the peer's CTS and immediates */
 	struct et_fi_req **reqs;
@@ -485,10 +496,20 @@ struct et_fi_ep {
 	uint32_t tx_busy;
 	size_t eager;
 	/* the flow interceptor: flows waiting for the batch, subflows for start */
-	struct et_fi_flow *batch;
+	struct et_fi_flow *batch, *batch_last;
 	uint32_t n_batch;
 	uint64_t batch_at;       /* 0: no batch open */
 	struct et_fi_sub *due;   /* planned, waiting for their start */
+	/* flows and subflows done with, kept for the next; the planner's
+	 * arrays, grown to the largest batch (flow.c) */
+	struct et_fi_flow *flow_free;
+	struct et_fi_sub *sub_free;
+	struct et_fi_flow **plan_fv;
+	struct et_lb_flow *plan_fl;
+	struct et_lb_sub *plan_out;
+	uint32_t *plan_nth;
+	uint32_t plan_cap;       /* flows the arrays hold */
+	uint32_t plan_out_cap;   /* subflows plan_out holds */
 	/* registrations that exposed a send to its receiver's READs, kept
 	 * until a duplicate READ request can no longer come (a ring) */
 	struct et_fi_retired { uint32_t key; uint64_t until; } *retired;
@@ -557,6 +578,9 @@ int et_fi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep
 		  void *context);
 struct et_fi_req *et_fi_req_new(struct et_fi_ep *ep, enum et_fi_req_kind kind);
 void et_fi_req_free(struct et_fi_req *req);
+/* FI_INJECT: buf's len bytes copied into the request (its buf then): the
+ * consumer's buffer is its own again.  0, or -FI_ENOMEM. */
+int et_fi_req_inject(struct et_fi_req *req, const void *buf, uint64_t len);
 /* A request of ours to dest (locked): its connection (made on first use)
  * and the fields every one has; NULL with *err (-FI_EOPBADSTATE, an
  * address error, -FI_EAGAIN). */

@@ -23,6 +23,73 @@
 static void
 sub_fail_now(struct et_fi_ep *ep, struct et_fi_sub *s, int err);
 
+/* ---- flows and subflows: kept for the next once done ---- */
+
+static struct et_fi_flow *
+flow_get(struct et_fi_ep *ep)
+{
+	struct et_fi_flow *f = ep->flow_free;
+
+	if (f == NULL)
+		return malloc(sizeof(*f));
+	ep->flow_free = f->next;
+	return f;
+}
+
+static void
+flow_put(struct et_fi_ep *ep, struct et_fi_flow *f)
+{
+	f->next = ep->flow_free;
+	ep->flow_free = f;
+}
+
+static struct et_fi_sub *
+sub_get(struct et_fi_ep *ep)
+{
+	struct et_fi_sub *s = ep->sub_free;
+
+	if (s == NULL)
+		return malloc(sizeof(*s));
+	ep->sub_free = s->next;
+	return s;
+}
+
+static void
+sub_put(struct et_fi_ep *ep, struct et_fi_sub *s)
+{
+	s->next = ep->sub_free;
+	ep->sub_free = s;
+}
+
+/* The planner's arrays for a batch of n flows: 0, or -FI_ENOMEM. */
+static int
+plan_room(struct et_fi_ep *ep, uint32_t n)
+{
+	const struct et_lb_host *lb = &et_process.lb;
+	uint32_t n_out = et_lb_plan_max(lb, n) + 1; /* the policy's, for n flows */
+	void *fv, *fl, *out, *nth;
+
+	if (n <= ep->plan_cap && n_out <= ep->plan_out_cap)
+		return 0;
+	fv = realloc(ep->plan_fv, n * sizeof(*ep->plan_fv));
+	if (fv)
+		ep->plan_fv = fv;
+	fl = realloc(ep->plan_fl, n * sizeof(*ep->plan_fl));
+	if (fl)
+		ep->plan_fl = fl;
+	out = realloc(ep->plan_out, n_out * sizeof(*ep->plan_out));
+	if (out)
+		ep->plan_out = out;
+	nth = realloc(ep->plan_nth, n * sizeof(*ep->plan_nth));
+	if (nth)
+		ep->plan_nth = nth;
+	if (!fv || !fl || !out || !nth)
+		return -FI_ENOMEM;
+	ep->plan_cap = n;
+	ep->plan_out_cap = n_out;
+	return 0;
+}
+
 /* Which of a connection's data QPs a subflow takes. */
 static uint32_t
 slot_of(const struct et_lb_host *lb, uint16_t path, uint32_t nth)
@@ -40,15 +107,17 @@ et_fi_flow_start(struct et_fi_conn *c, struct et_fi_req *req, uint8_t *local, ui
 		 uint64_t raddr, uint32_t rkey, bool read)
 {
 	struct et_fi_ep *ep = c->ep;
-	struct et_fi_flow *f = calloc(1, sizeof(*f)), **p;
+	struct et_fi_flow *f = flow_get(ep);
 
 	if (f == NULL)
 		return -FI_ENOMEM;
 	*f = (struct et_fi_flow){.conn = c, .req = req, .local = local, .len = len,
 				 .raddr = raddr, .rkey = rkey, .read = read};
-	for (p = &ep->batch; *p; p = &(*p)->next)
-		;
-	*p = f;
+	if (ep->batch_last)
+		ep->batch_last->next = f;
+	else
+		ep->batch = f;
+	ep->batch_last = f;
 	ep->n_batch++;
 	req->inflight++;
 	if (ep->batch_at == 0) {
@@ -64,6 +133,7 @@ static void
 flow_done(struct et_fi_flow *f)
 {
 	struct et_fi_req *req = f->req;
+	struct et_fi_ep *ep = f->conn->ep;
 
 	req->inflight--;
 	if (req->kind == ET_FI_REQ_RECV) {
@@ -80,7 +150,7 @@ flow_done(struct et_fi_flow *f)
 	} else {
 		et_fi_req_check(req);
 	}
-	free(f);
+	flow_put(ep, f);
 }
 
 /* As many waiting subflows as q may hold. */
@@ -131,7 +201,7 @@ et_fi_flow_sent(struct et_fi_ep *ep, struct et_fi_sub *s, int err)
 
 	if (err && !f->err)
 		f->err = -err;
-	free(s);
+	sub_put(ep, s);
 	if (--f->subs_left == 0)
 		flow_done(f);
 	if (q)
@@ -163,30 +233,34 @@ plan_batch(struct et_fi_ep *ep, uint64_t now)
 {
 	struct et_lb_host *lb = &et_process.lb;
 	uint32_t n = ep->n_batch, k, i;
-	struct et_fi_flow **fv = malloc(n * sizeof(*fv)), *f;
-	struct et_lb_flow *fl = malloc(n * sizeof(*fl));
-	struct et_lb_sub *out = malloc((et_lb_plan_max(lb, n) + 1) * sizeof(*out));
-	uint32_t *nth = calloc(n, sizeof(*nth));
+	struct et_fi_flow **fv, *f, *fn;
+	struct et_lb_flow *fl;
+	struct et_lb_sub *out;
+	uint32_t *nth;
 
+	if (plan_room(ep, n)) {
+		for (f = ep->batch; f; f = fn) {
+			fn = f->next;
+			f->err = FI_ENOMEM;
+			flow_done(f);
+		}
+		ep->batch = ep->batch_last = NULL;
+		ep->n_batch = 0;
+		ep->batch_at = 0;
+		return;
+	}
+	fv = ep->plan_fv, fl = ep->plan_fl, out = ep->plan_out, nth = ep->plan_nth;
+	memset(nth, 0, n * sizeof(*nth));
 	for (i = 0, f = ep->batch; f; f = f->next, i++) {
 		fv[i] = f;
 		/* a peer outside the conf's topology is planned as if in our rack */
-		if (fl)
-			fl[i] = (struct et_lb_flow){f->conn->peer_host != UINT32_MAX
-							    ? f->conn->peer_host
-							    : lb->host,
-						    f->len};
+		fl[i] = (struct et_lb_flow){f->conn->peer_host != UINT32_MAX ? f->conn->peer_host
+									       : lb->host,
+					    f->len};
 	}
-	ep->batch = NULL;
+	ep->batch = ep->batch_last = NULL;
 	ep->n_batch = 0;
 	ep->batch_at = 0;
-	if (!fv || !fl || !out || !nth) {
-		for (i = 0; fv && i < n; i++) {
-			fv[i]->err = FI_ENOMEM;
-			flow_done(fv[i]);
-		}
-		goto out;
-	}
 	k = et_lb_plan(lb, fl, n, now, out);
 	for (i = 0; i < k; i++) {
 		struct et_fi_flow *ff = fv[out[i].flow];
@@ -195,7 +269,7 @@ plan_batch(struct et_fi_ep *ep, uint64_t now)
 
 		/* a WRITE carries at most 2^32 - 1 bytes */
 		for (; off < end; off += ET_FI_SUBFLOW_MAX) {
-			struct et_fi_sub *s = calloc(1, sizeof(*s));
+			struct et_fi_sub *s = sub_get(ep);
 
 			if (s == NULL) {
 				ff->err = FI_ENOMEM;
@@ -219,11 +293,6 @@ plan_batch(struct et_fi_ep *ep, uint64_t now)
 				fv[i]->err = FI_ENOMEM;
 			flow_done(fv[i]);
 		}
-out:
-	free(fv);
-	free(fl);
-	free(out);
-	free(nth);
 }
 
 void
@@ -295,28 +364,44 @@ et_fi_flow_conn_fail(struct et_fi_conn *c)
 		f->err = err;
 		flow_done(f);
 	}
+	ep->batch_last = NULL;
+	for (struct et_fi_flow *f = ep->batch; f; f = f->next)
+		ep->batch_last = f;
 }
 
 void
 et_fi_flow_ep_free(struct et_fi_ep *ep)
 {
-	struct et_fi_flow *f, *fn;
+	struct et_fi_flow *flows[] = {ep->batch, ep->flow_free}, *f, *fn;
 	struct et_fi_sub *s, *sn;
 
-	for (f = ep->batch; f; f = fn) {
-		fn = f->next;
-		free(f);
-	}
+	for (size_t k = 0; k < 2; k++)
+		for (f = flows[k]; f; f = fn) {
+			fn = f->next;
+			free(f);
+		}
+	for (struct et_fi_conn *c = ep->conns; c; c = c->next)
+		for (uint32_t i = 0; i < c->n_data; i++) {
+			for (s = c->data[i]->wait_head; s; s = sn) {
+				sn = s->next;
+				sub_put(ep, s);
+			}
+			c->data[i]->wait_head = c->data[i]->wait_tail = NULL;
+		}
 	for (s = ep->due; s; s = sn) {
 		sn = s->next;
 		free(s);
 	}
-	for (struct et_fi_conn *c = ep->conns; c; c = c->next)
-		for (uint32_t i = 0; i < c->n_data; i++)
-			for (s = c->data[i]->wait_head; s; s = sn) {
-				sn = s->next;
-				free(s);
-			}
-	ep->batch = NULL;
-	ep->due = NULL;
+	for (s = ep->sub_free; s; s = sn) {
+		sn = s->next;
+		free(s);
+	}
+	free(ep->plan_fv);
+	free(ep->plan_fl);
+	free(ep->plan_out);
+	free(ep->plan_nth);
+	ep->batch = ep->batch_last = ep->flow_free = NULL;
+	ep->due = ep->sub_free = NULL;
+	ep->plan_fv = NULL, ep->plan_fl = NULL, ep->plan_out = NULL, ep->plan_nth = NULL;
+	ep->plan_cap = ep->plan_out_cap = 0;
 }

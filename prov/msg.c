@@ -96,64 +96,41 @@ et_fi_hdr_get(const uint8_t *p, struct et_fi_hdr *h)
 	h->seq = (uint32_t)(ks >> 32);
 }
 
-/* ---- lists ---- */
+/* ---- unexpected messages: entries kept for the next ---- */
 
-static void
-req_append(struct et_fi_req **head, struct et_fi_req *r)
+/* An entry for h, its eager payload copied: NULL if out of memory. */
+static struct et_fi_unexp *
+ux_new(struct et_fi_ep *ep, const struct et_fi_hdr *h, const uint8_t *payload)
 {
-	struct et_fi_req **p = head, *prev = NULL;
+	struct et_fi_unexp *u = TAILQ_FIRST(&ep->ux_free);
+	uint32_t n = h->op == ET_FI_OP_EAGER ? h->len : 0;
 
-	while (*p) {
-		prev = *p;
-		p = &(*p)->next;
+	if (u)
+		TAILQ_REMOVE(&ep->ux_free, u, link);
+	else if ((u = calloc(1, sizeof(*u))) == NULL)
+		return NULL;
+	if (u->payload_cap < n) {
+		uint8_t *b = realloc(u->payload_buf, n);
+
+		if (b == NULL) {
+			TAILQ_INSERT_HEAD(&ep->ux_free, u, link);
+			return NULL;
+		}
+		u->payload_buf = b;
+		u->payload_cap = n;
 	}
-	r->prev = prev;
-	r->next = NULL;
-	*p = r;
+	u->h = *h;
+	u->claim_ctx = NULL;
+	u->payload = n ? u->payload_buf : NULL;
+	if (n)
+		memcpy(u->payload, payload, n);
+	return u;
 }
 
 static void
-req_unlink(struct et_fi_req **head, struct et_fi_req *r)
+ux_free(struct et_fi_ep *ep, struct et_fi_unexp *u)
 {
-	if (r->prev)
-		r->prev->next = r->next;
-	else
-		*head = r->next;
-	if (r->next)
-		r->next->prev = r->prev;
-	r->next = r->prev = NULL;
-}
-
-static void
-ux_append(struct et_fi_unexp **head, struct et_fi_unexp *u)
-{
-	struct et_fi_unexp **p = head, *prev = NULL;
-
-	while (*p) {
-		prev = *p;
-		p = &(*p)->next;
-	}
-	u->prev = prev;
-	u->next = NULL;
-	*p = u;
-}
-
-static void
-ux_unlink(struct et_fi_unexp **head, struct et_fi_unexp *u)
-{
-	if (u->prev)
-		u->prev->next = u->next;
-	else
-		*head = u->next;
-	if (u->next)
-		u->next->prev = u->prev;
-}
-
-static void
-ux_free(struct et_fi_unexp *u)
-{
-	free(u->payload);
-	free(u);
+	TAILQ_INSERT_HEAD(&ep->ux_free, u, link);
 }
 
 /* ---- control messages ---- */
@@ -274,9 +251,9 @@ ctrl_post_or_queue(struct et_fi_req *req)
 	struct et_fi_conn *c = req->conn;
 
 	/* what waited for room goes first, in order */
-	if (c->state == ET_FI_CONN_READY && c->pend_head)
+	if (c->state == ET_FI_CONN_READY && !TAILQ_EMPTY(&c->pend))
 		et_fi_msg_flush_pending(c);
-	if (c->state == ET_FI_CONN_READY && c->pend_head == NULL &&
+	if (c->state == ET_FI_CONN_READY && TAILQ_EMPTY(&c->pend) &&
 	    (req->kind != ET_FI_REQ_SEND || req->ep->tx_busy + TX_RESERVE < ET_FI_TX_SIZE)) {
 		int r = req_ctrl_post(req);
 
@@ -287,19 +264,12 @@ ctrl_post_or_queue(struct et_fi_req *req)
 		return c->err ? c->err : -FI_EIO;
 	/* an inject's bytes are the consumer's again once we return */
 	if ((req->op_flags & FI_INJECT) && req->len && req->inject == NULL) {
-		req->inject = malloc(req->len);
-		if (req->inject == NULL)
-			return -FI_ENOMEM;
-		memcpy(req->inject, req->buf, req->len);
-		req->buf = req->inject;
+		int r = et_fi_req_inject(req, req->buf, req->len);
+
+		if (r)
+			return r;
 	}
-	req->next = NULL;
-	req->prev = c->pend_tail;
-	if (c->pend_tail)
-		c->pend_tail->next = req;
-	else
-		c->pend_head = req;
-	c->pend_tail = req;
+	TAILQ_INSERT_TAIL(&c->pend, req, link);
 	req->ep->n_pend++;
 	/* a message waiting to be sent is in flight: a request whose last
 	 * message (DONE, FIN, an RMA write's data) waits here must not
@@ -313,19 +283,14 @@ et_fi_msg_flush_pending(struct et_fi_conn *c)
 {
 	struct et_fi_req *req;
 
-	while ((req = c->pend_head) != NULL &&
+	while ((req = TAILQ_FIRST(&c->pend)) != NULL &&
 	       (c->state == ET_FI_CONN_READY || c->state == ET_FI_CONN_FAILED)) {
 		int r = c->state == ET_FI_CONN_READY ? req_ctrl_post(req)
 			: c->err ? c->err : -FI_EIO;
 
 		if (r == -FI_EAGAIN)
 			return; /* no room: et_fi_msg_flush_all tries again */
-		c->pend_head = req->next;
-		if (c->pend_head)
-			c->pend_head->prev = NULL;
-		else
-			c->pend_tail = NULL;
-		req->next = req->prev = NULL;
+		TAILQ_REMOVE(&c->pend, req, link);
 		req->ep->n_pend--;
 		req->inflight--; /* off the list: posted (counted again) or failed */
 		if (r)
@@ -337,7 +302,7 @@ void
 et_fi_msg_flush_all(struct et_fi_ep *ep)
 {
 	for (struct et_fi_conn *c = ep->conns; c && ep->n_pend; c = c->next)
-		if (c->pend_head && c->state == ET_FI_CONN_READY && ep->free_tslot)
+		if (!TAILQ_EMPTY(&c->pend) && c->state == ET_FI_CONN_READY && ep->free_tslot)
 			et_fi_msg_flush_pending(c);
 }
 
@@ -604,10 +569,16 @@ deliver(struct et_fi_req *req, struct et_fi_conn *c, const struct et_fi_hdr *h,
 	}
 }
 
-static struct et_fi_unexp **
+static struct et_fi_ux_q *
 ux_list(struct et_fi_ep *ep, bool tagged)
 {
 	return tagged ? &ep->ux_tag : &ep->ux_msg;
+}
+
+static struct et_fi_req_q *
+rx_list(struct et_fi_ep *ep, bool tagged)
+{
+	return tagged ? &ep->rx_tag : &ep->rx_msg;
 }
 
 static void
@@ -615,29 +586,25 @@ incoming(struct et_fi_conn *c, const struct et_fi_hdr *h, const uint8_t *payload
 {
 	struct et_fi_ep *ep = c->ep;
 	bool tagged = h->flags & ET_FI_HF_TAGGED;
-	struct et_fi_req **posted = tagged ? &ep->rx_tag : &ep->rx_msg, *r;
+	struct et_fi_req_q *posted = rx_list(ep, tagged);
 	struct et_fi_unexp *u;
+	struct et_fi_req *r;
 
-	for (r = *posted; r; r = r->next)
+	TAILQ_FOREACH(r, posted, link)
 		if (matches(ep, r, h, c))
 			break;
 	if (r) {
-		req_unlink(posted, r);
+		TAILQ_REMOVE(posted, r, link);
 		ep->rx_posted--;
 		deliver(r, c, h, payload);
 		return;
 	}
-	u = calloc(1, sizeof(*u));
-	if (u == NULL || (h->op == ET_FI_OP_EAGER && h->len && !(u->payload = malloc(h->len)))) {
+	if ((u = ux_new(ep, h, payload)) == NULL) {
 		ET_FI_WARN(FI_LOG_EP_DATA, "out of memory: an unexpected message is lost\n");
-		free(u);
 		return;
 	}
-	u->h = *h;
 	u->conn = c;
-	if (u->payload)
-		memcpy(u->payload, payload, h->len);
-	ux_append(ux_list(ep, tagged), u);
+	TAILQ_INSERT_TAIL(ux_list(ep, tagged), u, link);
 }
 
 void
@@ -740,7 +707,7 @@ peek(struct et_fi_ep *ep, const struct fi_msg_tagged *msg, uint64_t flags)
 	struct et_fi_cqe e = {.src = FI_ADDR_NOTAVAIL};
 
 	et_process_progress();
-	for (u = ep->ux_tag; u; u = u->next)
+	TAILQ_FOREACH(u, &ep->ux_tag, link)
 		if (!u->claim_ctx && matches(ep, &probe, &u->h, u->conn))
 			break;
 	e.e.op_context = msg->context;
@@ -759,8 +726,8 @@ peek(struct et_fi_ep *ep, const struct fi_msg_tagged *msg, uint64_t flags)
 		u->claim_ctx = msg->context;
 		((struct fi_context *)msg->context)->internal[0] = u;
 	} else if (flags & FI_DISCARD) {
-		ux_unlink(&ep->ux_tag, u);
-		ux_free(u);
+		TAILQ_REMOVE(&ep->ux_tag, u, link);
+		ux_free(ep, u);
 	}
 	et_fi_cq_push(ep->rx_cq, &e);
 	return 0;
@@ -771,7 +738,8 @@ recv_common(struct fid_ep *fep, void *buf, size_t len, fi_addr_t src, uint64_t t
 	    uint64_t ignore, void *context, uint64_t flags, bool tagged)
 {
 	struct et_fi_ep *ep = container_of(fep, struct et_fi_ep, ep);
-	struct et_fi_unexp **ux = ux_list(ep, tagged), *u;
+	struct et_fi_ux_q *ux = ux_list(ep, tagged);
+	struct et_fi_unexp *u;
 	struct et_fi_req *req;
 
 	if (len && buf == NULL)
@@ -812,12 +780,12 @@ recv_common(struct fid_ep *fep, void *buf, size_t len, fi_addr_t src, uint64_t t
 			return -FI_EINVAL;
 		}
 	} else {
-		for (u = *ux; u; u = u->next)
+		TAILQ_FOREACH(u, ux, link)
 			if (!u->claim_ctx && matches(ep, req, &u->h, u->conn))
 				break;
 	}
 	if (u) {
-		ux_unlink(ux, u);
+		TAILQ_REMOVE(ux, u, link);
 		if (flags & FI_DISCARD) {
 			req->conn = u->conn;
 			req->msg_len = 0;
@@ -834,9 +802,9 @@ recv_common(struct fid_ep *fep, void *buf, size_t len, fi_addr_t src, uint64_t t
 		} else {
 			deliver(req, u->conn, &u->h, u->payload);
 		}
-		ux_free(u);
+		ux_free(ep, u);
 	} else {
-		req_append(tagged ? &ep->rx_tag : &ep->rx_msg, req);
+		TAILQ_INSERT_TAIL(rx_list(ep, tagged), req, link);
 		ep->rx_posted++;
 	}
 	et_process_unlock();
@@ -907,12 +875,13 @@ tag_recvmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg, uint64_t flags)
 int
 et_fi_msg_cancel(struct et_fi_ep *ep, void *context)
 {
-	struct et_fi_req **lists[] = {&ep->rx_msg, &ep->rx_tag};
+	struct et_fi_req_q *lists[] = {&ep->rx_msg, &ep->rx_tag};
+	struct et_fi_req *r;
 
 	for (size_t k = 0; k < 2; k++)
-		for (struct et_fi_req *r = *lists[k]; r; r = r->next)
+		TAILQ_FOREACH(r, lists[k], link)
 			if (r->context == context) {
-				req_unlink(lists[k], r);
+				TAILQ_REMOVE(lists[k], r, link);
 				ep->rx_posted--;
 				r->msg_len = 0;
 				et_fi_req_complete(r, FI_ECANCELED, 0);
@@ -924,14 +893,15 @@ et_fi_msg_cancel(struct et_fi_ep *ep, void *context)
 void
 et_fi_msg_ep_free(struct et_fi_ep *ep)
 {
-	struct et_fi_unexp *lists[] = {ep->ux_msg, ep->ux_tag}, *u, *n;
+	struct et_fi_ux_q *lists[] = {&ep->ux_msg, &ep->ux_tag, &ep->ux_free};
+	struct et_fi_unexp *u;
 
-	for (size_t k = 0; k < 2; k++)
-		for (u = lists[k]; u; u = n) {
-			n = u->next;
-			ux_free(u);
+	for (size_t k = 0; k < 3; k++)
+		while ((u = TAILQ_FIRST(lists[k])) != NULL) {
+			TAILQ_REMOVE(lists[k], u, link);
+			free(u->payload_buf);
+			free(u);
 		}
-	ep->ux_msg = ep->ux_tag = NULL;
 }
 
 struct fi_ops_msg et_fi_msg_ops = {

@@ -34,15 +34,10 @@ rma_common(struct fid_ep *fep, void *buf, size_t len, fi_addr_t dest, uint64_t a
 	req->data = data;
 	req->rma_addr = addr;
 	req->rma_key = key;
-	if ((flags & FI_INJECT) && len && !read) {
-		req->inject = malloc(len);
-		if (req->inject == NULL) {
-			et_fi_req_free(req);
-			et_process_unlock();
-			return -FI_ENOMEM;
-		}
-		memcpy(req->inject, buf, len);
-		req->buf = req->inject;
+	if ((flags & FI_INJECT) && len && !read && (err = et_fi_req_inject(req, buf, len))) {
+		et_fi_req_free(req);
+		et_process_unlock();
+		return err;
 	}
 	req->done = read || !(flags & FI_REMOTE_CQ_DATA);
 	if (len)
