@@ -29,27 +29,6 @@ ms_now(void)
 	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
 }
 
-/* ---- rings that grow ---- */
-
-int
-et_fi_ring_grow(void **ring, size_t elem, uint32_t *cap, uint32_t *head, uint32_t *tail)
-{
-	uint32_t n = *tail - *head, ncap = *cap ? *cap * 2 : 16;
-	uint8_t *r = malloc(ncap * elem);
-	const uint8_t *o = *ring;
-
-	if (r == NULL)
-		return -FI_ENOMEM;
-	for (uint32_t i = 0; i < n; i++)
-		memcpy(r + i * elem, o + ((*head + i) & (*cap - 1)) * elem, elem);
-	free(*ring);
-	*ring = r;
-	*cap = ncap;
-	*head = 0;
-	*tail = n;
-	return 0;
-}
-
 /* ---- completion queues ---- */
 
 static size_t
@@ -73,7 +52,8 @@ void
 et_fi_cq_push(struct et_fi_cq *cq, const struct et_fi_cqe *e)
 {
 	if (cq->tail - cq->head == cq->cap &&
-	    et_fi_ring_grow((void **)&cq->ring, sizeof(*cq->ring), &cq->cap, &cq->head, &cq->tail)) {
+	    !et_ring_grow((void **)&cq->ring, &cq->cap, cq->head, cq->tail, sizeof(*cq->ring),
+			  UINT32_MAX)) {
 		ET_FI_WARN(FI_LOG_CQ, "out of memory: a completion is lost\n");
 		return;
 	}
@@ -467,7 +447,8 @@ et_fi_eq_push(struct et_fi_eq *eq, uint32_t event, const void *buf, size_t len, 
 	if (len > sizeof(e->u))
 		return -FI_EINVAL;
 	if (eq->tail - eq->head == eq->cap &&
-	    et_fi_ring_grow((void **)&eq->ring, sizeof(*eq->ring), &eq->cap, &eq->head, &eq->tail))
+	    !et_ring_grow((void **)&eq->ring, &eq->cap, eq->head, eq->tail, sizeof(*eq->ring),
+			  UINT32_MAX))
 		return -FI_ENOMEM;
 	e = &eq->ring[eq->tail++ & (eq->cap - 1)];
 	e->event = event;

@@ -81,8 +81,8 @@ key_retire(struct et_fi_ep *ep, uint32_t key)
 	uint64_t rto4 = 4 * et_process.c.rc.qp.rto_ns;
 
 	if (ep->ret_tail - ep->ret_head == ep->ret_cap &&
-	    et_fi_ring_grow((void **)&ep->retired, sizeof(*ep->retired), &ep->ret_cap,
-			    &ep->ret_head, &ep->ret_tail))
+	    !et_ring_grow((void **)&ep->retired, &ep->ret_cap, ep->ret_head, ep->ret_tail,
+			  sizeof(*ep->retired), UINT32_MAX))
 		return false;
 	ep->retired[ep->ret_tail++ & (ep->ret_cap - 1)] = (struct et_fi_retired){
 		key, et_process_now() + (rto4 > ET_FI_READ_KEY_LINGER_NS ? rto4 : ET_FI_READ_KEY_LINGER_NS)};

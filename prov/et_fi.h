@@ -45,6 +45,7 @@
 #include <rdma/providers/fi_log.h>
 #include <rdma/providers/fi_prov.h>
 
+#include "base/et_ring.h"
 #include "host/et_arp.h"
 #include "host/et_nic.h"
 #include "host/et_process.h"
@@ -524,11 +525,6 @@ struct et_fi_ep {
 };
 
 /* ---- helpers (cq.c) ---- */
-
-/* A ring of *cap (a power of 2, or 0) elements of elem bytes, full or
- * empty, twice as large, its entries from *head on moved to 0 on: 0 or
- * -FI_ENOMEM (nothing changed). */
-int et_fi_ring_grow(void **ring, size_t elem, uint32_t *cap, uint32_t *head, uint32_t *tail);
 
 /* A completion to a CQ (and its counter); ep's CQ for the side. */
 void et_fi_cq_push(struct et_fi_cq *cq, const struct et_fi_cqe *e);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/et_rand.h"
+#include "base/et_ring.h"
 #include "cm/et_cm_priv.h"
 #include "wire/et_gid.h"
 
@@ -159,33 +160,14 @@ et_cm_deadline(struct et_cm *cm)
 
 /* ---- what leaves: MADs and events ---- */
 
-/* A full ring of cap elements of size elem twice as big; false when it
- * may not grow (or no memory).  Its positions (head .. tail, counted
- * without end, element p at p % cap) stay: an event's position, kept by
- * its connection, still finds it. */
-static bool
-ring_grow(void **ring, uint32_t *cap, uint32_t head, uint32_t tail, size_t elem)
-{
-	char *r;
-
-	if (*cap >= RING_MAX || (r = malloc(2 * (size_t)*cap * elem)) == NULL)
-		return false;
-	for (uint32_t p = head; p != tail; p++)
-		memcpy(r + (p % (2 * *cap)) * elem, (char *)*ring + (p % *cap) * elem, elem);
-	free(*ring);
-	*ring = r;
-	*cap *= 2;
-	return true;
-}
-
 void
 et_cm_out_push(struct et_cm *cm, uint32_t dst_ip, const uint8_t *mad)
 {
 	struct et_cm_out *o;
 
 	if (cm->out_tail - cm->out_head == cm->out_cap &&
-	    !ring_grow((void **)&cm->out, &cm->out_cap, cm->out_head, cm->out_tail,
-		       sizeof(*cm->out))) {
+	    !et_ring_grow((void **)&cm->out, &cm->out_cap, cm->out_head, cm->out_tail,
+			  sizeof(*cm->out), RING_MAX)) {
 		cm->st.tx_full++;
 		return;
 	}
@@ -214,7 +196,8 @@ et_cm_event_new(struct et_cm *cm, struct et_cm_conn *c, enum et_cm_event_type t)
 	if (c->released)
 		return NULL;
 	if (cm->ev_tail - cm->ev_head == cm->ev_cap &&
-	    !ring_grow((void **)&cm->ev, &cm->ev_cap, cm->ev_head, cm->ev_tail, sizeof(*cm->ev))) {
+	    !et_ring_grow((void **)&cm->ev, &cm->ev_cap, cm->ev_head, cm->ev_tail, sizeof(*cm->ev),
+			  RING_MAX)) {
 		cm->st.events_lost++;
 		return NULL;
 	}

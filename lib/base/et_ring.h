@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * A ring that grows: elements at positions head .. tail (counted without
+ * end, the one at p in slot p % cap), twice the room when full.  The
+ * positions stay what they were, so a position kept outside (an event's,
+ * by its connection) still finds its element.  Control path: lib/cm's
+ * queues and the provider's completion and event queues.
+ */
+#ifndef ET_RING_H
+#define ET_RING_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ET_RING_FIRST 16u /* the room of a ring that had none */
+
+/* *ring of *cap elements of size elem (0: none yet) with room for twice
+ * as many, at most max; false (the ring as it was) when it may not grow
+ * or there is no memory. */
+static inline bool
+et_ring_grow(void **ring, uint32_t *cap, uint32_t head, uint32_t tail, size_t elem,
+	     uint32_t max)
+{
+	uint32_t ncap = *cap ? 2 * *cap : ET_RING_FIRST;
+	char *r;
+
+	if (ncap > max || ncap < *cap || (r = malloc((size_t)ncap * elem)) == NULL)
+		return false;
+	for (uint32_t p = head; p != tail; p++)
+		memcpy(r + (p % ncap) * elem, (char *)*ring + (p % *cap) * elem, elem);
+	free(*ring);
+	*ring = r;
+	*cap = ncap;
+	return true;
+}
+
+#endif
