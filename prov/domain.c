@@ -178,59 +178,18 @@ static struct fi_ops domain_fi_ops = {
 	.ops_open = et_fi_no_ops_open,
 };
 
-static int
-no_scalable_ep(struct fid_domain *domain, struct fi_info *info, struct fid_ep **sep,
-	       void *context)
-{
-	return -FI_ENOSYS;
-}
-
-static int
-no_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr, struct fid_poll **pollset)
-{
-	return -FI_ENOSYS;
-}
-
-static int
-no_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr, struct fid_stx **stx,
-	   void *context)
-{
-	return -FI_ENOSYS;
-}
-
-static int
-no_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr, struct fid_ep **rx_ep,
-	   void *context)
-{
-	return -FI_ENOSYS;
-}
-
-static int
-no_query_atomic(struct fid_domain *domain, enum fi_datatype datatype, enum fi_op op,
-		struct fi_atomic_attr *attr, uint64_t flags)
-{
-	return -FI_ENOSYS;
-}
-
-static int
-no_query_collective(struct fid_domain *domain, enum fi_collective_op coll,
-		    struct fi_collective_attr *attr, uint64_t flags)
-{
-	return -FI_ENOSYS;
-}
-
 static struct fi_ops_domain domain_ops = {
 	.size = sizeof(struct fi_ops_domain),
 	.av_open = et_fi_av_open,
 	.cq_open = et_fi_cq_open,
 	.endpoint = et_fi_ep_open,
-	.scalable_ep = no_scalable_ep,
+	.scalable_ep = et_fi_no_scalable_ep,
 	.cntr_open = et_fi_cntr_open,
-	.poll_open = no_poll_open,
-	.stx_ctx = no_stx_ctx,
-	.srx_ctx = no_srx_ctx,
-	.query_atomic = no_query_atomic,
-	.query_collective = no_query_collective,
+	.poll_open = et_fi_no_poll_open,
+	.stx_ctx = et_fi_no_stx_ctx,
+	.srx_ctx = et_fi_no_srx_ctx,
+	.query_atomic = et_fi_no_query_atomic,
+	.query_collective = et_fi_no_query_collective,
 };
 
 int
@@ -473,13 +432,6 @@ av_straddr(struct fid_av *fav, const void *addr, char *buf, size_t *len)
 	return buf;
 }
 
-static int
-no_av_set(struct fid_av *av, struct fi_av_set_attr *attr, struct fid_av_set **av_set,
-	  void *context)
-{
-	return -FI_ENOSYS;
-}
-
 static struct fi_ops_av av_ops = {
 	.size = sizeof(struct fi_ops_av),
 	.insert = av_insert,
@@ -488,7 +440,7 @@ static struct fi_ops_av av_ops = {
 	.remove = av_remove,
 	.lookup = av_lookup,
 	.straddr = av_straddr,
-	.av_set = no_av_set,
+	.av_set = et_fi_no_av_set,
 };
 
 static int

@@ -521,20 +521,6 @@ ep_setopt(fid_t fid, int level, int optname, const void *optval, size_t optlen)
 	return -FI_ENOPROTOOPT;
 }
 
-static int
-no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr, struct fid_ep **tx_ep,
-	  void *context)
-{
-	return -FI_ENOSYS;
-}
-
-static int
-no_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr, struct fid_ep **rx_ep,
-	  void *context)
-{
-	return -FI_ENOSYS;
-}
-
 static ssize_t
 ep_rx_size_left(struct fid_ep *fep)
 {
@@ -556,8 +542,8 @@ static struct fi_ops_ep ep_ops = {
 	.cancel = ep_cancel,
 	.getopt = ep_getopt,
 	.setopt = ep_setopt,
-	.tx_ctx = no_tx_ctx,
-	.rx_ctx = no_rx_ctx,
+	.tx_ctx = et_fi_no_tx_ctx,
+	.rx_ctx = et_fi_no_rx_ctx,
 	.rx_size_left = ep_rx_size_left,
 	.tx_size_left = ep_tx_size_left,
 };
@@ -579,65 +565,17 @@ ep_getname(fid_t fid, void *addr, size_t *addrlen)
 	return 0;
 }
 
-static int
-no_setname(fid_t fid, void *addr, size_t addrlen)
-{
-	return -FI_ENOSYS;
-}
-
-static int
-no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
-{
-	return -FI_ENOSYS;
-}
-
-static int
-no_connect(struct fid_ep *ep, const void *addr, const void *param, size_t paramlen)
-{
-	return -FI_ENOSYS;
-}
-
-static int
-no_listen(struct fid_pep *pep)
-{
-	return -FI_ENOSYS;
-}
-
-static int
-no_accept(struct fid_ep *ep, const void *param, size_t paramlen)
-{
-	return -FI_ENOSYS;
-}
-
-static int
-no_reject(struct fid_pep *pep, fid_t handle, const void *param, size_t paramlen)
-{
-	return -FI_ENOSYS;
-}
-
-static int
-no_shutdown(struct fid_ep *ep, uint64_t flags)
-{
-	return -FI_ENOSYS;
-}
-
-static int
-no_join(struct fid_ep *ep, const void *addr, uint64_t flags, struct fid_mc **mc, void *context)
-{
-	return -FI_ENOSYS;
-}
-
 static struct fi_ops_cm cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
-	.setname = no_setname,
+	.setname = et_fi_no_setname,
 	.getname = ep_getname,
-	.getpeer = no_getpeer,
-	.connect = no_connect,
-	.listen = no_listen,
-	.accept = no_accept,
-	.reject = no_reject,
-	.shutdown = no_shutdown,
-	.join = no_join,
+	.getpeer = et_fi_no_getpeer,
+	.connect = et_fi_no_connect,
+	.listen = et_fi_no_listen,
+	.accept = et_fi_no_accept,
+	.reject = et_fi_no_reject,
+	.shutdown = et_fi_no_shutdown,
+	.join = et_fi_no_join,
 };
 
 int

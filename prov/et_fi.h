@@ -19,6 +19,7 @@
  *             acknowledged sent again, in order and once
  *   flow.c    large transfers: Ethereal's batch, subflows on data QPs
  *   cm.c      how a connection's QPs meet: RDMA CM (see et_fi_cm.h)
+ *   enosys.c  what the objects refuse (-FI_ENOSYS), in one place
  *
  * Locking: one mutex for the process (et_fi_lock), taken by every entry
  * point and released by those that wait; so the provider is FI_THREAD_SAFE
@@ -541,11 +542,43 @@ int et_fi_eq_push(struct et_fi_eq *eq, uint32_t event, const void *buf, size_t l
 
 /* ---- the parts' entry points ---- */
 
-/* prov.c */
+/* enosys.c: what the objects refuse (-FI_ENOSYS) */
+int et_fi_no_scalable_ep(struct fid_domain *domain, struct fi_info *info, struct fid_ep **sep,
+			 void *context);
+int et_fi_no_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
+		       struct fid_poll **pollset);
+int et_fi_no_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr, struct fid_stx **stx,
+		     void *context);
+int et_fi_no_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr, struct fid_ep **rx_ep,
+		     void *context);
+int et_fi_no_query_atomic(struct fid_domain *domain, enum fi_datatype datatype, enum fi_op op,
+			  struct fi_atomic_attr *attr, uint64_t flags);
+int et_fi_no_query_collective(struct fid_domain *domain, enum fi_collective_op coll,
+			      struct fi_collective_attr *attr, uint64_t flags);
+int et_fi_no_av_set(struct fid_av *av, struct fi_av_set_attr *attr, struct fid_av_set **av_set,
+		    void *context);
+int et_fi_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr, struct fid_ep **tx_ep,
+		    void *context);
+int et_fi_no_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr, struct fid_ep **rx_ep,
+		    void *context);
+int et_fi_no_setname(fid_t fid, void *addr, size_t addrlen);
+int et_fi_no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen);
+int et_fi_no_connect(struct fid_ep *ep, const void *addr, const void *param, size_t paramlen);
+int et_fi_no_listen(struct fid_pep *pep);
+int et_fi_no_accept(struct fid_ep *ep, const void *param, size_t paramlen);
+int et_fi_no_reject(struct fid_pep *pep, fid_t handle, const void *param, size_t paramlen);
+int et_fi_no_shutdown(struct fid_ep *ep, uint64_t flags);
+int et_fi_no_join(struct fid_ep *ep, const void *addr, uint64_t flags, struct fid_mc **mc,
+		  void *context);
+int et_fi_no_passive_ep(struct fid_fabric *fabric, struct fi_info *info, struct fid_pep **pep,
+			void *context);
+int et_fi_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
+		       struct fid_wait **waitset);
 int et_fi_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
 int et_fi_no_control(struct fid *fid, int command, void *arg);
-int et_fi_no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops,
-		      void *context);
+int et_fi_no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops, void *context);
+
+/* prov.c */
 int et_fi_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
 		  const struct fi_info *hints, struct fi_info **info);
 int et_fi_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);

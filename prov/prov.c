@@ -388,39 +388,6 @@ fabric_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
 	return r;
 }
 
-static int
-fabric_no_passive_ep(struct fid_fabric *fabric, struct fi_info *info, struct fid_pep **pep,
-		     void *context)
-{
-	return -FI_ENOSYS;
-}
-
-static int
-fabric_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
-		    struct fid_wait **waitset)
-{
-	return -FI_ENOSYS;
-}
-
-/* What an object does not do: the same answer from every object. */
-int
-et_fi_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
-{
-	return -FI_ENOSYS;
-}
-
-int
-et_fi_no_control(struct fid *fid, int command, void *arg)
-{
-	return -FI_ENOSYS;
-}
-
-int
-et_fi_no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops, void *context)
-{
-	return -FI_ENOSYS;
-}
-
 static struct fi_ops fabric_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = fabric_close,
@@ -432,9 +399,9 @@ static struct fi_ops fabric_fi_ops = {
 static struct fi_ops_fabric fabric_ops = {
 	.size = sizeof(struct fi_ops_fabric),
 	.domain = et_fi_domain_open,
-	.passive_ep = fabric_no_passive_ep,
+	.passive_ep = et_fi_no_passive_ep,
 	.eq_open = et_fi_eq_open,
-	.wait_open = fabric_no_wait_open,
+	.wait_open = et_fi_no_wait_open,
 	.trywait = fabric_trywait,
 };
 
