@@ -5,6 +5,7 @@
  */
 #include "cm/et_mad.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -91,116 +92,257 @@ et_cm_msg_init(struct et_cm_msg *m, uint16_t attr, uint64_t tid)
 	m->hdr.attr_id = attr;
 }
 
-/* A 24-bit field in the high bytes of a word, the low byte another's. */
-static uint32_t
-hi24(const uint8_t *p)
+/* ---- fields: each described once, for parse and build ---- */
+
+/* A field of a layout: in the struct, at mem (mem_size bytes: a uint8_t,
+ * bool, uint16_t, uint32_t or uint64_t); on the wire, width bits at
+ * shift from the least significant bit of the big-endian word of
+ * wire_size bytes at off.  width 0: wire_size bytes copied as they are
+ * (a GID). */
+struct mad_field {
+	uint16_t mem;
+	uint8_t mem_size;
+	uint8_t off, wire_size, shift, width;
+};
+
+#define F(type, member, off, wire_size, shift, width)                                          \
+	{offsetof(type, member), sizeof(((type *)0)->member), off, wire_size, shift, width}
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+static uint64_t
+wire_get(const uint8_t *p, uint8_t size)
 {
-	return et_load32(p) >> 8;
+	switch (size) {
+	case 1: return p[0];
+	case 2: return et_load16(p);
+	case 4: return et_load32(p);
+	default: return et_load64(p);
+	}
 }
 
 static void
-put_hi24(uint8_t *p, uint32_t v24, uint8_t low)
+wire_put(uint8_t *p, uint8_t size, uint64_t v)
 {
-	et_store32(p, v24 << 8 | low);
+	switch (size) {
+	case 1: p[0] = (uint8_t)v; break;
+	case 2: et_store16(p, (uint16_t)v); break;
+	case 4: et_store32(p, (uint32_t)v); break;
+	default: et_store64(p, v); break;
+	}
 }
 
-/* ---- the path of a REQ: 44 bytes at off ---- */
+static uint64_t
+mem_get(const void *s, const struct mad_field *f)
+{
+	const uint8_t *m = (const uint8_t *)s + f->mem;
+	uint16_t v16;
+	uint32_t v32;
+	uint64_t v64;
+
+	switch (f->mem_size) {
+	case 1: return m[0];
+	case 2: memcpy(&v16, m, 2); return v16;
+	case 4: memcpy(&v32, m, 4); return v32;
+	default: memcpy(&v64, m, 8); return v64;
+	}
+}
 
 static void
-path_parse(const uint8_t *p, struct et_cm_path *x)
+mem_put(void *s, const struct mad_field *f, uint64_t v)
 {
-	uint32_t w = et_load32(p + 36);
+	uint8_t *m = (uint8_t *)s + f->mem;
+	uint16_t v16 = (uint16_t)v;
+	uint32_t v32 = (uint32_t)v;
 
-	x->local_lid = et_load16(p);
-	x->remote_lid = et_load16(p + 2);
-	memcpy(x->local_gid, p + 4, 16);
-	memcpy(x->remote_gid, p + 20, 16);
-	x->flow_label = w >> 12;
-	x->packet_rate = w & 0x3f;
-	x->traffic_class = p[40];
-	x->hop_limit = p[41];
-	x->sl = p[42] >> 4;
-	x->subnet_local = (p[42] >> 3) & 1;
-	x->local_ack_timeout = p[43] >> 3;
+	switch (f->mem_size) {
+	case 1: m[0] = (uint8_t)v; break;
+	case 2: memcpy(m, &v16, 2); break;
+	case 4: memcpy(m, &v32, 4); break;
+	default: memcpy(m, &v, 8); break;
+	}
 }
 
+static uint64_t
+mask_of(uint8_t width)
+{
+	return width >= 64 ? UINT64_MAX : (1ull << width) - 1;
+}
+
+static void
+fields_parse(const struct mad_field *t, size_t n, const uint8_t *w, void *s)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct mad_field *f = &t[i];
+
+		if (f->width == 0)
+			memcpy((uint8_t *)s + f->mem, w + f->off, f->wire_size);
+		else
+			mem_put(s, f, wire_get(w + f->off, f->wire_size) >> f->shift &
+					      mask_of(f->width));
+	}
+}
+
+/* false if a value does not fit its field's bits */
 static bool
-path_build(uint8_t *p, const struct et_cm_path *x)
+fields_build(const struct mad_field *t, size_t n, const void *s, uint8_t *w)
 {
-	if (x->flow_label >> 20 || x->packet_rate >> 6 || x->sl >> 4 || x->local_ack_timeout >> 5)
-		return false;
-	et_store16(p, x->local_lid);
-	et_store16(p + 2, x->remote_lid);
-	memcpy(p + 4, x->local_gid, 16);
-	memcpy(p + 20, x->remote_gid, 16);
-	et_store32(p + 36, x->flow_label << 12 | x->packet_rate);
-	p[40] = x->traffic_class;
-	p[41] = x->hop_limit;
-	p[42] = (uint8_t)(x->sl << 4 | (uint8_t)x->subnet_local << 3);
-	p[43] = (uint8_t)(x->local_ack_timeout << 3);
+	for (size_t i = 0; i < n; i++) {
+		const struct mad_field *f = &t[i];
+		uint64_t v, m;
+
+		if (f->width == 0) {
+			memcpy(w + f->off, (const uint8_t *)s + f->mem, f->wire_size);
+			continue;
+		}
+		v = mem_get(s, f);
+		m = mask_of(f->width);
+		if (v & ~m)
+			return false;
+		wire_put(w + f->off, f->wire_size,
+			 (wire_get(w + f->off, f->wire_size) & ~(m << f->shift)) | v << f->shift);
+	}
 	return true;
 }
 
-/* ---- messages: parse ---- */
+/* IBTA vol. 1 tables 106-113: the common header, then each message's */
+static const struct mad_field hdr_fields[] = {
+	F(struct et_mad_hdr, base_version, 0, 1, 0, 8),
+	F(struct et_mad_hdr, mgmt_class, 1, 1, 0, 8),
+	F(struct et_mad_hdr, class_version, 2, 1, 0, 8),
+	F(struct et_mad_hdr, method, 3, 1, 0, 8),
+	F(struct et_mad_hdr, status, 4, 2, 0, 16),
+	F(struct et_mad_hdr, class_specific, 6, 2, 0, 16),
+	F(struct et_mad_hdr, tid, 8, 8, 0, 64),
+	F(struct et_mad_hdr, attr_id, 16, 2, 0, 16),
+	F(struct et_mad_hdr, attr_mod, 20, 4, 0, 32),
+};
 
-static void
-req_parse(const uint8_t *c, struct et_cm_req *r)
-{
-	r->local_comm_id = et_load32(c);
-	r->service_id = et_load64(c + 8);
-	r->local_ca_guid = et_load64(c + 16);
-	r->local_qkey = et_load32(c + 28);
-	r->local_qpn = hi24(c + 32);
-	r->responder_resources = c[35];
-	r->local_eecn = hi24(c + 36);
-	r->initiator_depth = c[39];
-	r->remote_eecn = hi24(c + 40);
-	r->remote_cm_response_timeout = c[43] >> 3;
-	r->transport_type = (c[43] >> 1) & 3;
-	r->e2e_flow_control = c[43] & 1;
-	r->starting_psn = hi24(c + 44);
-	r->local_cm_response_timeout = c[47] >> 3;
-	r->retry_count = c[47] & 7;
-	r->pkey = et_load16(c + 48);
-	r->path_mtu = c[50] >> 4;
-	r->rdc_exists = (c[50] >> 3) & 1;
-	r->rnr_retry_count = c[50] & 7;
-	r->max_cm_retries = c[51] >> 4;
-	r->srq = (c[51] >> 3) & 1;
-	r->ext_transport = c[51] & 7;
-	path_parse(c + 52, &r->primary);
-	path_parse(c + 96, &r->alternate);
-}
+/* a REQ's path: 44 bytes, at 52 (primary) and 96 (alternate) */
+static const struct mad_field path_fields[] = {
+	F(struct et_cm_path, local_lid, 0, 2, 0, 16),
+	F(struct et_cm_path, remote_lid, 2, 2, 0, 16),
+	F(struct et_cm_path, local_gid, 4, 16, 0, 0),
+	F(struct et_cm_path, remote_gid, 20, 16, 0, 0),
+	F(struct et_cm_path, flow_label, 36, 4, 12, 20),
+	F(struct et_cm_path, packet_rate, 36, 4, 0, 6),
+	F(struct et_cm_path, traffic_class, 40, 1, 0, 8),
+	F(struct et_cm_path, hop_limit, 41, 1, 0, 8),
+	F(struct et_cm_path, sl, 42, 1, 4, 4),
+	F(struct et_cm_path, subnet_local, 42, 1, 3, 1),
+	F(struct et_cm_path, local_ack_timeout, 43, 1, 3, 5),
+};
 
-static void
-rep_parse(const uint8_t *c, struct et_cm_rep *r)
-{
-	r->local_comm_id = et_load32(c);
-	r->remote_comm_id = et_load32(c + 4);
-	r->local_qkey = et_load32(c + 8);
-	r->local_qpn = hi24(c + 12);
-	r->local_eecn = hi24(c + 16);
-	r->starting_psn = hi24(c + 20);
-	r->responder_resources = c[24];
-	r->initiator_depth = c[25];
-	r->target_ack_delay = c[26] >> 3;
-	r->failover = (c[26] >> 1) & 3;
-	r->e2e_flow_control = c[26] & 1;
-	r->rnr_retry_count = c[27] >> 5;
-	r->srq = (c[27] >> 4) & 1;
-	r->local_ca_guid = et_load64(c + 28);
-}
+static const struct mad_field req_fields[] = {
+	F(struct et_cm_req, local_comm_id, 0, 4, 0, 32),
+	F(struct et_cm_req, service_id, 8, 8, 0, 64),
+	F(struct et_cm_req, local_ca_guid, 16, 8, 0, 64),
+	F(struct et_cm_req, local_qkey, 28, 4, 0, 32),
+	F(struct et_cm_req, local_qpn, 32, 4, 8, 24),
+	F(struct et_cm_req, responder_resources, 35, 1, 0, 8),
+	F(struct et_cm_req, local_eecn, 36, 4, 8, 24),
+	F(struct et_cm_req, initiator_depth, 39, 1, 0, 8),
+	F(struct et_cm_req, remote_eecn, 40, 4, 8, 24),
+	F(struct et_cm_req, remote_cm_response_timeout, 43, 1, 3, 5),
+	F(struct et_cm_req, transport_type, 43, 1, 1, 2),
+	F(struct et_cm_req, e2e_flow_control, 43, 1, 0, 1),
+	F(struct et_cm_req, starting_psn, 44, 4, 8, 24),
+	F(struct et_cm_req, local_cm_response_timeout, 47, 1, 3, 5),
+	F(struct et_cm_req, retry_count, 47, 1, 0, 3),
+	F(struct et_cm_req, pkey, 48, 2, 0, 16),
+	F(struct et_cm_req, path_mtu, 50, 1, 4, 4),
+	F(struct et_cm_req, rdc_exists, 50, 1, 3, 1),
+	F(struct et_cm_req, rnr_retry_count, 50, 1, 0, 3),
+	F(struct et_cm_req, max_cm_retries, 51, 1, 4, 4),
+	F(struct et_cm_req, srq, 51, 1, 3, 1),
+	F(struct et_cm_req, ext_transport, 51, 1, 0, 3),
+};
 
-static void
-sidr_rep_parse(const uint8_t *c, struct et_cm_sidr_rep *r)
+static const struct mad_field mra_fields[] = {
+	F(struct et_cm_mra, local_comm_id, 0, 4, 0, 32),
+	F(struct et_cm_mra, remote_comm_id, 4, 4, 0, 32),
+	F(struct et_cm_mra, msg_mraed, 8, 1, 6, 2),
+	F(struct et_cm_mra, service_timeout, 9, 1, 3, 5),
+};
+
+static const struct mad_field rej_fields[] = {
+	F(struct et_cm_rej, local_comm_id, 0, 4, 0, 32),
+	F(struct et_cm_rej, remote_comm_id, 4, 4, 0, 32),
+	F(struct et_cm_rej, msg_rejected, 8, 1, 6, 2),
+	F(struct et_cm_rej, ari_len, 9, 1, 1, 7),
+	F(struct et_cm_rej, reason, 10, 2, 0, 16),
+};
+
+static const struct mad_field rep_fields[] = {
+	F(struct et_cm_rep, local_comm_id, 0, 4, 0, 32),
+	F(struct et_cm_rep, remote_comm_id, 4, 4, 0, 32),
+	F(struct et_cm_rep, local_qkey, 8, 4, 0, 32),
+	F(struct et_cm_rep, local_qpn, 12, 4, 8, 24),
+	F(struct et_cm_rep, local_eecn, 16, 4, 8, 24),
+	F(struct et_cm_rep, starting_psn, 20, 4, 8, 24),
+	F(struct et_cm_rep, responder_resources, 24, 1, 0, 8),
+	F(struct et_cm_rep, initiator_depth, 25, 1, 0, 8),
+	F(struct et_cm_rep, target_ack_delay, 26, 1, 3, 5),
+	F(struct et_cm_rep, failover, 26, 1, 1, 2),
+	F(struct et_cm_rep, e2e_flow_control, 26, 1, 0, 1),
+	F(struct et_cm_rep, rnr_retry_count, 27, 1, 5, 3),
+	F(struct et_cm_rep, srq, 27, 1, 4, 1),
+	F(struct et_cm_rep, local_ca_guid, 28, 8, 0, 64),
+};
+
+/* RTU and DREP: the two ids; DREQ: and the QP it ends */
+static const struct mad_field ids_fields[] = {
+	F(struct et_cm_ids, local_comm_id, 0, 4, 0, 32),
+	F(struct et_cm_ids, remote_comm_id, 4, 4, 0, 32),
+	F(struct et_cm_ids, remote_qpn, 8, 4, 8, 24),
+};
+
+static const struct mad_field sidr_req_fields[] = {
+	F(struct et_cm_sidr_req, request_id, 0, 4, 0, 32),
+	F(struct et_cm_sidr_req, pkey, 4, 2, 0, 16),
+	F(struct et_cm_sidr_req, service_id, 8, 8, 0, 64),
+};
+
+static const struct mad_field sidr_rep_fields[] = {
+	F(struct et_cm_sidr_rep, request_id, 0, 4, 0, 32),
+	F(struct et_cm_sidr_rep, status, 4, 1, 0, 8),
+	F(struct et_cm_sidr_rep, info_len, 5, 1, 0, 8),
+	F(struct et_cm_sidr_rep, qpn, 8, 4, 8, 24),
+	F(struct et_cm_sidr_rep, service_id, 12, 8, 0, 64),
+	F(struct et_cm_sidr_rep, qkey, 20, 4, 0, 32),
+};
+
+/* A message's fixed fields, and where its variable bytes (a REJ's ARI,
+ * a SIDR_REP's info: length field, room) are; NULL for no CM message. */
+struct mad_layout {
+	const struct mad_field *fields;
+	size_t n;
+	uint8_t var_off, var_room;
+};
+
+static const struct mad_layout *
+layout_of(uint16_t attr_id)
 {
-	r->request_id = et_load32(c);
-	r->status = c[4];
-	r->info_len = c[5];
-	r->qpn = hi24(c + 8);
-	r->service_id = et_load64(c + 12);
-	r->qkey = et_load32(c + 20);
-	memcpy(r->info, c + 24, ET_CM_SIDR_INFO_LEN);
+	static const struct mad_layout req = {req_fields, N(req_fields), 0, 0},
+		mra = {mra_fields, N(mra_fields), 0, 0},
+		rej = {rej_fields, N(rej_fields), 12, ET_CM_REJ_ARI_LEN},
+		rep = {rep_fields, N(rep_fields), 0, 0},
+		ids = {ids_fields, 2, 0, 0},
+		dreq = {ids_fields, 3, 0, 0},
+		sidr_req = {sidr_req_fields, N(sidr_req_fields), 0, 0},
+		sidr_rep = {sidr_rep_fields, N(sidr_rep_fields), 24, ET_CM_SIDR_INFO_LEN};
+
+	switch (attr_id) {
+	case ET_CM_REQ: return &req;
+	case ET_CM_MRA: return &mra;
+	case ET_CM_REJ: return &rej;
+	case ET_CM_REP: return &rep;
+	case ET_CM_RTU:
+	case ET_CM_DREP: return &ids;
+	case ET_CM_DREQ: return &dreq;
+	case ET_CM_SIDR_REQ: return &sidr_req;
+	case ET_CM_SIDR_REP: return &sidr_rep;
+	}
+	return NULL;
 }
 
 /* Where the private data starts, in the CM's 232 bytes. */
@@ -210,26 +352,48 @@ pdata_off(uint16_t attr_id)
 	return (uint16_t)(ET_MAD_LEN - D - et_cm_pdata_size(attr_id));
 }
 
+/* A message's variable bytes and their length, in its struct (a REJ's
+ * ARI, a SIDR_REP's info); NULL for the others. */
+static uint8_t *
+var_bytes(struct et_cm_msg *m, uint8_t **len)
+{
+	switch (m->hdr.attr_id) {
+	case ET_CM_REJ:
+		*len = &m->u.rej.ari_len;
+		return m->u.rej.ari;
+	case ET_CM_SIDR_REP:
+		*len = &m->u.sidr_rep.info_len;
+		return m->u.sidr_rep.info;
+	}
+	return NULL;
+}
+
+/* What a message's fields say that the bits cannot: a kind of message
+ * named that is none. */
+static bool
+kinds_ok(const struct et_cm_msg *m)
+{
+	switch (m->hdr.attr_id) {
+	case ET_CM_MRA: return m->u.mra.msg_mraed <= ET_CM_MSG_OTHER;
+	case ET_CM_REJ: return m->u.rej.msg_rejected <= ET_CM_MSG_OTHER;
+	}
+	return true;
+}
+
 int
 et_cm_parse(const uint8_t *buf, size_t len, struct et_cm_msg *m)
 {
 	const uint8_t *c = buf + D;
 	struct et_mad_hdr *h = &m->hdr;
+	const struct mad_layout *l;
+	uint8_t *var, *var_len;
 
 	memset(m, 0, sizeof(*m));
 	if (len < ET_MAD_LEN)
 		return -ET_MAD_E_TRUNC;
 	if (len > ET_MAD_LEN)
 		return -ET_MAD_E_OVERSIZE;
-	h->base_version = buf[0];
-	h->mgmt_class = buf[1];
-	h->class_version = buf[2];
-	h->method = buf[3];
-	h->status = et_load16(buf + 4);
-	h->class_specific = et_load16(buf + 6);
-	h->tid = et_load64(buf + 8);
-	h->attr_id = et_load16(buf + 16);
-	h->attr_mod = et_load32(buf + 20);
+	fields_parse(hdr_fields, N(hdr_fields), buf, h);
 	if (h->base_version != ET_MAD_BASE_VERSION)
 		return -ET_MAD_E_BASE_VERSION;
 	if (h->mgmt_class != ET_MAD_CLASS_CM)
@@ -238,178 +402,49 @@ et_cm_parse(const uint8_t *buf, size_t len, struct et_cm_msg *m)
 		return -ET_MAD_E_CLASS_VERSION;
 	if (h->method != ET_MAD_METHOD_SEND)
 		return -ET_MAD_E_METHOD;
-	switch (h->attr_id) {
-	case ET_CM_REQ:
-		req_parse(c, &m->u.req);
-		break;
-	case ET_CM_MRA:
-		m->u.mra.local_comm_id = et_load32(c);
-		m->u.mra.remote_comm_id = et_load32(c + 4);
-		m->u.mra.msg_mraed = c[8] >> 6;
-		m->u.mra.service_timeout = c[9] >> 3;
-		if (m->u.mra.msg_mraed > ET_CM_MSG_OTHER)
-			return -ET_MAD_E_FIELD;
-		break;
-	case ET_CM_REJ:
-		m->u.rej.local_comm_id = et_load32(c);
-		m->u.rej.remote_comm_id = et_load32(c + 4);
-		m->u.rej.msg_rejected = c[8] >> 6;
-		m->u.rej.ari_len = c[9] >> 1;
-		m->u.rej.reason = et_load16(c + 10);
-		if (m->u.rej.msg_rejected > ET_CM_MSG_OTHER || m->u.rej.ari_len > ET_CM_REJ_ARI_LEN)
-			return -ET_MAD_E_FIELD;
-		memcpy(m->u.rej.ari, c + 12, m->u.rej.ari_len);
-		break;
-	case ET_CM_REP:
-		rep_parse(c, &m->u.rep);
-		break;
-	case ET_CM_RTU:
-	case ET_CM_DREQ:
-	case ET_CM_DREP:
-		m->u.ids.local_comm_id = et_load32(c);
-		m->u.ids.remote_comm_id = et_load32(c + 4);
-		if (h->attr_id == ET_CM_DREQ)
-			m->u.ids.remote_qpn = hi24(c + 8);
-		break;
-	case ET_CM_SIDR_REQ:
-		m->u.sidr_req.request_id = et_load32(c);
-		m->u.sidr_req.pkey = et_load16(c + 4);
-		m->u.sidr_req.service_id = et_load64(c + 8);
-		break;
-	case ET_CM_SIDR_REP:
-		sidr_rep_parse(c, &m->u.sidr_rep);
-		if (m->u.sidr_rep.info_len > ET_CM_SIDR_INFO_LEN)
-			return -ET_MAD_E_FIELD;
-		break;
-	default:
+	if ((l = layout_of(h->attr_id)) == NULL)
 		return -ET_MAD_E_ATTR;
+	fields_parse(l->fields, l->n, c, &m->u);
+	if (h->attr_id == ET_CM_REQ) {
+		fields_parse(path_fields, N(path_fields), c + 52, &m->u.req.primary);
+		fields_parse(path_fields, N(path_fields), c + 96, &m->u.req.alternate);
+	}
+	if (!kinds_ok(m))
+		return -ET_MAD_E_FIELD;
+	if ((var = var_bytes(m, &var_len)) != NULL) {
+		if (*var_len > l->var_room)
+			return -ET_MAD_E_FIELD;
+		memcpy(var, c + l->var_off, *var_len);
 	}
 	m->pdata = c + pdata_off(h->attr_id);
 	m->pdata_len = et_cm_pdata_size(h->attr_id);
 	return 0;
 }
 
-/* ---- messages: build ---- */
-
-static bool
-req_build(uint8_t *c, const struct et_cm_req *r)
-{
-	if (r->local_qpn >> 24 || r->local_eecn >> 24 || r->remote_eecn >> 24 ||
-	    r->starting_psn >> 24 || r->remote_cm_response_timeout >> 5 ||
-	    r->transport_type >> 2 || r->local_cm_response_timeout >> 5 || r->retry_count >> 3 ||
-	    r->path_mtu >> 4 || r->rnr_retry_count >> 3 || r->max_cm_retries >> 4 ||
-	    r->ext_transport >> 3)
-		return false;
-	et_store32(c, r->local_comm_id);
-	et_store64(c + 8, r->service_id);
-	et_store64(c + 16, r->local_ca_guid);
-	et_store32(c + 28, r->local_qkey);
-	put_hi24(c + 32, r->local_qpn, r->responder_resources);
-	put_hi24(c + 36, r->local_eecn, r->initiator_depth);
-	put_hi24(c + 40, r->remote_eecn,
-		 (uint8_t)(r->remote_cm_response_timeout << 3 | r->transport_type << 1 |
-			   (uint8_t)r->e2e_flow_control));
-	put_hi24(c + 44, r->starting_psn,
-		 (uint8_t)(r->local_cm_response_timeout << 3 | r->retry_count));
-	et_store16(c + 48, r->pkey);
-	c[50] = (uint8_t)(r->path_mtu << 4 | (uint8_t)r->rdc_exists << 3 | r->rnr_retry_count);
-	c[51] = (uint8_t)(r->max_cm_retries << 4 | (uint8_t)r->srq << 3 | r->ext_transport);
-	return path_build(c + 52, &r->primary) && path_build(c + 96, &r->alternate);
-}
-
-static bool
-rep_build(uint8_t *c, const struct et_cm_rep *r)
-{
-	if (r->local_qpn >> 24 || r->local_eecn >> 24 || r->starting_psn >> 24 ||
-	    r->target_ack_delay >> 5 || r->failover >> 2 || r->rnr_retry_count >> 3)
-		return false;
-	et_store32(c, r->local_comm_id);
-	et_store32(c + 4, r->remote_comm_id);
-	et_store32(c + 8, r->local_qkey);
-	put_hi24(c + 12, r->local_qpn, 0);
-	put_hi24(c + 16, r->local_eecn, 0);
-	put_hi24(c + 20, r->starting_psn, 0);
-	c[24] = r->responder_resources;
-	c[25] = r->initiator_depth;
-	c[26] = (uint8_t)(r->target_ack_delay << 3 | r->failover << 1 | (uint8_t)r->e2e_flow_control);
-	c[27] = (uint8_t)(r->rnr_retry_count << 5 | (uint8_t)r->srq << 4);
-	et_store64(c + 28, r->local_ca_guid);
-	return true;
-}
-
 int
 et_cm_build(uint8_t out[ET_MAD_LEN], const struct et_cm_msg *m)
 {
 	const struct et_mad_hdr *h = &m->hdr;
-	uint8_t *c = out + D;
+	const struct mad_layout *l = layout_of(h->attr_id);
 	uint16_t room = et_cm_pdata_size(h->attr_id);
-	bool ok = true;
+	uint8_t *c = out + D, *var, *var_len;
+	bool ok;
 
-	if (room == 0)
+	if (l == NULL || room == 0)
 		return -ET_MAD_E_ATTR;
 	if (m->pdata_len > room)
 		return -ET_MAD_E_FIELD;
 	memset(out, 0, ET_MAD_LEN);
-	out[0] = h->base_version;
-	out[1] = h->mgmt_class;
-	out[2] = h->class_version;
-	out[3] = h->method;
-	et_store16(out + 4, h->status);
-	et_store16(out + 6, h->class_specific);
-	et_store64(out + 8, h->tid);
-	et_store16(out + 16, h->attr_id);
-	et_store32(out + 20, h->attr_mod);
-	switch (h->attr_id) {
-	case ET_CM_REQ:
-		ok = req_build(c, &m->u.req);
-		break;
-	case ET_CM_MRA:
-		ok = m->u.mra.msg_mraed <= ET_CM_MSG_OTHER && !(m->u.mra.service_timeout >> 5);
-		et_store32(c, m->u.mra.local_comm_id);
-		et_store32(c + 4, m->u.mra.remote_comm_id);
-		c[8] = (uint8_t)(m->u.mra.msg_mraed << 6);
-		c[9] = (uint8_t)(m->u.mra.service_timeout << 3);
-		break;
-	case ET_CM_REJ:
-		ok = m->u.rej.msg_rejected <= ET_CM_MSG_OTHER && m->u.rej.ari_len <= ET_CM_REJ_ARI_LEN;
-		et_store32(c, m->u.rej.local_comm_id);
-		et_store32(c + 4, m->u.rej.remote_comm_id);
-		c[8] = (uint8_t)(m->u.rej.msg_rejected << 6);
-		c[9] = (uint8_t)(m->u.rej.ari_len << 1);
-		et_store16(c + 10, m->u.rej.reason);
+	ok = fields_build(hdr_fields, N(hdr_fields), h, out) &&
+	     fields_build(l->fields, l->n, &m->u, c) && kinds_ok(m);
+	if (ok && h->attr_id == ET_CM_REQ)
+		ok = fields_build(path_fields, N(path_fields), &m->u.req.primary, c + 52) &&
+		     fields_build(path_fields, N(path_fields), &m->u.req.alternate, c + 96);
+	/* the struct is the caller's, const: its variable bytes read only */
+	if (ok && (var = var_bytes((struct et_cm_msg *)m, &var_len)) != NULL) {
+		ok = *var_len <= l->var_room;
 		if (ok)
-			memcpy(c + 12, m->u.rej.ari, m->u.rej.ari_len);
-		break;
-	case ET_CM_REP:
-		ok = rep_build(c, &m->u.rep);
-		break;
-	case ET_CM_SIDR_REQ:
-		et_store32(c, m->u.sidr_req.request_id);
-		et_store16(c + 4, m->u.sidr_req.pkey);
-		et_store64(c + 8, m->u.sidr_req.service_id);
-		break;
-	case ET_CM_SIDR_REP: {
-		const struct et_cm_sidr_rep *r = &m->u.sidr_rep;
-
-		ok = !(r->qpn >> 24) && r->info_len <= ET_CM_SIDR_INFO_LEN;
-		et_store32(c, r->request_id);
-		c[4] = r->status;
-		c[5] = r->info_len;
-		put_hi24(c + 8, r->qpn, 0);
-		et_store64(c + 12, r->service_id);
-		et_store32(c + 20, r->qkey);
-		if (ok)
-			memcpy(c + 24, r->info, r->info_len);
-		break;
-	}
-	default: /* RTU, DREQ, DREP */
-		et_store32(c, m->u.ids.local_comm_id);
-		et_store32(c + 4, m->u.ids.remote_comm_id);
-		if (h->attr_id == ET_CM_DREQ) {
-			ok = !(m->u.ids.remote_qpn >> 24);
-			put_hi24(c + 8, m->u.ids.remote_qpn, 0);
-		}
-		break;
+			memcpy(c + l->var_off, var, *var_len);
 	}
 	if (!ok)
 		return -ET_MAD_E_FIELD;
