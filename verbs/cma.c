@@ -157,7 +157,7 @@ set_sin(struct sockaddr_in *s, uint32_t ip, uint16_t port)
 /* The route's addresses set, its one path record with them. */
 void
 cma_set_route(struct cma_id *c, uint32_t src_ip, uint16_t src_port, uint32_t dst_ip,
-	  uint16_t dst_port)
+	      uint16_t dst_port)
 {
 	set_sin(&c->id.route.addr.src_sin, src_ip, src_port);
 	set_sin(&c->id.route.addr.dst_sin, dst_ip, dst_port);
@@ -700,7 +700,7 @@ rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct socka
 	cma_on_device(id);
 	et_process_lock();
 	cma_set_route(c, et_process.ip, addr_port(&id->route.addr.src_addr), addr_ip(dst_addr),
-		  addr_port(dst_addr));
+		      addr_port(dst_addr));
 	/* the peer's MAC is the agent's to find (ARP), when it sends */
 	r = post_simple(c, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
 	et_process_unlock();

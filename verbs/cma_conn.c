@@ -191,7 +191,7 @@ sidr_connect(struct cma_id *c, const struct rdma_conn_param *cp)
 		err = -ENODEV;
 	if (c->rid)
 		cma_set_route(c, et_process.ip, src_port, addr_ip(&id->route.addr.dst_addr),
-			  addr_port(&id->route.addr.dst_addr));
+			      addr_port(&id->route.addr.dst_addr));
 	et_process_unlock();
 	return c->rid ? cma_complete(id) : fail(-err);
 }
@@ -221,7 +221,8 @@ rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 		err = -ENODEV;
 	if (c->rid)
 		cma_set_route(c, et_process.ip, 0xc000 | (id->qp->qp_num & 0x3fff),
-			  addr_ip(&id->route.addr.dst_addr), addr_port(&id->route.addr.dst_addr));
+			      addr_ip(&id->route.addr.dst_addr),
+			      addr_port(&id->route.addr.dst_addr));
 	et_process_unlock();
 	return c->rid ? cma_complete(id) : fail(-err);
 }
