@@ -264,13 +264,19 @@ cma_bind(void *ctx, const struct et_rdmacm_bind *b)
 	return 0;
 }
 
+/* The id's QP to ERR, unless the program destroyed it with
+ * ibv_destroy_qp (perftest does, then waits for its peer's DREQ): the
+ * agent has forgotten it then, and id.qp points at freed memory. */
 void
 cma_qp_to_error(struct cma_id *c)
 {
 	struct ibv_qp_attr a = {.qp_state = IBV_QPS_ERR};
+	struct ibv_qp *qp = c->id.qp;
 
-	if (c->id.qp && c->id.qp->state != IBV_QPS_ERR && c->id.qp->state != IBV_QPS_RESET)
-		et_vb_modify_qp_locked(c->id.qp, &a, IBV_QP_STATE);
+	if (qp == NULL || (c->rid && et_rdmacm_id_qp(c->rid) == NULL))
+		return;
+	if (qp->state != IBV_QPS_ERR && qp->state != IBV_QPS_RESET)
+		et_vb_modify_qp_locked(qp, &a, IBV_QP_STATE);
 }
 
 /* ---- what the agent tells: events for the program ---- */
