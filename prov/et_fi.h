@@ -433,6 +433,11 @@ struct et_fi_conn {
 
 /* A transfer the interceptor plans: bytes between local memory and one
  * peer's, by WRITE (with immediate imm, or none) or by READ. */
+/* A free list's link, in the first bytes of an object done with (flow.c) */
+struct et_fi_free {
+	struct et_fi_free *next;
+};
+
 struct et_fi_flow {
 	struct et_fi_conn *conn;
 	struct et_fi_req *req;
@@ -443,7 +448,7 @@ struct et_fi_flow {
 	bool read;               /* the peer's bytes into local */
 	uint32_t subs_left;
 	int err;                 /* the first error of a subflow: a positive FI_E* */
-	struct et_fi_flow *next; /* in the batch, or free */
+	struct et_fi_flow *next; /* in the batch */
 };
 
 /* A data QP's wr_id is its subflow's address with this bit set (a control
@@ -458,7 +463,7 @@ struct et_fi_sub {
 	uint64_t start_ns;
 	int insert_pos;
 	struct et_fi_qp *q;
-	struct et_fi_sub *next;  /* due, waiting on q, or free */
+	struct et_fi_sub *next;  /* due, or waiting on q */
 };
 
 /* ---- endpoint ---- */
@@ -504,8 +509,7 @@ struct et_fi_ep {
 	struct et_fi_sub *due;   /* planned, waiting for their start */
 	/* flows and subflows done with, kept for the next; the planner's
 	 * arrays, grown to the largest batch (flow.c) */
-	struct et_fi_flow *flow_free;
-	struct et_fi_sub *sub_free;
+	struct et_fi_free *flow_free, *sub_free;
 	struct et_fi_flow **plan_fv;
 	struct et_lb_flow *plan_fl;
 	struct et_lb_sub *plan_out;

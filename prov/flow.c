@@ -25,40 +25,38 @@ sub_fail_now(struct et_fi_ep *ep, struct et_fi_sub *s, int err);
 
 /* ---- flows and subflows: kept for the next once done ---- */
 
-static struct et_fi_flow *
-flow_get(struct et_fi_ep *ep)
+/* An object of size bytes from the free list l (its contents the
+ * caller's to set), or a new one: NULL if out of memory. */
+static void *
+free_get(struct et_fi_free **l, size_t size)
 {
-	struct et_fi_flow *f = ep->flow_free;
+	struct et_fi_free *o = *l;
 
-	if (f == NULL)
-		return malloc(sizeof(*f));
-	ep->flow_free = f->next;
-	return f;
+	if (o == NULL)
+		return malloc(size);
+	*l = o->next;
+	return o;
+}
+
+/* An object done with, onto l: its first bytes hold the link. */
+static void
+free_put(struct et_fi_free **l, void *obj)
+{
+	struct et_fi_free *o = obj;
+
+	o->next = *l;
+	*l = o;
 }
 
 static void
-flow_put(struct et_fi_ep *ep, struct et_fi_flow *f)
+free_all(struct et_fi_free **l)
 {
-	f->next = ep->flow_free;
-	ep->flow_free = f;
-}
+	while (*l) {
+		struct et_fi_free *o = *l;
 
-static struct et_fi_sub *
-sub_get(struct et_fi_ep *ep)
-{
-	struct et_fi_sub *s = ep->sub_free;
-
-	if (s == NULL)
-		return malloc(sizeof(*s));
-	ep->sub_free = s->next;
-	return s;
-}
-
-static void
-sub_put(struct et_fi_ep *ep, struct et_fi_sub *s)
-{
-	s->next = ep->sub_free;
-	ep->sub_free = s;
+		*l = o->next;
+		free(o);
+	}
 }
 
 /* The planner's arrays for a batch of n flows: 0, or -FI_ENOMEM. */
@@ -107,7 +105,7 @@ et_fi_flow_start(struct et_fi_conn *c, struct et_fi_req *req, uint8_t *local, ui
 		 uint64_t raddr, uint32_t rkey, bool read)
 {
 	struct et_fi_ep *ep = c->ep;
-	struct et_fi_flow *f = flow_get(ep);
+	struct et_fi_flow *f = free_get(&ep->flow_free, sizeof(struct et_fi_flow));
 
 	if (f == NULL)
 		return -FI_ENOMEM;
@@ -150,7 +148,7 @@ flow_done(struct et_fi_flow *f)
 	} else {
 		et_fi_req_check(req);
 	}
-	flow_put(ep, f);
+	free_put(&ep->flow_free, f);
 }
 
 /* As many waiting subflows as q may hold. */
@@ -201,7 +199,7 @@ et_fi_flow_sent(struct et_fi_ep *ep, struct et_fi_sub *s, int err)
 
 	if (err && !f->err)
 		f->err = -err;
-	sub_put(ep, s);
+	free_put(&ep->sub_free, s);
 	if (--f->subs_left == 0)
 		flow_done(f);
 	if (q)
@@ -269,7 +267,7 @@ plan_batch(struct et_fi_ep *ep, uint64_t now)
 
 		/* a WRITE carries at most 2^32 - 1 bytes */
 		for (; off < end; off += ET_FI_SUBFLOW_MAX) {
-			struct et_fi_sub *s = sub_get(ep);
+			struct et_fi_sub *s = free_get(&ep->sub_free, sizeof(struct et_fi_sub));
 
 			if (s == NULL) {
 				ff->err = FI_ENOMEM;
@@ -372,19 +370,18 @@ et_fi_flow_conn_fail(struct et_fi_conn *c)
 void
 et_fi_flow_ep_free(struct et_fi_ep *ep)
 {
-	struct et_fi_flow *flows[] = {ep->batch, ep->flow_free}, *f, *fn;
+	struct et_fi_flow *f, *fn;
 	struct et_fi_sub *s, *sn;
 
-	for (size_t k = 0; k < 2; k++)
-		for (f = flows[k]; f; f = fn) {
-			fn = f->next;
-			free(f);
-		}
+	for (f = ep->batch; f; f = fn) {
+		fn = f->next;
+		free(f);
+	}
 	for (struct et_fi_conn *c = ep->conns; c; c = c->next)
 		for (uint32_t i = 0; i < c->n_data; i++) {
 			for (s = c->data[i]->wait_head; s; s = sn) {
 				sn = s->next;
-				sub_put(ep, s);
+				free_put(&ep->sub_free, s);
 			}
 			c->data[i]->wait_head = c->data[i]->wait_tail = NULL;
 		}
@@ -392,16 +389,14 @@ et_fi_flow_ep_free(struct et_fi_ep *ep)
 		sn = s->next;
 		free(s);
 	}
-	for (s = ep->sub_free; s; s = sn) {
-		sn = s->next;
-		free(s);
-	}
+	free_all(&ep->flow_free);
+	free_all(&ep->sub_free);
 	free(ep->plan_fv);
 	free(ep->plan_fl);
 	free(ep->plan_out);
 	free(ep->plan_nth);
-	ep->batch = ep->batch_last = ep->flow_free = NULL;
-	ep->due = ep->sub_free = NULL;
+	ep->batch = ep->batch_last = NULL;
+	ep->due = NULL;
 	ep->plan_fv = NULL, ep->plan_fl = NULL, ep->plan_out = NULL, ep->plan_nth = NULL;
 	ep->plan_cap = ep->plan_out_cap = 0;
 }
