@@ -20,6 +20,7 @@
  *   flow.c    large transfers: Ethereal's batch, subflows on data QPs
  *   cm.c      how a connection's QPs meet: RDMA CM (see et_fi_cm.h)
  *   enosys.c  what the objects refuse (-FI_ENOSYS), in one place
+ *   wire.c    the control messages' header (et_fi_wire.h)
  *
  * Locking: one mutex for the process (et_fi_lock), taken by every entry
  * point and released by those that wait; so the provider is FI_THREAD_SAFE
@@ -47,6 +48,7 @@
 #include <rdma/providers/fi_prov.h>
 
 #include "base/et_ring.h"
+#include "et_fi_wire.h"
 #include "host/et_arp.h"
 #include "host/et_nic.h"
 #include "host/et_process.h"
@@ -68,7 +70,6 @@ extern struct fi_provider et_fi_prov;
 
 /* ---- limits, and what fi_info says of them ---- */
 
-#define ET_FI_HDR_LEN 48u            /* struct et_fi_hdr on the wire */
 #define ET_FI_EAGER_DEFAULT 8192u     /* payload bytes a SEND carries at most */
 #define ET_FI_TX_SIZE 256u            /* a control QP's send queue */
 #define ET_FI_RX_SIZE 1024u           /* receives an endpoint takes */
@@ -244,45 +245,6 @@ struct et_fi_eq {
 	enum fi_wait_obj wait_obj;
 	int fd;                 /* FI_WAIT_FD: an eventfd readable while events wait */
 };
-
-/* ---- the wire: every control message is one SEND, this header first ---- */
-
-enum et_fi_op {
-	ET_FI_OP_EAGER = 1,  /* header and the message */
-	ET_FI_OP_RTS,        /* a large message: its size; wait for CTS */
-	ET_FI_OP_CTS,        /* where it goes: addr, key, bytes wanted */
-	ET_FI_OP_WDATA,      /* an RMA write's remote CQ data, after its bytes */
-	ET_FI_OP_FIN,        /* a rendezvous by READ: the receiver has the bytes */
-	ET_FI_OP_DONE,       /* a rendezvous by WRITE: its bytes (rid's) are there */
-	ET_FI_OP_COUNT,
-};
-
-/* The header's layout; a message of another version is dropped.  2: seq,
- * and a rendezvous by WRITE ends with DONE (WRITEs with immediate, counted
- * by the receiver, could not be sent again once). */
-#define ET_FI_WIRE_VERSION 2
-
-#define ET_FI_HF_TAGGED (1u << 0)
-#define ET_FI_HF_DATA (1u << 1)   /* data carries remote CQ data */
-#define ET_FI_HF_READ (1u << 2)   /* RTS: read the bytes at addr, key */
-#define ET_FI_HF_ERR (1u << 3)    /* FIN: the receiver could not read them */
-
-/* Little-endian on the wire (et_fi_hdr_put/get). */
-struct et_fi_hdr {
-	uint8_t op, flags;
-	uint8_t version;   /* ET_FI_WIRE_VERSION */
-	uint8_t rsvd;
-	uint32_t data;     /* remote CQ data */
-	uint64_t tag;
-	uint64_t len;      /* the message's bytes; CTS: bytes the receiver takes */
-	uint32_t sid, rid; /* the sender's request; the receiver's */
-	uint64_t addr;     /* CTS: where the bytes go */
-	uint32_t key;      /* CTS: its key */
-	uint32_t seq;      /* the sender's count of messages on the connection */
-};
-
-void et_fi_hdr_put(uint8_t *p, const struct et_fi_hdr *h);
-void et_fi_hdr_get(const uint8_t *p, struct et_fi_hdr *h);
 
 /* ---- requests ---- */
 
