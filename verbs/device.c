@@ -249,7 +249,9 @@ ibv_close_device(struct ibv_context *c)
 	 * NIC sends it before the completion shows) may still be in the
 	 * port's ring: a peer that never sees it retries forever (7) */
 	et_process_linger();
-	if (env.stats && et_process.nic_up) { /* ETHEREAL_STATS */
+	/* ETHEREAL_STATS once, at the last close: a program may hold two
+	 * contexts (UCX: its own, and librdmacm's, which closes at exit) */
+	if (env.stats && et_process.nic_up && et_process.users == 1) {
 		et_process_print_summary("ethereal-verbs", "");
 		et_process_print_counters("ethereal-verbs");
 	}
