@@ -140,14 +140,8 @@ et_fi_req_free(struct et_fi_req *req)
 int
 et_fi_req_inject(struct et_fi_req *req, const void *buf, uint64_t len)
 {
-	if (req->inject_cap < len) {
-		uint8_t *b = realloc(req->inject_buf, len);
-
-		if (b == NULL)
-			return -FI_ENOMEM;
-		req->inject_buf = b;
-		req->inject_cap = len;
-	}
+	if (et_fi_room(&req->inject_buf, &req->inject_cap, len))
+		return -FI_ENOMEM;
 	memcpy(req->inject_buf, buf, len);
 	req->buf = req->inject = req->inject_buf;
 	return 0;

@@ -33,6 +33,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/queue.h>
 #include <sys/uio.h>
 
@@ -305,7 +306,7 @@ struct et_fi_unexp {
 	TAILQ_ENTRY(et_fi_unexp) link; /* waiting, or free */
 	/* kept when the entry is free: the next payload's room */
 	uint8_t *payload_buf;
-	uint32_t payload_cap;
+	uint64_t payload_cap;
 };
 TAILQ_HEAD(et_fi_ux_q, et_fi_unexp);
 
@@ -573,6 +574,22 @@ int et_fi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep
 		  void *context);
 struct et_fi_req *et_fi_req_new(struct et_fi_ep *ep, enum et_fi_req_kind kind);
 void et_fi_req_free(struct et_fi_req *req);
+/* *buf (of *cap bytes, kept from one use to the next) made room for n:
+ * 0, or -FI_ENOMEM (as it was). */
+static inline int
+et_fi_room(uint8_t **buf, uint64_t *cap, uint64_t n)
+{
+	uint8_t *b;
+
+	if (*cap >= n)
+		return 0;
+	if ((b = realloc(*buf, n)) == NULL)
+		return -FI_ENOMEM;
+	*buf = b;
+	*cap = n;
+	return 0;
+}
+
 /* FI_INJECT: buf's len bytes copied into the request (its buf then): the
  * consumer's buffer is its own again.  0, or -FI_ENOMEM. */
 int et_fi_req_inject(struct et_fi_req *req, const void *buf, uint64_t len);

@@ -50,15 +50,9 @@ ux_new(struct et_fi_ep *ep, const struct et_fi_hdr *h, const uint8_t *payload)
 		TAILQ_REMOVE(&ep->ux_free, u, link);
 	else if ((u = calloc(1, sizeof(*u))) == NULL)
 		return NULL;
-	if (u->payload_cap < n) {
-		uint8_t *b = realloc(u->payload_buf, n);
-
-		if (b == NULL) {
-			TAILQ_INSERT_HEAD(&ep->ux_free, u, link);
-			return NULL;
-		}
-		u->payload_buf = b;
-		u->payload_cap = n;
+	if (et_fi_room(&u->payload_buf, &u->payload_cap, n)) {
+		TAILQ_INSERT_HEAD(&ep->ux_free, u, link);
+		return NULL;
 	}
 	u->h = *h;
 	u->claim_ctx = NULL;
