@@ -2,8 +2,9 @@
  * A ring that grows: elements at positions head .. tail (counted without
  * end, the one at p in slot p % cap), twice the room when full.  The
  * positions stay what they were, so a position kept outside (an event's,
- * by its connection) still finds its element.  Control path: lib/cm's
- * queues and the provider's completion and event queues.
+ * by its connection) still finds its element.  lib/cm's queues, the
+ * provider's completion and event queues, and the multipath QP's queues of
+ * ACKs and answers owed.
  */
 #ifndef ET_RING_H
 #define ET_RING_H
@@ -15,14 +16,15 @@
 
 #define ET_RING_FIRST 16u /* the room of a ring that had none */
 
-/* *ring of *cap elements of size elem (0: none yet) with room for twice
- * as many, at most max; false (the ring as it was) when it may not grow
- * or there is no memory. */
+/* *ring of *cap elements of size elem (0: none yet, then first) with room
+ * for twice as many, at most max; false (the ring as it was) when it may
+ * not grow or there is no memory.  Powers of 2 throughout keep slot p at
+ * p & (cap - 1) for a caller that masks. */
 static inline bool
-et_ring_grow(void **ring, uint32_t *cap, uint32_t head, uint32_t tail, size_t elem,
-	     uint32_t max)
+et_ring_grow_from(void **ring, uint32_t *cap, uint32_t head, uint32_t tail, size_t elem,
+		  uint32_t first, uint32_t max)
 {
-	uint32_t ncap = *cap ? 2 * *cap : ET_RING_FIRST;
+	uint32_t ncap = *cap ? 2 * *cap : first;
 	char *r;
 
 	if (ncap > max || ncap < *cap || (r = malloc((size_t)ncap * elem)) == NULL)
@@ -33,6 +35,14 @@ et_ring_grow(void **ring, uint32_t *cap, uint32_t head, uint32_t tail, size_t el
 	*ring = r;
 	*cap = ncap;
 	return true;
+}
+
+/* et_ring_grow_from with ET_RING_FIRST. */
+static inline bool
+et_ring_grow(void **ring, uint32_t *cap, uint32_t head, uint32_t tail, size_t elem,
+	     uint32_t max)
+{
+	return et_ring_grow_from(ring, cap, head, tail, elem, ET_RING_FIRST, max);
 }
 
 #endif

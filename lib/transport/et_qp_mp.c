@@ -23,6 +23,9 @@
  * PSNs in flight (requester), the PSNs from the expected one to the
  * furthest placed (responder) or the ACKs owed need more.  A QP of a
  * 4-packet flow holds well under a kilobyte, not the window's 80 KB.
+ *
+ * This file is the requester and the mode's ops; et_qp_mp_resp.c the
+ * responder; et_qp_mp_priv.h the state they share.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -32,86 +35,7 @@
 
 #include "wire/et_path_id.h"
 #include "transport/et_qp_priv.h"
-
-/* The first size of each ring; every ring's size is a power of 2. */
-#define MP_MIN 8u
-
-/* One PSN in flight, at slot psn % window. */
-struct et_mp_pkt {
-	uint64_t sent_ns;   /* last transmission */
-	uint32_t wqe;       /* send queue index (free-running) of its request */
-	uint16_t len;       /* payload bytes */
-	uint16_t path;      /* UDP source port of its last transmission */
-	uint16_t txn;       /* transmissions, to tell its live timer entry */
-	uint8_t tries;      /* retransmissions by timer or NAK */
-	uint8_t flags;      /* ET_MP_ACKED, ET_MP_QUEUED */
-};
-
-enum { ET_MP_ACKED = 1, ET_MP_QUEUED = 2 /* waiting in the retransmit queue */ };
-
-/* A packet timer: when it expires, for which PSN, which transmission. */
-struct et_mp_timer {
-	uint64_t deadline;
-	uint32_t psn;
-	uint16_t txn;
-};
-
-/* A selective ACK owed: PSN, echo port, CE seen. */
-struct et_mp_ack {
-	uint32_t psn;
-	uint16_t sport;
-	uint8_t ce;
-};
-
-/* An answer owed: a READ's bytes (src, len) or an atomic's old value. */
-struct et_mp_answer {
-	uint8_t *src;
-	uint64_t orig;
-	uint32_t psn;
-	uint16_t len;
-	uint16_t sport;
-	uint8_t atomic;
-};
-
-/* Responder: one PSN of [epsn, epsn + rx_cap), at slot psn % rx_cap. */
-struct et_mp_rslot {
-	uint32_t imm;       /* its immediate */
-	uint16_t len;       /* payload bytes */
-	uint8_t flags;      /* ET_MP_GOT, ET_MP_LAST, ET_MP_IMM */
-};
-
-enum {
-	ET_MP_GOT = 1,      /* placed */
-	ET_MP_LAST = 2,     /* ends a message (AckReq) */
-	ET_MP_IMM = 4,      /* ends a WRITE with immediate */
-};
-
-/* Allocated at create in multipath mode; its rings when first needed. */
-struct et_qp_mp {
-	/* requester: PSN psn in flight at tx[psn % tx_cap]; the timer and
-	 * retransmit queues have 2 * tx_cap entries: at most one per packet
-	 * in flight is live, the rest are skipped lazily, and a full queue is
-	 * compacted, which frees at least half of it */
-	struct et_mp_pkt *tx;
-	/* timers in transmission order, so deadlines never decrease; entries
-	 * of acknowledged or resent packets are skipped when they come up */
-	struct et_mp_timer *tq;
-	uint32_t *rtx;                         /* PSNs to send again, in order */
-	uint32_t tx_cap;                       /* 0 until the first packet */
-	uint32_t tq_head, tq_tail;             /* free-running */
-	uint32_t rtx_head, rtx_tail;           /* free-running */
-	/* responder */
-	struct et_mp_rslot *rx;
-	uint32_t rx_cap;                       /* 0 until the first packet placed */
-	uint32_t rx_len;                       /* bytes of the message before epsn */
-	uint32_t imm_pending;                  /* placed, receive not yet consumed */
-	struct et_mp_ack *acks;
-	uint32_t ack_cap;
-	uint32_t ack_head, ack_tail;           /* free-running */
-	struct et_mp_answer *ans;
-	uint32_t ans_cap;
-	uint32_t ans_head, ans_tail;           /* free-running */
-};
+#include "transport/et_qp_mp_priv.h"
 
 static inline uint32_t
 mpq_mask(const struct et_qp_mp *mp)
@@ -124,13 +48,6 @@ static inline struct et_mp_pkt *
 mp_pkt(struct et_qp *qp, uint32_t psn)
 {
 	return &qp->mp->tx[psn & (qp->mp->tx_cap - 1)];
-}
-
-/* Only for a PSN of [epsn, epsn + rx_cap), rx_cap > 0. */
-static inline struct et_mp_rslot *
-mp_rslot(struct et_qp *qp, uint32_t psn)
-{
-	return &qp->mp->rx[psn & (qp->mp->rx_cap - 1)];
 }
 
 /* The requester's rings at twice their size (MP_MIN at first), every PSN in
@@ -167,67 +84,6 @@ mp_tx_grow(struct et_qp *qp)
 	mp->tq = tq;
 	mp->rtx = rtx;
 	mp->tx_cap = cap;
-	return 0;
-}
-
-/* The responder's slots, enough for PSN epsn + d (d < the window), every
- * placed PSN at its new slot.  0 or -ENOMEM. */
-static int
-mp_rx_grow(struct et_qp *qp, uint32_t d)
-{
-	struct et_qp_mp *mp = qp->mp;
-	uint32_t cap = mp->rx_cap ? mp->rx_cap : MP_MIN, i;
-	struct et_mp_rslot *rx;
-
-	while (cap <= d)
-		cap *= 2;
-	rx = calloc(cap, sizeof(*rx));
-	if (rx == NULL)
-		return -ENOMEM;
-	for (i = 0; i < mp->rx_cap; i++) {
-		uint32_t psn = et_psn_add(qp->epsn, i);
-
-		rx[psn & (cap - 1)] = *mp_rslot(qp, psn);
-	}
-	free(mp->rx);
-	mp->rx = rx;
-	mp->rx_cap = cap;
-	return 0;
-}
-
-/* The ACK queue at twice its size (MP_MIN at first), in order. */
-static int
-mp_ack_grow(struct et_qp *qp)
-{
-	struct et_qp_mp *mp = qp->mp;
-	uint32_t cap = mp->ack_cap ? 2 * mp->ack_cap : MP_MIN, i;
-	struct et_mp_ack *a = malloc(cap * sizeof(*a));
-
-	if (a == NULL)
-		return -ENOMEM;
-	for (i = mp->ack_head; i != mp->ack_tail; i++)
-		a[i & (cap - 1)] = mp->acks[i & (mp->ack_cap - 1)];
-	free(mp->acks);
-	mp->acks = a;
-	mp->ack_cap = cap;
-	return 0;
-}
-
-/* The answer queue at twice its size (MP_MIN at first), in order. */
-static int
-mp_ans_grow(struct et_qp *qp)
-{
-	struct et_qp_mp *mp = qp->mp;
-	uint32_t cap = mp->ans_cap ? 2 * mp->ans_cap : MP_MIN, i;
-	struct et_mp_answer *a = malloc(cap * sizeof(*a));
-
-	if (a == NULL)
-		return -ENOMEM;
-	for (i = mp->ans_head; i != mp->ans_tail; i++)
-		a[i & (cap - 1)] = mp->ans[i & (mp->ans_cap - 1)];
-	free(mp->ans);
-	mp->ans = a;
-	mp->ans_cap = cap;
 	return 0;
 }
 
@@ -635,252 +491,6 @@ mp_timer(struct et_qp *qp, uint64_t now)
 	mp_prune(qp);
 }
 
-/* Responder: a selective ACK owed for psn.  The queue grows to the window;
- * full at that, it loses the ACK: a later ACK's cumulative PSN or the
- * requester's timer covers it. */
-static void
-mp_queue_ack(struct et_qp *qp, uint32_t psn, uint16_t sport, bool ce)
-{
-	struct et_qp_mp *mp = qp->mp;
-
-	if (mp->ack_tail - mp->ack_head == mp->ack_cap &&
-	    (mp->ack_cap == ET_QP_MP_WINDOW || mp_ack_grow(qp))) {
-		qp->st.acks_unsent++;
-		return;
-	}
-	mp->acks[mp->ack_tail++ & (mp->ack_cap - 1)] = (struct et_mp_ack){psn, sport, ce};
-}
-
-/* epsn moves over the packets placed; a message ends at each AckReq, and a
- * WRITE with immediate then consumes its receive, in order. */
-static void
-mp_advance(struct et_qp *qp)
-{
-	struct et_qp_mp *mp = qp->mp;
-	struct et_mp_rslot *r;
-
-	while ((r = mp_rslot(qp, qp->epsn))->flags & ET_MP_GOT) {
-		uint8_t f = r->flags;
-
-		r->flags = 0;
-		mp->rx_len += r->len;
-		if (f & ET_MP_LAST) {
-			if (f & ET_MP_IMM) {
-				et_qp_complete_recv(qp, ET_WC_RECV_RDMA_WITH_IMM, ET_WC_SUCCESS,
-					      mp->rx_len, true, r->imm);
-				mp->imm_pending--;
-			}
-			mp->rx_len = 0;
-			qp->msn = (qp->msn + 1) & 0xffffff;
-		}
-		qp->epsn = et_psn_add(qp->epsn, 1);
-	}
-}
-
-/* An answer owed for psn.  The queue grows to the window; full at that, the
- * answer is lost: the request's timer asks again. */
-static void
-mp_queue_answer(struct et_qp *qp, const struct et_mp_answer *a)
-{
-	struct et_qp_mp *mp = qp->mp;
-
-	if (mp->ans_tail - mp->ans_head == mp->ans_cap &&
-	    (mp->ans_cap == ET_QP_MP_WINDOW || mp_ans_grow(qp))) {
-		qp->st.acks_unsent++;
-		return;
-	}
-	mp->ans[mp->ans_tail++ & (mp->ans_cap - 1)] = *a;
-}
-
-/* A READ (one packet's) or atomic request, d PSNs from the expected one:
- * executed (a READ again if it comes again; an atomic answered again from
- * what was kept) and its answer queued; the PSN counts as placed. */
-static void
-mp_rd_request(struct et_qp *qp, const struct et_roce_hdr *h, uint16_t echo, int32_t d)
-{
-	struct et_qp_mp *mp = qp->mp;
-	bool atomic = et_opcode_flags[h->opcode] & ET_OPF_ATOMIC;
-	bool dup = d < 0 || (d < (int32_t)mp->rx_cap && (mp_rslot(qp, h->psn)->flags & ET_MP_GOT));
-	struct et_mp_answer a = {.psn = h->psn, .sport = echo, .atomic = atomic};
-	struct et_rd_res *r;
-	uint8_t nak, *p;
-
-	if (!dup && d >= (int32_t)ET_QP_MP_WINDOW) {
-		qp->st.rx_beyond_window++;
-		return;
-	}
-	if (dup && atomic) {
-		r = et_qp_rd_res_find(qp, h->psn);
-		if (r == NULL || r->kind != ET_RD_ATOMIC) {
-			qp->st.rd_dup_unknown++;
-			return;
-		}
-		qp->st.atomics_replayed++;
-		a.orig = r->orig;
-		mp_queue_answer(qp, &a);
-		return;
-	}
-	if (qp->a.max_dest_rd_atomic == 0 || (!atomic && h->reth_dma_len > qp->a.mtu)) {
-		et_qp_responder_fail(qp, ET_NAK_INVALID_REQ, ET_WC_SUCCESS);
-		return;
-	}
-	p = et_qp_rd_target(qp, h, &nak);
-	if (p == NULL) {
-		et_qp_responder_fail(qp, nak, ET_WC_SUCCESS);
-		return;
-	}
-	if ((atomic && et_qp_rd_res_alloc(qp)) ||
-	    (!dup && (uint32_t)d >= mp->rx_cap && mp_rx_grow(qp, (uint32_t)d))) {
-		qp->st.rx_dropped++; /* no memory: not answered, asked for again */
-		return;
-	}
-	if (atomic) {
-		r = et_qp_rd_res_at(qp, qp->rd_res_next++);
-		*r = (struct et_rd_res){.kind = ET_RD_ATOMIC, .first_psn = h->psn, .npkts = 1,
-					.next_psn = et_psn_add(h->psn, 1)};
-		a.orig = r->orig = et_qp_atomic_exec(p, h);
-		qp->st.atomics_rx++;
-	} else {
-		a.src = p;
-		a.len = (uint16_t)h->reth_dma_len;
-		if (dup) {
-			qp->st.reads_again++;
-		} else {
-			qp->st.reads_rx++;
-			qp->st.read_req_bytes += a.len;
-		}
-	}
-	if (!dup) {
-		struct et_mp_rslot *s = mp_rslot(qp, h->psn);
-
-		s->flags = ET_MP_GOT;
-		s->len = 0;
-		mp_advance(qp);
-	}
-	mp_queue_answer(qp, &a);
-}
-
-static void
-mp_responder_rx(struct et_qp *qp, const struct et_roce_pkt *pkt, uint16_t echo)
-{
-	const struct et_roce_hdr *h = &pkt->h;
-	struct et_qp_mp *mp = qp->mp;
-	int32_t d = et_psn_diff(h->psn, qp->epsn);
-	bool ce = h->ecn == ET_ECN_CE, imm = h->opcode == ET_OP_WRITE_ONLY_IMM;
-	uint32_t len = pkt->payload_len;
-	struct et_mp_rslot *r;
-	uint8_t *dst = NULL;
-
-	if (et_opcode_flags[h->opcode] & (ET_OPF_READ_REQ | ET_OPF_ATOMIC)) {
-		mp_rd_request(qp, h, echo, d);
-		return;
-	}
-	if (h->opcode != ET_OP_WRITE_ONLY && !imm) {
-		et_qp_responder_fail(qp, ET_NAK_INVALID_REQ, ET_WC_REM_INV_REQ_ERR);
-		return;
-	}
-	/* every PSN placed and not passed is in [epsn, epsn + rx_cap) */
-	if (d < 0 || (d < (int32_t)mp->rx_cap && (mp_rslot(qp, h->psn)->flags & ET_MP_GOT))) {
-		qp->st.rx_dup++;
-		mp_queue_ack(qp, h->psn, echo, ce);
-		return;
-	}
-	if (d >= (int32_t)ET_QP_MP_WINDOW) {
-		qp->st.rx_beyond_window++;
-		return;
-	}
-	if (len > qp->a.mtu || len != h->reth_dma_len) {
-		et_qp_responder_fail(qp, ET_NAK_INVALID_REQ, ET_WC_REM_INV_REQ_ERR);
-		return;
-	}
-	/* receives are consumed in order: those posted must cover every
-	 * WRITE with immediate placed and not completed, and this one */
-	if (imm && et_rq_count(qp->rq) <= mp->imm_pending) {
-		et_qp_respond(qp, et_aeth_rnr_nak(qp->a.min_rnr_timer), h->psn);
-		return;
-	}
-	if (len && !(dst = et_mr_lookup(qp->mrs, h->reth_rkey, h->reth_va, len,
-					ET_ACCESS_REMOTE_WRITE))) {
-		et_qp_responder_fail(qp, ET_NAK_REMOTE_ACCESS, ET_WC_REM_ACCESS_ERR);
-		return;
-	}
-	if ((uint32_t)d >= mp->rx_cap && mp_rx_grow(qp, (uint32_t)d)) {
-		qp->st.rx_dropped++; /* no memory: not acknowledged, sent again */
-		return;
-	}
-	if (len)
-		memcpy(dst, pkt->payload, len);
-	r = mp_rslot(qp, h->psn);
-	r->flags = (uint8_t)(ET_MP_GOT | (h->ackreq ? ET_MP_LAST : 0) | (imm ? ET_MP_IMM : 0));
-	r->len = (uint16_t)len;
-	r->imm = h->imm;
-	mp->imm_pending += imm;
-	qp->st.rx_pkts++;
-	qp->st.rx_bytes += len;
-	if (d > 0)
-		qp->st.rx_out_of_order++;
-	mp_advance(qp);
-	mp_queue_ack(qp, h->psn, echo, ce);
-}
-
-static struct rte_mbuf *
-mp_build_ack(struct et_qp *qp)
-{
-	struct et_qp_mp *mp = qp->mp;
-	const struct et_mp_ack *a = &mp->acks[mp->ack_head & (mp->ack_cap - 1)];
-	struct rte_mbuf *m;
-
-	m = et_qp_build_ack(qp, a->sport, a->psn, et_aeth_ack(ET_AETH_CREDITS_UNLIMITED),
-			    qp->epsn, a->ce);
-	if (m == NULL)
-		return NULL;
-	mp->ack_head++;
-	qp->st.acks_tx++;
-	return m;
-}
-
-/* The oldest answer owed: a READ RESPONSE ONLY or an ATOMIC ACKNOWLEDGE,
- * with the cumulative PSN in its MSN field. */
-static struct rte_mbuf *
-mp_build_answer(struct et_qp *qp, uint64_t now)
-{
-	struct et_qp_mp *mp = qp->mp;
-	const struct et_mp_answer *a = &mp->ans[mp->ans_head & (mp->ans_cap - 1)];
-	struct et_roce_hdr h;
-	struct rte_mbuf *m;
-
-	et_qp_base_hdr(qp, &h, a->sport);
-	h.ip_id = qp->ip_id++;
-	h.psn = a->psn;
-	h.aeth_syndrome = et_aeth_ack(ET_AETH_CREDITS_UNLIMITED);
-	h.aeth_msn = qp->epsn;
-	if (a->atomic) {
-		h.opcode = ET_OP_ATOMIC_ACK;
-		h.atomic_orig = a->orig;
-	} else {
-		h.opcode = ET_OP_READ_RESP_ONLY;
-		h.ecn = ET_ECN_ECT0;
-	}
-	m = et_qp_build(qp, &h, a->len ? a->src : NULL, a->len);
-	if (m == NULL)
-		return NULL;
-	et_qp_answered(qp, now, m, a->len);
-	if (a->atomic) {
-		qp->st.atomic_acks_tx++;
-	} else {
-		qp->st.read_resp_tx++;
-		qp->st.read_resp_bytes += a->len;
-	}
-	mp->ans_head++;
-	return m;
-}
-
-static bool
-mp_answers_ready(const struct et_qp *qp, uint64_t now)
-{
-	return qp->mp->ans_head != qp->mp->ans_tail && now >= et_qp_answer_hold(qp);
-}
-
 static int
 mp_init(struct et_qp *qp)
 {
@@ -927,7 +537,7 @@ mp_fail(struct et_qp *qp)
 static bool
 mp_tx_ready(const struct et_qp *qp, uint64_t now)
 {
-	return qp->mp->ack_head != qp->mp->ack_tail || mp_answers_ready(qp, now) ||
+	return qp->mp->ack_head != qp->mp->ack_tail || et_qp_mp_answers_ready(qp, now) ||
 	       mp_data_ready(qp, now);
 }
 
@@ -936,7 +546,7 @@ mp_tx_acks(struct et_qp *qp, struct rte_mbuf **pkts, uint16_t n)
 {
 	uint16_t k = 0;
 
-	while (k < n && qp->mp->ack_head != qp->mp->ack_tail && (pkts[k] = mp_build_ack(qp)))
+	while (k < n && qp->mp->ack_head != qp->mp->ack_tail && (pkts[k] = et_qp_mp_build_ack(qp)))
 		k++;
 	return k;
 }
@@ -946,7 +556,7 @@ mp_tx(struct et_qp *qp, uint64_t now, struct rte_mbuf **pkts, uint16_t n)
 {
 	uint16_t k = mp_tx_acks(qp, pkts, n);
 
-	while (k < n && mp_answers_ready(qp, now) && (pkts[k] = mp_build_answer(qp, now)))
+	while (k < n && et_qp_mp_answers_ready(qp, now) && (pkts[k] = et_qp_mp_build_answer(qp, now)))
 		k++;
 	while (k < n && mp_data_ready(qp, now) && (pkts[k] = mp_build_data(qp, now)))
 		k++;
@@ -975,7 +585,7 @@ const struct et_qp_ops et_qp_mp_ops = {
 	.fini = mp_fini,
 	.fail = mp_fail,
 	.requester_rx = mp_requester_rx,
-	.responder_rx = mp_responder_rx,
+	.responder_rx = et_qp_mp_responder_rx,
 	.timer = mp_timer,
 	.tx_ready = mp_tx_ready,
 	.tx = mp_tx,
