@@ -20,45 +20,6 @@
 #include "et_cli.h"
 #include "node.h"
 
-/* ---- receives posted before a connection is asked for or accepted ---- */
-
-/* ucmatose: QP i's messages land at i * size (all in the same place, as
- * the tool's), and leave from the send area after every QP's receive area. */
-void
-ucmatose_recvs(struct node *n, uint32_t i)
-{
-	for (uint64_t k = 0; k < n->o.iters; k++) {
-		struct et_recv_wr rw = {.wr_id = i, .addr = n->buf + (uint64_t)i * n->o.size,
-					.length = n->o.size, .lkey = n->key};
-
-		et_qp_post_recv(n->qp[i], &rw);
-	}
-}
-
-/* rping's messages land in two slots after its buffers, one posted each
- * (the tool answers each message before the next). */
-static uint8_t *
-rping_slot(const struct node *n, uint32_t k)
-{
-	return n->buf + 2 * (uint64_t)n->o.size + 16 * k;
-}
-
-static void
-rping_recv(struct node *n, uint32_t k)
-{
-	struct et_recv_wr rw = {.wr_id = k, .addr = rping_slot(n, k), .length = 16,
-				.lkey = n->key};
-
-	et_qp_post_recv(n->qp[0], &rw);
-}
-
-void
-rping_recvs(struct node *n)
-{
-	rping_recv(n, 0);
-	rping_recv(n, 1);
-}
-
 /* ---- ucmatose's test ---- */
 
 /* Completions on cq (a receive: of --size) until *got is want, each one

@@ -28,6 +28,17 @@ on_signal(int sig)
 	node_stop = 1;
 }
 
+/* Telemetry shows nothing more; the RDMA CM's DREQs and DREPs go while the
+ * port is still polled; then the port and the NICs go. */
+static void
+node_end(struct node *n)
+{
+	telemetry_show_nic(NULL);
+	telemetry_show_qps(NULL, 0);
+	cm_close(n);
+	node_close(n);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -79,7 +90,7 @@ main(int argc, char **argv)
 			n.bad++;
 		fflush(stdout); /* the results are out even if tearing down fails */
 	}
-	node_close(&n);
+	node_end(&n);
 	et_app_eal_cleanup();
 	return n.bad ? ET_EXIT_FAIL : ET_EXIT_OK;
 }

@@ -207,44 +207,60 @@ ipv4_str(uint32_t ip, char out[INET_ADDRSTRLEN])
 	return inet_ntop(AF_INET, &a, out, INET_ADDRSTRLEN);
 }
 
-/* run.c: what the peer's READs and atomics asked of our memory, all QPs:
- * bytes of READ requests (duplicates not counted) and atomics executed. */
-uint64_t read_bytes_served(const struct node *n);
-uint64_t atomics_served(const struct node *n);
+/* The files, each calling only those listed before it (no circle):
+ * options, telemetry, oob (oob.h) < port, tally < exchange < cm <
+ * connect, report, cm_tools < finish < run < main. */
 
 /* options.c */
 int parse_options(int argc, char **argv, struct opts *o);
 int parse_peer(const char *spec, const struct peer *me, struct peer *p);
 bool peer_has_mac(const char *spec);
+/* The command line's help. */
+void usage(FILE *f);
+
+/* telemetry.c: what /ethereal/node/ shows, once it exists */
+void telemetry_register(void);
+void telemetry_show_nic(struct et_nic *nic);
+void telemetry_show_qps(struct et_qp **qps, uint32_t n);
 
 /* port.c */
 int node_open(struct node *n);
 int wait_link_up(struct node *n);
+/* The port and the NICs closed (the RDMA CM closes first: cm_close). */
 void node_close(struct node *n);
 
-/* connect.c */
-int connect_peer(struct node *n);
-void post_recv(struct node *n, uint32_t i);
-void post_recvs(struct node *n, uint64_t per_qp);
-int perftest_keys(struct node *n, uint32_t count, int (*ready)(struct node *n));
-int perftest_rounds(struct node *n, int (*ready)(struct node *n));
-int exchange_failed(struct node *n, const char *step);
-void qp_attr(const struct node *n, uint32_t i, struct et_qp_attr *a);
-void print_local(const struct node *n);
-
-/* run.c */
-void run_server(struct node *n);
-void run_client(struct node *n);
-void run_pingpong(struct node *n);
-void run_perftest(struct node *n);
+/* tally.c: what the run moved, and whether it landed right */
 void check_written(struct node *n);
 /* A server's memory after the test (--verify): what the client wrote is
  * there, or atomic_bw's counters hold what ran. */
 void check_server_memory(struct node *n);
+/* The payload the peer placed through a lane's QPs, and through all. */
+uint64_t lane_placed_bytes(const struct lane *l);
 uint64_t placed_bytes(const struct node *n);
+/* What the peer's READs and atomics asked of our memory, all QPs: bytes
+ * of READ requests (duplicates not counted) and atomics executed. */
+uint64_t read_bytes_served(const struct node *n);
+uint64_t atomics_served(const struct node *n);
+/* The NICs' counters, every lane's summed. */
+void nic_totals(const struct node *n, struct et_nic_stats *st, struct et_egress_stats *eg);
+/* Packets the NICs received (a server) or sent (a client), every lane's. */
+uint64_t nic_packets(const struct node *n);
 
-/* finish.c */
-void last_words(struct node *n);
+/* exchange.c: what connect.c's dialects and cm.c share */
+void post_recv(struct node *n, uint32_t i);
+void post_recvs(struct node *n, uint64_t per_qp);
+/* ucmatose: QP i's --iters receives; rping: its two message slots'
+ * (rping_recvs), or slot k's again (rping_recv) */
+void ucmatose_recvs(struct node *n, uint32_t i);
+void rping_recvs(struct node *n);
+void rping_recv(struct node *n, uint32_t k);
+/* rping's message slot k after the buffers: 0 and 1 received, 2 sent */
+uint8_t *rping_slot(const struct node *n, uint32_t k);
+void qp_attr(const struct node *n, uint32_t i, struct et_qp_attr *a);
+void print_local(const struct node *n);
+int exchange_failed(struct node *n, const char *step);
+int perftest_keys(struct node *n, uint32_t count, int (*ready)(struct node *n));
+int perftest_rounds(struct node *n, int (*ready)(struct node *n));
 
 /* cm.c */
 struct cm_node;
@@ -267,28 +283,26 @@ uint64_t cm_close_ms(const struct node *n);
 void cm_close(struct node *n);
 void cm_report(const struct node *n, struct json_t *j);
 
-/* cm_tools.c: rdmacm-utils' tests */
-/* ucmatose: QP i's --iters receives; rping: its two message slots' */
-void ucmatose_recvs(struct node *n, uint32_t i);
-void rping_recvs(struct node *n);
-void run_ucmatose(struct node *n);
-void run_rping(struct node *n);
+/* connect.c */
+int connect_peer(struct node *n);
 
 /* report.c */
-/* The command line's help (options.c). */
-void usage(FILE *f);
 void report_header(void);
 void report_row(struct node *n);
 void report_results(struct node *n);
-/* The NICs' counters, every lane's summed. */
-void nic_totals(const struct node *n, struct et_nic_stats *st, struct et_egress_stats *eg);
-/* Packets the NICs received (a server) or sent (a client), every lane's. */
-uint64_t nic_packets(const struct node *n);
 int save_buffer(const struct node *n);
 
-/* telemetry.c: what /ethereal/node/ shows, once it exists */
-void telemetry_register(void);
-void telemetry_show_nic(struct et_nic *nic);
-void telemetry_show_qps(struct et_qp **qps, uint32_t n);
+/* cm_tools.c: rdmacm-utils' tests */
+void run_ucmatose(struct node *n);
+void run_rping(struct node *n);
+
+/* finish.c */
+void last_words(struct node *n);
+
+/* run.c */
+void run_server(struct node *n);
+void run_client(struct node *n);
+void run_pingpong(struct node *n);
+void run_perftest(struct node *n);
 
 #endif /* ET_NODE_H */

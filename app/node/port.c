@@ -176,9 +176,6 @@ await_client_gone(struct node *n)
 void
 node_close(struct node *n)
 {
-	telemetry_show_nic(NULL);
-	telemetry_show_qps(NULL, 0);
-	cm_close(n);
 	if (n->port_open && n->oob.fd >= 0 && n->o.oob == OOB_ETHEREAL && n->o.server)
 		await_client_gone(n);
 	for (uint32_t k = 0; k < n->nics_open; k++) {

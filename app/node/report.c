@@ -143,28 +143,6 @@ report_row(struct node *n)
  * trip (ib_write_lat prints half of it, ib_send_lat too).  In perftest's
  * dialect the rows are out already (one per size); here the rest. */
 void
-nic_totals(const struct node *n, struct et_nic_stats *st, struct et_egress_stats *eg)
-{
-	memset(st, 0, sizeof(*st));
-	memset(eg, 0, sizeof(*eg));
-	for (uint32_t k = 0; k < n->nics_open; k++) {
-		et_ctr_add(&et_nic_ctrs, st, &n->lane[k].nic.st);
-		et_ctr_add(&et_egress_ctrs, eg, &n->lane[k].nic.eg.st);
-	}
-}
-
-uint64_t
-nic_packets(const struct node *n)
-{
-	struct et_nic_stats st;
-	struct et_egress_stats eg;
-
-	nic_totals(n, &st, &eg);
-	/* the data's packets: by READ they go from the server to the client */
-	return n->o.server != is_rd(n->o.mode) ? st.rx_pkts : st.tx_pkts;
-}
-
-void
 report_results(struct node *n)
 {
 	const struct opts *o = &n->o;
