@@ -2,7 +2,7 @@
 """The layer rule: who may include whom, as docs/architecture.md states it.
 
 Reads the ```layers block of docs/architecture.md (the doc is the rule),
-scans every .c and .h under lib/, switch/, app/, bench/ and prov/ for
+scans every .c and .h under lib/, switch/, app/, bench/, prov/ and verbs/ for
 #include "..." and #include <...>, and fails naming file:line and the
 broken rule for:
 
@@ -27,7 +27,7 @@ import re
 import sys
 
 DOC = "docs/architecture.md"
-SCANNED = ("lib", "switch", "app", "bench", "prov")
+SCANNED = ("lib", "switch", "app", "bench", "prov", "verbs")
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 
 
