@@ -173,6 +173,8 @@ struct et_qp {
 					* with the first request */
 	uint32_t rd_res_next;          /* requests taken (free-running) */
 	uint32_t rd_res_pending;       /* of them, answers not all sent */
+	uint32_t rd_res_send;          /* Go-Back-N: none before it owes answers
+					* (free-running, as rd_res_next) */
 	struct et_dctcp acc;
 	uint64_t ans_pace_ps;          /* no answer leaves before this (ps) */
 
