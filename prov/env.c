@@ -38,7 +38,7 @@ conf_load(struct et_fi_proc *p)
 		.rundir = e->rundir, .fault = e->fault, .slot = e->slot, .yield = e->yield,
 	};
 
-	if (et_fabric_conf_process(e->conf, e->lb, &p->fp, &pc.rc)) {
+	if (et_fabric_conf_process(e->conf, e->lb, &pc)) {
 		ET_FI_WARN(FI_LOG_CORE, "FI_ETHEREAL_CONF=%s, FI_ETHEREAL_LB=%s: refused (see the "
 			   "message above)\n", e->conf ? e->conf : "(none)", e->lb ? e->lb : "(none)");
 		return -FI_EINVAL;

@@ -54,10 +54,8 @@
 #include "host/et_nic.h"
 #include "host/et_process.h"
 #include "lb/et_lb.h"
-#include "link/et_port.h"
 #include "transport/et_mr.h"
 #include "transport/et_qp.h"
-#include "sim/et_fabric.h"
 
 #define ET_FI_NAME "ethereal"
 #define ET_FI_PROV_VERSION FI_VERSION(0, 1)
@@ -118,7 +116,6 @@ struct et_fi_proc {
 	bool env_read;
 	bool conf_loaded;
 	bool port_open;            /* the process runtime opened for us */
-	struct et_fabric_params fp; /* the fabric's conf ([transport] reconnect-ms) */
 	/* every enabled endpoint, for progress */
 	struct et_fi_ep *eps;
 	uint16_t next_port;   /* the next port an endpoint without one gets */

@@ -92,12 +92,12 @@ plan_room(struct et_fi_ep *ep, uint32_t n)
 static uint32_t
 slot_of(const struct et_lb_host *lb, uint16_t path, uint32_t nth)
 {
+	int i;
+
 	if (!et_lb_batched(&lb->c))
 		return nth;
-	for (uint32_t i = 0; i < lb->paths.n; i++)
-		if (lb->paths.id[i] == path)
-			return i;
-	return 0;
+	i = et_lb_paths_index(&lb->paths, path);
+	return i < 0 ? 0 : (uint32_t)i;
 }
 
 int

@@ -121,13 +121,13 @@ et_fi_conn_break(struct et_fi_conn *c, const char *why)
 	case ET_FI_CONN_READY:
 		c->state = ET_FI_CONN_RESUMING;
 		ep->n_resuming++;
-		c->resume_until = now + et_fi_proc.fp.reconnect_ns;
+		c->resume_until = now + et_process.c.reconnect_ns;
 		ET_FI_WARN(FI_LOG_EP_CTRL,
 			   "connection %s %u.%u.%u.%u:%u: %s: resuming on new QPs (for up to "
 			   "%llu ms)\n", c->active ? "to" : "from", c->peer_ip >> 24,
 			   (c->peer_ip >> 16) & 255, (c->peer_ip >> 8) & 255, c->peer_ip & 255,
 			   c->peer_port, why,
-			   (unsigned long long)(et_fi_proc.fp.reconnect_ns / 1000000));
+			   (unsigned long long)(et_process.c.reconnect_ns / 1000000));
 		break;
 	case ET_FI_CONN_RESUMING:
 		break; /* a new QP failed too: asked again, within the same time */
@@ -204,7 +204,7 @@ et_fi_resume_poll(struct et_fi_ep *ep, uint64_t now)
 				   "ms: the peer is unreachable\n", c->active ? "to" : "from",
 				   c->peer_ip >> 24, (c->peer_ip >> 16) & 255, (c->peer_ip >> 8) & 255,
 				   c->peer_ip & 255, c->peer_port,
-				   (unsigned long long)(et_fi_proc.fp.reconnect_ns / 1000000));
+				   (unsigned long long)(et_process.c.reconnect_ns / 1000000));
 			et_fi_conn_fail(c, -FI_EHOSTUNREACH);
 			continue;
 		}

@@ -34,7 +34,6 @@ struct et_vb_device et_vb_device = {
 };
 
 static struct et_vb_env env;
-static struct et_fabric_params fp;
 static int setup_rc = 1; /* 1: not yet */
 
 static const char *
@@ -80,7 +79,7 @@ et_vb_setup(void)
 		fprintf(stderr, "ethereal-verbs: ETHEREAL_IP=%s: not an IPv4 address\n", env.ip);
 		return setup_rc = -1;
 	}
-	if (et_fabric_conf_process(env.conf, env.lb, &fp, &pc.rc) || et_process_configure(&pc)) {
+	if (et_fabric_conf_process(env.conf, env.lb, &pc) || et_process_configure(&pc)) {
 		fprintf(stderr, "ethereal-verbs: ETHEREAL_CONF=%s, ETHEREAL_LB=%s: refused\n",
 			env.conf ? env.conf : "(none)", env.lb ? env.lb : "(none)");
 		return setup_rc = -1;

@@ -623,27 +623,28 @@ fail:
 }
 
 int
-et_fabric_conf_process(const char *conf, const char *lb, struct et_fabric_params *fp,
-		       struct et_rt_conf *rc)
+et_fabric_conf_process(const char *conf, const char *lb, struct et_process_conf *pc)
 {
+	struct et_fabric_params fp;
 	struct cli o;
 	char err[256];
 	int r = 0;
 
 	memset(&o, 0, sizeof(o));
-	et_fabric_params_default(fp);
+	et_fabric_params_default(&fp);
 	/* the conf, then what it named ([lb] policy, [run] seed) applied */
-	if (conf && (load_conf(conf, fp, &o) || finish_params(&o, fp)))
+	if (conf && (load_conf(conf, &fp, &o) || finish_params(&o, &fp)))
 		r = -1;
 	cli_free(&o);
-	if (r == 0 && lb && et_lb_parse(lb, &fp->lb, err, sizeof(err)))
+	if (r == 0 && lb && et_lb_parse(lb, &fp.lb, err, sizeof(err)))
 		r = et_cli_error("policy %s: %s", lb, err);
 	if (r)
 		return r;
-	et_fabric_rt_conf(fp, rc);
+	et_fabric_rt_conf(&fp, &pc->rc);
+	pc->reconnect_ns = fp.reconnect_ns;
 	if (conf == NULL)
-		rc->qp.rto_ns = ET_PROCESS_DEFAULT_RTO_NS;
-	if (rc->qp.retry_cnt > 6)
-		rc->qp.retry_cnt = 6;
+		pc->rc.qp.rto_ns = ET_PROCESS_DEFAULT_RTO_NS;
+	if (pc->rc.qp.retry_cnt > 6)
+		pc->rc.qp.retry_cnt = 6;
 	return 0;
 }

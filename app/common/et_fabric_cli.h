@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "coll/et_trace.h"
+#include "host/et_process.h"
 #include "sim/et_fabric.h"
 
 struct cli {
@@ -58,12 +59,12 @@ void cli_free(struct cli *o);
 /* A process that is one host of the fabric on a real port (the libfabric
  * provider, the verbs libraries): the conf read as ethereal-coll reads it
  * (NULL: the defaults), then the policy lb over it (NULL: the conf's),
- * and its hosts' runtime conf.  With no conf, the RDMA tools' RTO (their
+ * and its hosts' runtime conf and reconnect time into pc (its other
+ * fields untouched).  With no conf, the RDMA tools' RTO (their
  * timeout 14: 67 ms; processes share cores) and not the emulator's 1 ms;
  * at most 6 retries either way (7, "forever", would hang a sender whose
  * peer exited).  0, or -1 after the message. */
 #define ET_PROCESS_DEFAULT_RTO_NS 67108864ull
-int et_fabric_conf_process(const char *conf, const char *lb, struct et_fabric_params *fp,
-			   struct et_rt_conf *rc);
+int et_fabric_conf_process(const char *conf, const char *lb, struct et_process_conf *pc);
 
 #endif /* ET_FABRIC_CLI_H */

@@ -73,6 +73,9 @@ struct et_process_conf {
 	int slot;              /* -1: by the rule */
 	bool yield;            /* a read that finds nothing gives the core away */
 	struct et_rt_conf rc;  /* the topology, the QPs' attributes, the policy, the seed */
+	uint64_t reconnect_ns; /* [transport] reconnect-ms: how long a connection whose
+				* QPs failed asks for new ones before its peer is
+				* unreachable (the provider's) */
 };
 
 #define ET_PROCESS_EAL \

@@ -79,6 +79,15 @@ clear(const struct et_lb_paths *ps, uint32_t dst, uint16_t id, uint64_t now)
 	return true;
 }
 
+int
+et_lb_paths_index(const struct et_lb_paths *ps, uint16_t id)
+{
+	for (uint32_t i = 0; i < ps->n; i++)
+		if (ps->id[i] == id)
+			return (int)i;
+	return -1;
+}
+
 uint32_t
 et_lb_paths_good(const struct et_lb_paths *ps, uint32_t dst, uint64_t now, uint16_t *out)
 {

@@ -52,6 +52,9 @@ struct et_lb_paths {
 void et_lb_paths_init(struct et_lb_paths *ps, const struct et_topo *t, uint32_t host,
 		      const uint16_t *ids, uint32_t n, uint64_t reset_ns, uint64_t seed);
 
+/* Where id is in the host's table of IDs (0 .. n - 1), or -1. */
+int et_lb_paths_index(const struct et_lb_paths *ps, uint16_t id);
+
 /* The IDs good towards host dst at now, in table order; returns how many. */
 uint32_t et_lb_paths_good(const struct et_lb_paths *ps, uint32_t dst, uint64_t now,
 			  uint16_t *out);
