@@ -672,14 +672,40 @@ et_qp_paced(struct et_qp *qp, uint64_t now, const struct rte_mbuf *m)
 		qp->pace_ps = RTE_MAX(qp->pace_ps, now * 1000) + ps;
 }
 
-void
-et_qp_answered(struct et_qp *qp, uint64_t now, const struct rte_mbuf *m, uint32_t payload)
-{
-	uint64_t ps = et_dctcp_answer_pace_ps(&qp->acc, rte_pktmbuf_pkt_len(m));
 
-	et_dctcp_on_answer(&qp->acc, payload);
+struct rte_mbuf *
+et_qp_build_answer(struct et_qp *qp, uint64_t now, uint8_t opcode, uint16_t sport, uint32_t psn,
+		   uint32_t msn, uint64_t orig, const void *src, uint32_t len)
+{
+	bool atomic = opcode == ET_OP_ATOMIC_ACK;
+	struct et_roce_hdr h;
+	struct rte_mbuf *m;
+	uint64_t ps;
+
+	et_qp_base_hdr(qp, &h, sport);
+	h.opcode = opcode;
+	h.ip_id = qp->ip_id++;
+	h.psn = psn;
+	h.aeth_syndrome = et_aeth_ack(ET_AETH_CREDITS_UNLIMITED);
+	h.aeth_msn = msn;
+	if (atomic)
+		h.atomic_orig = orig;
+	else
+		h.ecn = ET_ECN_ECT0; /* data, as the requester's own */
+	m = et_qp_build(qp, &h, len ? src : NULL, len);
+	if (m == NULL)
+		return NULL;
+	ps = et_dctcp_answer_pace_ps(&qp->acc, rte_pktmbuf_pkt_len(m));
+	et_dctcp_on_answer(&qp->acc, len);
 	if (ps)
 		qp->ans_pace_ps = RTE_MAX(qp->ans_pace_ps, now * 1000) + ps;
+	if (atomic) {
+		qp->st.atomic_acks_tx++;
+	} else {
+		qp->st.read_resp_tx++;
+		qp->st.read_resp_bytes += len;
+	}
+	return m;
 }
 
 void

@@ -635,34 +635,19 @@ build_answer(struct et_qp *qp, uint64_t now)
 	struct et_rd_res *r = rd_res_sending(qp);
 	uint32_t i = (uint32_t)et_psn_diff(r->next_psn, r->run_psn), len = 0;
 	uint32_t run = (uint32_t)et_psn_diff(et_psn_add(r->first_psn, r->npkts), r->run_psn);
-	struct et_roce_hdr h;
+	uint8_t opcode = ET_OP_ATOMIC_ACK;
 	struct rte_mbuf *m;
 
-	et_qp_base_hdr(qp, &h, r->sport);
-	h.ip_id = qp->ip_id++;
-	h.psn = r->next_psn;
-	h.aeth_syndrome = et_aeth_ack(ET_AETH_CREDITS_UNLIMITED);
-	h.aeth_msn = r->msn;
-	if (r->kind == ET_RD_ATOMIC) {
-		h.opcode = ET_OP_ATOMIC_ACK;
-		h.atomic_orig = r->orig;
-	} else {
-		h.ecn = ET_ECN_ECT0; /* data, as the requester's own */
-		h.opcode = run == 1 ? ET_OP_READ_RESP_ONLY
-			   : i == 0 ? ET_OP_READ_RESP_FIRST
-			   : i == run - 1 ? ET_OP_READ_RESP_LAST : ET_OP_READ_RESP_MIDDLE;
+	if (r->kind != ET_RD_ATOMIC) {
+		opcode = run == 1 ? ET_OP_READ_RESP_ONLY
+			 : i == 0 ? ET_OP_READ_RESP_FIRST
+			 : i == run - 1 ? ET_OP_READ_RESP_LAST : ET_OP_READ_RESP_MIDDLE;
 		len = et_qp_read_seg(qp, r->run_len, i);
 	}
-	m = et_qp_build(qp, &h, len ? r->src + (uint64_t)i * qp->a.mtu : NULL, len);
+	m = et_qp_build_answer(qp, now, opcode, r->sport, r->next_psn, r->msn, r->orig,
+			       len ? r->src + (uint64_t)i * qp->a.mtu : NULL, len);
 	if (m == NULL)
 		return NULL;
-	et_qp_answered(qp, now, m, len);
-	if (r->kind == ET_RD_ATOMIC) {
-		qp->st.atomic_acks_tx++;
-	} else {
-		qp->st.read_resp_tx++;
-		qp->st.read_resp_bytes += len;
-	}
 	r->next_psn = et_psn_add(r->next_psn, 1);
 	if (!et_rd_res_pending(r))
 		qp->rd_res_pending--;

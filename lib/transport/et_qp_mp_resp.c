@@ -259,32 +259,12 @@ et_qp_mp_build_answer(struct et_qp *qp, uint64_t now)
 {
 	struct et_qp_mp *mp = qp->mp;
 	const struct et_mp_answer *a = &mp->ans[mp->ans_head & (mp->ans_cap - 1)];
-	struct et_roce_hdr h;
 	struct rte_mbuf *m;
 
-	et_qp_base_hdr(qp, &h, a->sport);
-	h.ip_id = qp->ip_id++;
-	h.psn = a->psn;
-	h.aeth_syndrome = et_aeth_ack(ET_AETH_CREDITS_UNLIMITED);
-	h.aeth_msn = qp->epsn;
-	if (a->atomic) {
-		h.opcode = ET_OP_ATOMIC_ACK;
-		h.atomic_orig = a->orig;
-	} else {
-		h.opcode = ET_OP_READ_RESP_ONLY;
-		h.ecn = ET_ECN_ECT0;
-	}
-	m = et_qp_build(qp, &h, a->len ? a->src : NULL, a->len);
-	if (m == NULL)
-		return NULL;
-	et_qp_answered(qp, now, m, a->len);
-	if (a->atomic) {
-		qp->st.atomic_acks_tx++;
-	} else {
-		qp->st.read_resp_tx++;
-		qp->st.read_resp_bytes += a->len;
-	}
-	mp->ans_head++;
+	m = et_qp_build_answer(qp, now, a->atomic ? ET_OP_ATOMIC_ACK : ET_OP_READ_RESP_ONLY,
+			       a->sport, a->psn, qp->epsn, a->orig, a->src, a->len);
+	if (m)
+		mp->ans_head++;
 	return m;
 }
 

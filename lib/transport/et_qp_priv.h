@@ -223,10 +223,13 @@ et_qp_answer_hold(const struct et_qp *qp)
 	return qp->ans_pace_ps / 1000;
 }
 
-/* An answer m of payload bytes left: the answers' DCTCP counts it and
- * the next one waits its pace. */
-void et_qp_answered(struct et_qp *qp, uint64_t now, const struct rte_mbuf *m,
-		    uint32_t payload);
+/* An answer to a READ or an atomic: opcode a READ RESPONSE's (len bytes
+ * from src) or ATOMIC ACKNOWLEDGE (orig), on UDP source port sport, msn in
+ * its AETH; built, counted, and paced by the answers' DCTCP (the next one
+ * waits).  NULL when there is no mbuf (nothing changed but the IP ID). */
+struct rte_mbuf *et_qp_build_answer(struct et_qp *qp, uint64_t now, uint8_t opcode,
+				    uint16_t sport, uint32_t psn, uint32_t msn, uint64_t orig,
+				    const void *src, uint32_t len);
 
 /* A data packet or a READ response arrived: the CNP owed for a CE mark. */
 void et_qp_ce_seen(struct et_qp *qp, const struct et_roce_hdr *h, uint64_t now);
