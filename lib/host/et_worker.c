@@ -14,14 +14,17 @@ et_worker_main(void *arg)
 {
 	struct et_worker *w = arg;
 	uint64_t last = w->clock();
+	uint32_t work = 0, i;
 
 	while (atomic_load_explicit(w->run, memory_order_relaxed)) {
 		uint64_t now = w->clock();
-		uint32_t work = 0, i;
 
 		if (now - last > w->max_gap_ns)
 			w->max_gap_ns = now - last;
+		if (work)
+			w->busy_ns += now - last;
 		last = now;
+		work = 0;
 		for (i = 0; i < w->n_hosts; i++)
 			work += et_nic_poll(w->hosts[i], now);
 		w->polls++;

@@ -22,6 +22,9 @@ struct et_worker {
 	 * process, the hypervisor) shows here, and any RTO shorter than it
 	 * fires on a peer that lost nothing */
 	uint64_t max_gap_ns;
+	/* the time of the polls that found work: what the hosts' packets
+	 * cost this core, its idle polls left out */
+	uint64_t busy_ns;
 };
 
 /* rte_eal_remote_launch() entry point; arg is a struct et_worker. */
