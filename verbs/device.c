@@ -90,12 +90,6 @@ et_vb_setup(void)
 	return setup_rc = 0;
 }
 
-struct et_vb_ctx *
-et_vb_ctx(struct ibv_context *c)
-{
-	return (struct et_vb_ctx *)verbs_get_ctx(c);
-}
-
 /* The MAC the port will have: ETHEREAL_MAC's, else one made of the slot's
  * address (02:00:IP): known before the port opens, so a GUID listed and
  * the one queried agree. */
@@ -455,29 +449,6 @@ ibv_get_pkey_index(struct ibv_context *c, uint8_t port, __be16 pkey)
 {
 	(void)c;
 	return port == 1 && (be16toh(pkey) & 0x7fff) == 0x7fff ? 0 : -1;
-}
-
-/* ---- asynchronous events: a pipe, an event a write ---- */
-
-void
-et_vb_async(struct et_vb_ctx *x, const struct ibv_async_event *ev)
-{
-	if (write(x->async_wr, ev, sizeof(*ev)) != (ssize_t)sizeof(*ev))
-		fprintf(stderr, "ethereal-verbs: an async event lost (%s)\n", strerror(errno));
-}
-
-int
-ibv_get_async_event(struct ibv_context *c, struct ibv_async_event *ev)
-{
-	struct et_vb_ctx *x = et_vb_ctx(c);
-
-	return read(x->async_rd, ev, sizeof(*ev)) == (ssize_t)sizeof(*ev) ? 0 : -1;
-}
-
-void
-ibv_ack_async_event(struct ibv_async_event *ev)
-{
-	(void)ev;
 }
 
 /* ---- what rdma-core offers programs besides ---- */

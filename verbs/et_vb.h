@@ -165,15 +165,22 @@ struct et_vb_qp {
 	uint32_t n_send, n_recv;   /* outstanding */
 };
 
+/* async.c: an asynchronous event for the consumer's ibv_get_async_event */
+void et_vb_async(struct et_vb_ctx *ctx, const struct ibv_async_event *ev);
+
 /* device.c */
 extern struct et_vb_device et_vb_device;
 /* The environment read and the process runtime configured (once): 0, or
  * -1 after a line to stderr. */
 int et_vb_setup(void);
-struct et_vb_ctx *et_vb_ctx(struct ibv_context *c);
+/* Ours behind a context (verbs_get_ctx, rdma-core's header inline): every
+ * file's, with no call into device.c. */
+static inline struct et_vb_ctx *
+et_vb_ctx(struct ibv_context *c)
+{
+	return (struct et_vb_ctx *)verbs_get_ctx(c);
+}
 uint64_t et_vb_guid(void);
-/* An asynchronous event for the consumer's ibv_get_async_event. */
-void et_vb_async(struct et_vb_ctx *ctx, const struct ibv_async_event *ev);
 
 /* The IPv4 address of an IPv4-mapped GID (::ffff:a.b.c.d). */
 bool et_vb_gid_ipv4(const union ibv_gid *g, uint32_t *ip);
