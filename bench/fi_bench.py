@@ -62,16 +62,17 @@ def node_pair(build, work, args, tag):
     return json.load(open(out))
 
 
-def fi_pair(bin_dir, build, work, test, args):
-    """A fabtests benchmark, server on slot 0 and client on slot 1; the
-    client's last row (size, iterations, MB/s, usec/xfer)."""
-    env = provider_env(build, work)
+def fi_pair(bin_dir, build, work, test, args, ips=("10.0.0.1", "10.0.0.2"), envs=None):
+    """A fabtests benchmark, server on ips[0] (slot 0) and client on ips[1]
+    (slot 1; envs: the two processes' own environments); the client's
+    last row (size, iterations, MB/s, usec/xfer)."""
+    envs = envs or (provider_env(build, work),) * 2
     exe = os.path.join(bin_dir, test)
-    srv = subprocess.Popen([exe, "-p", "ethereal", "-s", "10.0.0.1"] + args, env=env,
+    srv = subprocess.Popen([exe, "-p", "ethereal", "-s", ips[0]] + args, env=envs[0],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(1)
-    cli = subprocess.run([exe, "-p", "ethereal", "-s", "10.0.0.2"] + args + ["10.0.0.1"],
-                         env=env, capture_output=True, text=True, timeout=300)
+    cli = subprocess.run([exe, "-p", "ethereal", "-s", ips[1]] + args + [ips[0]],
+                         env=envs[1], capture_output=True, text=True, timeout=300)
     try:
         srv.wait(timeout=60)
     except subprocess.TimeoutExpired:

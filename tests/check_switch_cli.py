@@ -65,6 +65,23 @@ BAD = [
     ("stray argument", "[switch]\n", ["extra"], ["unexpected argument"]),
 ]
 
+# several switches in one process, joined by ring ports: two confs, a
+# leaf (a host port, an uplink) and a spine above it
+LEAF = ("[switch]\nname = sa\n[port0]\ndev = net_ring0\nrole = down\nprefix = 10.0.0.1/32\n"
+        "[port1]\ndev = ring:x\nrole = up\nuplink = 0\n")
+SPINE = "[switch]\nname = sb\n[port0]\ndev = ring:x\nrole = down\nprefix = 10.0.0.0/24\n"
+MULTI_BAD = [
+    ("a ring with one end", [LEAF], [], ["[port1] dev", "ring:x", "other end"]),
+    ("a ring's third end", [LEAF, SPINE, SPINE.replace("sb", "sc")], [],
+     ["[port0] dev", "ring:x", "third end"]),
+    ("a ring's both ends on one switch", [LEAF + "[port2]\ndev = ring:x\nrole = up\nuplink = 1\n"],
+     [], ["[port2] dev", "both ends"]),
+    ("a name twice", [LEAF, SPINE.replace("sb", "sa")], [], ["[switch] name", "'sa'"]),
+    ("--fail without the switch", [LEAF, SPINE], ["--fail", "0"], ["--fail", "one of: sa sb"]),
+    ("--fail of no such switch", [LEAF, SPINE], ["--fail", "sz:0"], ["--fail", "one of: sa sb", "'sz'"]),
+    ("--fail of no such port", [LEAF, SPINE], ["--fail", "sb:1"], ["--fail", "0..0 of sb"]),
+]
+
 
 def run(exe, args, timeout=60):
     return subprocess.run([exe] + EAL + ["--"] + args, capture_output=True, text=True,
@@ -133,6 +150,72 @@ def check_runtime(exe, conf_dir, work):
     return ok
 
 
+def check_multi(exe, work):
+    """Two switches in one process, a ring between them: each named in
+    telemetry, the spine killed through it (the leaf sees its uplink go
+    down), both tables at exit; and what is refused."""
+    fails = 0
+    paths = []
+    for i, text in enumerate((LEAF, SPINE)):
+        paths.append(os.path.join(work, f"multi{i}.ini"))
+        with open(paths[-1], "w") as f:
+            f.write(text)
+    prefix = f"etswmulti{os.getpid()}"
+    eal = [a for a in EAL if a != "--no-telemetry"] + [f"--file-prefix={prefix}"]
+    out_path, err_path = os.path.join(work, "multi.out"), os.path.join(work, "multi.err")
+    with open(out_path, "w") as o, open(err_path, "w") as e:
+        p = subprocess.Popen([exe] + eal + ["--", "--config", paths[0], "--config", paths[1],
+                                            "--fail", "sb:0@60s"], stdout=o, stderr=e)
+    base = "/var/run" if os.getuid() == 0 else os.environ.get("XDG_RUNTIME_DIR", "/tmp")
+    path = os.path.join(base, "dpdk", prefix, "dpdk_telemetry.v2")
+    ok = False
+    try:
+        for _ in range(600):
+            with open(err_path) as f:
+                said = f.read()
+            if "sb: 1 ports" in said or p.poll() is not None:
+                break
+            time.sleep(0.05)
+        ok = "sa: 2 ports, 1 uplinks" in said and "sb: 1 ports" in said
+        ports = telemetry(path, "/ethereal/switch/ports")["/ethereal/switch/ports"]
+        ok = ok and sorted(ports) == ["sa", "sb"] and sorted(ports["sa"]) == ["port0", "port1"]
+        ok = ok and sorted(telemetry(path, "/ethereal/switch/ports,sb")["/ethereal/switch/ports"]) == ["port0"]
+        reply = telemetry(path, "/ethereal/switch/fail,1")["/ethereal/switch/fail"]
+        ok = ok and "name the switch first" in reply and "one of: sa sb" in reply
+        ok = ok and telemetry(path, "/ethereal/switch/fail,sa,0")["/ethereal/switch/fail"] == "ok"
+        ok = ok and "0..0 of sb" in telemetry(path, "/ethereal/switch/restore,sb,4")["/ethereal/switch/restore"]
+        ok = ok and telemetry(path, "/ethereal/switch/kill,sb")["/ethereal/switch/kill"] == "ok"
+        for _ in range(100):
+            with open(err_path) as f:
+                said = f.read()
+            if "sa: port1: link down" in said:
+                break
+            time.sleep(0.05)
+        ok = ok and "sb: killed" in said and "sa: port1: link down" in said
+    finally:
+        p.send_signal(signal.SIGINT)
+        p.wait(timeout=60)
+        with open(out_path) as o, open(err_path) as e:
+            out, err = o.read(), e.read()
+    ok = ok and p.returncode == 0 and "switch sa\n" in out and "switch sb (killed)\n" in out
+    print(("ok  " if ok else "FAIL") + " two switches in one process: telemetry by name, a kill, both tables")
+    if not ok:
+        print(out, err)
+        fails += 1
+    for what, texts, args, want in MULTI_BAD:
+        cargs = []
+        for i, text in enumerate(texts):
+            cargs += ["--config", os.path.join(work, f"bad{i}.ini")]
+            with open(cargs[-1], "w") as f:
+                f.write(text)
+        r = run(exe, cargs + args)
+        msg = r.stderr.strip()
+        good = r.returncode == 2 and all(w in msg for w in want) and "AddressSanitizer" not in msg
+        print(("ok  " if good else "FAIL") + f" {what}: exit {r.returncode}: {msg.splitlines()[-1] if msg else ''}")
+        fails += not good
+    return fails
+
+
 def main():
     exe, conf_dir, work = sys.argv[1:4]
     os.makedirs(work, exist_ok=True)
@@ -156,7 +239,7 @@ def main():
     for where, line in (("before --", [exe, "--help"]), ("after --", [exe] + EAL + ["--", "--help"])):
         h = subprocess.run(line, capture_output=True, text=True, timeout=60)
         ok = h.returncode == 0 and h.stdout.startswith("usage: ethereal-switch") and \
-            "/ethereal/switch/fail,PORT" in h.stdout
+            "/ethereal/switch/fail,[SWITCH,]PORT" in h.stdout
         print(("ok  " if ok else "FAIL") + f" --help {where}")
         fails += not ok
     r = run(exe, ["--config", os.path.join(conf_dir, "switch-example.ini"), "--pcap",
@@ -165,6 +248,7 @@ def main():
     print(("ok  " if ok else "FAIL") + f" --pcap into a folder that cannot be made: exit {r.returncode}")
     fails += not ok
     fails += not check_runtime(exe, conf_dir, work)
+    fails += check_multi(exe, work)
     for what, text, args, want in BAD:
         path = os.path.join(work, "bad.ini")
         if text is None:
@@ -181,7 +265,7 @@ def main():
             good = good and path in msg
         print(("ok  " if good else "FAIL") + f" {what}: exit {r.returncode}: {msg.splitlines()[-1] if msg else ''}")
         fails += not good
-    print(f"{5 + len(BAD) - fails} passed, {fails} failed")
+    print(f"{6 + len(BAD) + len(MULTI_BAD) - fails} passed, {fails} failed")
     sys.exit(1 if fails else 0)
 
 

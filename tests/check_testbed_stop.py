@@ -2,7 +2,7 @@
 """scripts/testbed stopped midway leaves nothing behind: SIGINT twice (a
 terminal's ^C, then timeout(1) passing it on to the group) and SIGTERM
 twice, each while its collective runs.  After each: none of its processes,
-no work folder, no DPDK runtime folder of its prefixes (tb<pid>s/l/hN), and
+no work folder, no DPDK runtime folder of its prefixes (tb<pid>s/l/hN, tb<pid>x), and
 exit status 1.
 
 check_testbed_stop.py TESTBED BUILD_DIR
@@ -40,7 +40,7 @@ def ours(pid):
     work folder as their confs name it."""
     procs, work = [], set()
     for p, cmd in cmdlines().items():
-        if f"tb{pid}s" in cmd or f"tb{pid}l" in cmd or f"tb{pid}h" in cmd:
+        if any(f"tb{pid}{k}" in cmd for k in "slhx"):
             procs.append(p)
             for w in cmd.split():
                 if w.startswith("/tmp/ethereal-testbed."):
@@ -73,7 +73,7 @@ def stop_midway(testbed, build, sig):
     out, _ = tb.communicate(timeout=120)
     time.sleep(0.5)
     procs, _ = ours(tb.pid)
-    folders = glob.glob(os.path.join(runtime_base(), f"tb{tb.pid}[slh][0-9]*"))
+    folders = glob.glob(os.path.join(runtime_base(), f"tb{tb.pid}[slhx]*"))
     left = [os.path.join("/tmp", w) for w in work if os.path.exists(os.path.join("/tmp", w))]
     return tb.returncode, procs, folders, left, work, out
 

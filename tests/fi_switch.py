@@ -1,8 +1,11 @@
-"""One ethereal-switch with a memif port per slot, for the libfabric
-provider's processes: what the fabtests run, the provider benchmark and
-scripts/testbed's MPI runs without a fabric share.  Host k of the built-in
-conf (a 2x2x2 leaf-spine) is 10.0.TOR.(k % 2 + 1): slots 0 and 1 are
-10.0.0.1 and 10.0.0.2, on one leaf here.
+"""The switches under the libfabric provider's and our libibverbs's
+processes: what the fabtests run, the provider and verbs benchmarks and
+scripts/testbed's MPI runs without a fabric share.  By default one
+ethereal-switch with a memif port per slot, 10.0.0.1 .. 10.0.0.N; with
+leaves and spines a leaf-spine of them, host k 10.0.LEAF.(k % H + 1) (H
+hosts a leaf; the provider's built-in conf is 2 x 2 x 2: slots 0 and 1 on
+leaf 0, 2 and 3 on leaf 1), its switches in one process joined by rings,
+or (processes=True) each in its own, joined by memif pairs.
 
 The sockets are files (socket-abstract=no), not abstract names, so that
 processes in another network namespace reach them too.
@@ -36,27 +39,61 @@ def provider_env(build, work, extra=None):
 
 
 class Switch:
-    """ethereal-switch with ports 10.0.0.1 .. 10.0.0.N (slots 0 .. N-1)."""
+    """ethereal-switch: one leaf with ports 10.0.0.1 .. 10.0.0.N (slots 0
+    .. N-1), or a leaf-spine of them (see above)."""
 
-    def __init__(self, build, work, hosts=2, prefix="fisw", pcap=None):
-        self.work = work
-        conf = os.path.join(work, "switch.ini")
-        with open(conf, "w") as f:
-            f.write("[switch]\nname = leaf0\n")
-            for k in range(hosts):
-                f.write(f"[port{k}]\ndev = {memif(work, f'h{k}', 'server', k)}\n"
-                        f"role = down\nprefix = 10.0.0.{k + 1}/32\n")
-        self.log = open(os.path.join(work, "switch.log"), "w")
+    def __init__(self, build, work, hosts=2, prefix="fisw", pcap=None, leaves=1, spines=0,
+                 processes=False):
+        self.work, self.procs, self.logs = work, [], []
+        hpl = hosts // leaves
+        confs, dev_k = [], [0]
+
+        def dev(name, role, k):
+            # a process's memif devices need names of their own
+            if not processes:
+                k, dev_k[0] = dev_k[0], dev_k[0] + 1
+            return memif(work, name, role, k)
+
+        for s in range(spines):
+            with open(os.path.join(work, f"spine{s}.ini"), "w") as f:
+                f.write(f"[switch]\nname = spine{s}\n")
+                for l in range(leaves):
+                    link = dev(f"l{l}s{s}", "server", l) if processes else f"ring:l{l}s{s}"
+                    f.write(f"[port{l}]\ndev = {link}\nrole = down\nprefix = 10.0.{l}.0/24\n")
+            confs.append(f"spine{s}")
+        for l in range(leaves):
+            with open(os.path.join(work, f"leaf{l}.ini" if leaves > 1 else "switch.ini"), "w") as f:
+                f.write(f"[switch]\nname = leaf{l}\n")
+                for h in range(hpl):
+                    f.write(f"[port{h}]\ndev = {dev(f'h{l * hpl + h}', 'server', h)}\n"
+                            f"role = down\nprefix = 10.0.{l}.{h + 1}/32\n")
+                for s in range(spines):
+                    link = dev(f"l{l}s{s}", "client", hpl + s) if processes else f"ring:l{l}s{s}"
+                    f.write(f"[port{hpl + s}]\ndev = {link}\nrole = up\nuplink = {s}\n")
+            confs.append(f"leaf{l}" if leaves > 1 else "switch")
         # every port's frames into the folder pcap (debugging a run: ET_SWITCH_PCAP=DIR)
         pcap = pcap or os.environ.get("ET_SWITCH_PCAP")
         pcap = ["--pcap", pcap] if pcap else []
-        self.p = subprocess.Popen(
-            [os.path.join(build, "switch", "ethereal-switch"), *EAL,
-             f"--file-prefix={prefix}{os.getpid()}", "--lcores", FLOAT, "--", "--config", conf,
-             "--yield"] + pcap, stdout=self.log, stderr=subprocess.STDOUT)
-        path = os.path.join(work, "switch.log")
+        # memif servers before their clients: spines, then leaves
+        groups = [[c] for c in confs] if processes else [confs]
+        for i, group in enumerate(groups):
+            args = [a for c in group for a in ("--config", os.path.join(work, c + ".ini"))]
+            self.start(build, f"{prefix}{os.getpid()}{'x' if len(groups) == 1 else i}",
+                       group[0] if processes else "switch", args + ["--yield"] + pcap,
+                       216 + 40 * len(group))
+
+    def start(self, build, file_prefix, name, args, mb):
+        path = os.path.join(self.work, name + ".log")
+        log = open(path, "w")
+        self.logs.append((log, path))
+        # the mbuf pool grows by 8 K frames a switch (switch/main.c)
+        eal = [str(mb) if a == "256" else a for a in EAL]
+        p = subprocess.Popen([os.path.join(build, "switch", "ethereal-switch"), *eal,
+                              f"--file-prefix={file_prefix}", "--lcores", FLOAT, "--"] + args,
+                             stdout=log, stderr=subprocess.STDOUT)
+        self.procs.append(p)
         for _ in range(100):
-            if self.p.poll() is not None:
+            if p.poll() is not None:
                 raise RuntimeError("ethereal-switch did not start:\n" + open(path).read())
             if "mode" in open(path).read():
                 return
@@ -64,19 +101,22 @@ class Switch:
         raise RuntimeError("ethereal-switch did not say its ports are up")
 
     def stop(self):
-        """The switch's log; a switch that ended before it was told to
+        """The switches' log; a switch that ended before it was told to
         says so at its end (its ports were gone from then on)."""
-        died = self.p.poll()
-        self.ended_by_itself = died is not None
-        if died is None:
-            self.p.terminate()
-            try:
-                self.p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.p.kill()
-                self.p.wait()
-        self.log.close()
-        log = open(os.path.join(self.work, "switch.log")).read()
-        if died is not None:
-            log += f"\nethereal-switch ended by itself before the end (exit status {died})\n"
-        return log
+        self.ended_by_itself = False
+        out = ""
+        for p, (log, path) in reversed(list(zip(self.procs, self.logs))):
+            died = p.poll()
+            self.ended_by_itself |= died is not None
+            if died is None:
+                p.terminate()
+                try:
+                    p.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+            log.close()
+            out = open(path).read() + out
+            if died is not None:
+                out += f"\nethereal-switch ended by itself before the end (exit status {died})\n"
+        return out
