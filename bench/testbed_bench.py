@@ -57,7 +57,8 @@ def ob1(ranks, program):
 def netpipe(run, work, size):
     """NetPIPE's one size: (Mbit/s, one-way microseconds)."""
     out = os.path.join(work, f"np{size}.out")
-    run(f"NPopenmpi -l {size} -u {size} -p 0 -o {out}")
+    # repeats enough for a second or so: NetPIPE's own few vary 4x here
+    run(f"NPopenmpi -l {size} -u {size} -p 0 -n {20000 if size < 65536 else 1000} -o {out}")
     _, mbps, secs = open(out).read().split()[:3]
     return float(mbps), float(secs) * 1e6
 
@@ -76,7 +77,8 @@ def fi_fabric(bin_dir, build, processes):
         sw = Switch(build, work, hosts=4, leaves=2, spines=2, processes=processes,
                     prefix="tbbsw")
         try:
-            envs = [provider_env(build, work, {"FI_ETHEREAL_DEV": memif(work, h, "client", 0)})
+            envs = [provider_env(build, work, {"FI_ETHEREAL_DEV": memif(work, h, "client", 0,
+                                                                         zc=True)})
                     for h in ("h0", "h2")]
             return fi_pair(bin_dir, build, work, "fi_rdm_tagged_bw",
                            ["-S", "1048576", "-I", "1000"], ips=("10.0.0.1", "10.0.1.1"),
@@ -88,7 +90,8 @@ def fi_fabric(bin_dir, build, processes):
 def fi_direct(bin_dir, build):
     """The same pair on one memif link, no switch (slot 0 serves the link)."""
     with tempfile.TemporaryDirectory() as work:
-        envs = [provider_env(build, work, {"FI_ETHEREAL_DEV": memif(work, "d", role, 0)})
+        envs = [provider_env(build, work, {"FI_ETHEREAL_DEV": memif(work, "d", role, 0,
+                                                                     zc=role == "client")})
                 for role in ("server", "client")]
         return fi_pair(bin_dir, build, work, "fi_rdm_tagged_bw",
                        ["-S", "1048576", "-I", "1000"], envs=envs)["mb_per_s"]

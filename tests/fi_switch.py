@@ -16,14 +16,22 @@ import time
 
 EAL = ["--no-huge", "--no-pci", "-m", "256", "--no-telemetry", "--log-level=*:error",
        "--log-level=ethereal.*:info"]
+# processes sharing cores: a queue grows by what arrives while its reader
+# waits for a time slice, not by congestion; marking from 20 KB (a 100G
+# wire's default) throttled every sender (scripts/testbed sets the same)
+ECN_K = "ecn-k = 256K\n"
 # lcore 0 on any CPU: the switch and its hosts share this machine's cores
 # as the scheduler sees fit (the provider's processes are not pinned)
 FLOAT = "0@(0-%d)" % (os.cpu_count() - 1)
 
 
-def memif(work, name, role, k):
+def memif(work, name, role, k, zc=False):
+    """A memif device; zc: a client's zero-copy end (the server's copies go
+    straight into its mbufs), for a process whose EAL keeps its memory in
+    one file (--single-file-segments: the provider's and our libibverbs's
+    default)."""
     return (f"net_memif{k},role={role},bsize=8192,socket-abstract=no,"
-            f"socket={work}/{name}.sock")
+            f"{'zero-copy=yes,' if zc else ''}socket={work}/{name}.sock")
 
 
 def provider_env(build, work, extra=None):
@@ -31,7 +39,7 @@ def provider_env(build, work, extra=None):
     memif socket h<k>.sock of the switch below."""
     env = dict(os.environ,
                FI_PROVIDER_PATH=os.path.join(build, "prov"),
-               FI_ETHEREAL_DEV=memif(work, "h%d", "client", 0),
+               FI_ETHEREAL_DEV=memif(work, "h%d", "client", 0, zc=True),
                FI_ETHEREAL_RUNDIR=work,
                FI_ETHEREAL_YIELD="1")
     env.update(extra or {})
@@ -56,14 +64,14 @@ class Switch:
 
         for s in range(spines):
             with open(os.path.join(work, f"spine{s}.ini"), "w") as f:
-                f.write(f"[switch]\nname = spine{s}\n")
+                f.write(f"[switch]\nname = spine{s}\n{ECN_K}")
                 for l in range(leaves):
                     link = dev(f"l{l}s{s}", "server", l) if processes else f"ring:l{l}s{s}"
                     f.write(f"[port{l}]\ndev = {link}\nrole = down\nprefix = 10.0.{l}.0/24\n")
             confs.append(f"spine{s}")
         for l in range(leaves):
             with open(os.path.join(work, f"leaf{l}.ini" if leaves > 1 else "switch.ini"), "w") as f:
-                f.write(f"[switch]\nname = leaf{l}\n")
+                f.write(f"[switch]\nname = leaf{l}\n{ECN_K}")
                 for h in range(hpl):
                     f.write(f"[port{h}]\ndev = {dev(f'h{l * hpl + h}', 'server', h)}\n"
                             f"role = down\nprefix = 10.0.{l}.{h + 1}/32\n")

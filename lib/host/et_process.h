@@ -78,9 +78,12 @@ struct et_process_conf {
 				* unreachable (the provider's) */
 };
 
+/* --single-file-segments: the memory in one file, which a memif port with
+ * zero-copy=yes shares with its server (DPDK 22.11's memif refuses
+ * zero-copy over many files) */
 #define ET_PROCESS_EAL \
-	"--no-huge --no-shconf --no-pci -m 512 --no-telemetry --log-level=*:error " \
-	"--log-level=ethereal.*:warning"
+	"--no-huge --no-shconf --single-file-segments --no-pci -m 512 --no-telemetry " \
+	"--log-level=*:error --log-level=ethereal.*:warning"
 
 /* Work a front end adds to progress: what it did (0: nothing). */
 typedef uint32_t (*et_process_hook_fn)(void *ctx, uint64_t now);
