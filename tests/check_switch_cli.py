@@ -151,9 +151,9 @@ def check_runtime(exe, conf_dir, work):
 
 
 def check_multi(exe, work):
-    """Two switches in one process, a ring between them: each named in
-    telemetry, the spine killed through it (the leaf sees its uplink go
-    down), both tables at exit; and what is refused."""
+    """Two switches in one process on two lanes, a ring between them: each
+    named in telemetry, the spine killed through it (the leaf sees its
+    uplink go down), both tables at exit; and what is refused."""
     fails = 0
     paths = []
     for i, text in enumerate((LEAF, SPINE)):
@@ -161,7 +161,8 @@ def check_multi(exe, work):
         with open(paths[-1], "w") as f:
             f.write(text)
     prefix = f"etswmulti{os.getpid()}"
-    eal = [a for a in EAL if a != "--no-telemetry"] + [f"--file-prefix={prefix}"]
+    # two lanes: each switch on an lcore of its own, the ring between them
+    eal = [a for a in EAL if a != "--no-telemetry"] + [f"--file-prefix={prefix}", "-l", "0-1"]
     out_path, err_path = os.path.join(work, "multi.out"), os.path.join(work, "multi.err")
     with open(out_path, "w") as o, open(err_path, "w") as e:
         p = subprocess.Popen([exe] + eal + ["--", "--config", paths[0], "--config", paths[1],
@@ -198,7 +199,7 @@ def check_multi(exe, work):
         with open(out_path) as o, open(err_path) as e:
             out, err = o.read(), e.read()
     ok = ok and p.returncode == 0 and "switch sa\n" in out and "switch sb (killed)\n" in out
-    print(("ok  " if ok else "FAIL") + " two switches in one process: telemetry by name, a kill, both tables")
+    print(("ok  " if ok else "FAIL") + " two switches in one process, two lanes: telemetry by name, a kill, both tables")
     if not ok:
         print(out, err)
         fails += 1
