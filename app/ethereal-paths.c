@@ -97,12 +97,8 @@ main(int argc, char **argv)
 		usage(stderr, argv[0]);
 		return 2;
 	}
-	if (et_conf_open(&c, file) || et_topo_load(&c, &t)) {
-		et_cli_error("%s", c.err);
-		et_conf_close(&c);
+	if (et_cli_conf_close(&c, et_conf_open(&c, file) || et_topo_load(&c, &t)))
 		return ET_EXIT_USAGE;
-	}
-	et_conf_close(&c);
 
 	hosts = et_topo_hosts(&t);
 	if (!have_dst)

@@ -336,10 +336,7 @@ load(struct sw_node *node, struct rings *rings, uint16_t self, bool compact,
 	}
 	rc = 0;
 out:
-	if (rc)
-		et_cli_error("%s", c.err);
-	et_conf_close(&c);
-	return rc;
+	return et_cli_conf_close(&c, rc);
 }
 
 

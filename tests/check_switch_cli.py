@@ -88,6 +88,25 @@ def run(exe, args, timeout=60):
                           timeout=timeout)
 
 
+def telemetry_path(prefix):
+    """DPDK 22.11's telemetry socket of a file prefix: /var/run/dpdk for
+    root, else $XDG_RUNTIME_DIR/dpdk (or /tmp/dpdk)."""
+    base = "/var/run" if os.getuid() == 0 else os.environ.get("XDG_RUNTIME_DIR", "/tmp")
+    return os.path.join(base, "dpdk", prefix, "dpdk_telemetry.v2")
+
+
+def wait_said(err_path, p, text, tries=600):
+    """What the switch said on stderr, once it says text (or ended)."""
+    said = ""
+    for _ in range(tries):
+        with open(err_path) as f:
+            said = f.read()
+        if text in said or p.poll() is not None:
+            break
+        time.sleep(0.05)
+    return said
+
+
 def telemetry(path, cmd):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     s.connect(path)
@@ -109,19 +128,10 @@ def check_runtime(exe, conf_dir, work):
         p = subprocess.Popen([exe] + eal + ["--", "--config",
                              os.path.join(conf_dir, "switch-example.ini")],
                              stdout=o, stderr=e)
-    path = f"/var/run/dpdk/{prefix}/dpdk_telemetry.v2"
-    if os.getuid() != 0:
-        path = os.path.join(os.environ.get("XDG_RUNTIME_DIR", "/tmp"), "dpdk", prefix,
-                            "dpdk_telemetry.v2")
+    path = telemetry_path(prefix)
     try:
         # ready once it has said what it runs, on stderr (the socket exists before)
-        said = ""
-        for _ in range(600):
-            with open(err_path) as f:
-                said = f.read()
-            if "4 ports" in said or p.poll() is not None:
-                break
-            time.sleep(0.05)
+        said = wait_said(err_path, p, "4 ports")
         ok = "4 ports" in said
         ports = telemetry(path, "/ethereal/switch/ports")["/ethereal/switch/ports"]
         ok = ok and sorted(ports) == ["port0", "port1", "port2", "port3"] and \
@@ -167,16 +177,10 @@ def check_multi(exe, work):
     with open(out_path, "w") as o, open(err_path, "w") as e:
         p = subprocess.Popen([exe] + eal + ["--", "--config", paths[0], "--config", paths[1],
                                             "--fail", "sb:0@60s"], stdout=o, stderr=e)
-    base = "/var/run" if os.getuid() == 0 else os.environ.get("XDG_RUNTIME_DIR", "/tmp")
-    path = os.path.join(base, "dpdk", prefix, "dpdk_telemetry.v2")
+    path = telemetry_path(prefix)
     ok = False
     try:
-        for _ in range(600):
-            with open(err_path) as f:
-                said = f.read()
-            if "sb: 1 ports" in said or p.poll() is not None:
-                break
-            time.sleep(0.05)
+        said = wait_said(err_path, p, "sb: 1 ports")
         ok = "sa: 2 ports, 1 uplinks" in said and "sb: 1 ports" in said
         ports = telemetry(path, "/ethereal/switch/ports")["/ethereal/switch/ports"]
         ok = ok and sorted(ports) == ["sa", "sb"] and sorted(ports["sa"]) == ["port0", "port1"]
@@ -186,12 +190,7 @@ def check_multi(exe, work):
         ok = ok and telemetry(path, "/ethereal/switch/fail,sa,0")["/ethereal/switch/fail"] == "ok"
         ok = ok and "0..0 of sb" in telemetry(path, "/ethereal/switch/restore,sb,4")["/ethereal/switch/restore"]
         ok = ok and telemetry(path, "/ethereal/switch/kill,sb")["/ethereal/switch/kill"] == "ok"
-        for _ in range(100):
-            with open(err_path) as f:
-                said = f.read()
-            if "sa: port1: link down" in said:
-                break
-            time.sleep(0.05)
+        said = wait_said(err_path, p, "sa: port1: link down", tries=100)
         ok = ok and "sb: killed" in said and "sa: port1: link down" in said
     finally:
         p.send_signal(signal.SIGINT)

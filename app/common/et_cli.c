@@ -246,3 +246,12 @@ et_mono_ms(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
+
+int
+et_cli_conf_close(struct et_conf *c, int rc)
+{
+	if (rc)
+		et_cli_error("%s", c->err);
+	et_conf_close(c);
+	return rc;
+}

@@ -76,6 +76,11 @@ int et_cli_wants_help(int argc, char **argv);
 	"EAL args (before --) are DPDK's: -l CORES, --vdev DEV, -a PCI, --no-huge, -m MB,\n" \
 	"--log-level LEVEL, ...; see https://doc.dpdk.org/guides-22.11/linux_gsg/linux_eal_parameters.html\n"
 
+struct et_conf;
+/* The end of reading a conf: its error said if rc (file, section, key and
+ * why), the file closed; rc. */
+int et_cli_conf_close(struct et_conf *c, int rc);
+
 /* An output folder: made with its parents if missing; -1 after
  * "PROGRAM: OPT: cannot create DIR: why". */
 int et_cli_out_dir(const char *opt, const char *dir);

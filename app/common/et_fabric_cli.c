@@ -307,10 +307,7 @@ load_conf(const char *file, struct et_fabric_params *p, struct cli *o)
 	}
 	rc = 0;
 out:
-	if (rc)
-		et_cli_error("%s", c.err);
-	et_conf_close(&c);
-	return rc;
+	return et_cli_conf_close(&c, rc);
 }
 
 int
