@@ -51,13 +51,13 @@ entry_size(enum fi_cq_format f)
 void
 et_fi_cq_push(struct et_fi_cq *cq, const struct et_fi_cqe *e)
 {
-	if (cq->tail - cq->head == cq->cap &&
-	    !et_ring_grow((void **)&cq->ring, &cq->cap, cq->head, cq->tail, sizeof(*cq->ring),
-			  UINT32_MAX)) {
+	struct et_fi_cqe *s = et_ring_push((void **)&cq->ring, &cq->cap, cq->head, &cq->tail,
+					   sizeof(*s), UINT32_MAX);
+
+	if (s == NULL)
 		ET_FI_WARN(FI_LOG_CQ, "out of memory: a completion is lost\n");
-		return;
-	}
-	cq->ring[cq->tail++ & (cq->cap - 1)] = *e;
+	else
+		*s = *e;
 }
 
 /* Up to count entries in the CQ's format; -FI_EAGAIN when none,
@@ -446,11 +446,10 @@ et_fi_eq_push(struct et_fi_eq *eq, uint32_t event, const void *buf, size_t len, 
 
 	if (len > sizeof(e->u))
 		return -FI_EINVAL;
-	if (eq->tail - eq->head == eq->cap &&
-	    !et_ring_grow((void **)&eq->ring, &eq->cap, eq->head, eq->tail, sizeof(*eq->ring),
-			  UINT32_MAX))
+	e = et_ring_push((void **)&eq->ring, &eq->cap, eq->head, &eq->tail, sizeof(*e),
+			 UINT32_MAX);
+	if (e == NULL)
 		return -FI_ENOMEM;
-	e = &eq->ring[eq->tail++ & (eq->cap - 1)];
 	e->event = event;
 	e->err = err;
 	e->len = len;

@@ -79,12 +79,12 @@ static bool
 key_retire(struct et_fi_ep *ep, uint32_t key)
 {
 	uint64_t rto4 = 4 * et_process.c.rc.qp.rto_ns;
+	struct et_fi_retired *r = et_ring_push((void **)&ep->retired, &ep->ret_cap, ep->ret_head,
+					       &ep->ret_tail, sizeof(*r), UINT32_MAX);
 
-	if (ep->ret_tail - ep->ret_head == ep->ret_cap &&
-	    !et_ring_grow((void **)&ep->retired, &ep->ret_cap, ep->ret_head, ep->ret_tail,
-			  sizeof(*ep->retired), UINT32_MAX))
+	if (r == NULL)
 		return false;
-	ep->retired[ep->ret_tail++ & (ep->ret_cap - 1)] = (struct et_fi_retired){
+	*r = (struct et_fi_retired){
 		key, et_process_now() + (rto4 > ET_FI_READ_KEY_LINGER_NS ? rto4 : ET_FI_READ_KEY_LINGER_NS)};
 	return true;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * The growing ring (base/et_ring.h): a queue whose positions start just
- * below the wrap of 32 bits, pushed and popped in random runs, growing
- * when full: it gives back what was pushed, in order; a position kept
+ * below the wrap of 32 bits, pushed (et_ring_push) and popped in random
+ * runs, growing when full: it gives back what was pushed, in order; a position kept
  * across a growth still finds its element; it grows no further than max.
  */
 #include <stdint.h>
@@ -25,18 +25,18 @@ test_ring_keeps_order_and_positions(void **state)
 		bool push = (r & 3) != 0 || head == tail; /* mostly pushes: it fills */
 
 		if (push && tail - head < MAX) {
-			if (tail - head == cap) {
-				uint32_t old = cap;
+			uint32_t old = cap, at = tail, *slot;
 
-				assert_true(et_ring_grow((void **)&ring, &cap, head, tail,
-							 sizeof(*ring), MAX));
-				assert_int_equal(cap, old ? 2 * old : ET_RING_FIRST);
-			}
 			if (kept_val == UINT32_MAX && (r >> 8) % 50 == 0) {
 				kept_pos = tail;
 				kept_val = next_in;
 			}
-			ring[tail++ % cap] = next_in++;
+			slot = et_ring_push((void **)&ring, &cap, head, &tail, sizeof(*ring), MAX);
+			assert_non_null(slot);
+			assert_int_equal(tail, at + 1);
+			assert_int_equal(cap, at - head < old ? old : old ? 2 * old : ET_RING_FIRST);
+			assert_ptr_equal(slot, &ring[at % cap]);
+			*slot = next_in++;
 		} else if (head != tail) {
 			if (kept_val != UINT32_MAX) { /* still waiting: still there */
 				assert_int_equal(ring[kept_pos % cap], kept_val);
@@ -50,8 +50,9 @@ test_ring_keeps_order_and_positions(void **state)
 	while (tail - head < cap)
 		ring[tail++ % cap] = next_in++;
 	assert_int_equal(cap, MAX);
-	assert_false(et_ring_grow((void **)&ring, &cap, head, tail, sizeof(*ring), MAX));
+	assert_null(et_ring_push((void **)&ring, &cap, head, &tail, sizeof(*ring), MAX));
 	assert_int_equal(cap, MAX);
+	assert_int_equal(tail - head, MAX);
 	while (head != tail)
 		assert_int_equal(ring[head++ % cap], next_out++);
 	free(ring);

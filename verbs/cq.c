@@ -21,6 +21,7 @@
 
 #include <arpa/inet.h>
 
+#include "base/et_ring.h"
 #include "et_vb.h"
 
 /* ---- channels ---- */
@@ -64,23 +65,13 @@ ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 static int
 raise_event(struct et_vb_channel *ch, struct et_vb_cq *cq)
 {
+	struct et_vb_cq **slot = et_ring_push((void **)&ch->ev, &ch->ev_cap, ch->ev_head,
+					      &ch->ev_tail, sizeof(*slot), UINT32_MAX);
 	uint64_t one = 1;
 
-	if (ch->ev_tail - ch->ev_head == ch->ev_cap) {
-		uint32_t cap = ch->ev_cap ? ch->ev_cap * 2 : 16;
-		struct et_vb_cq **r = malloc(cap * sizeof(*r));
-
-		if (r == NULL)
-			return -ENOMEM;
-		for (uint32_t i = 0; i < ch->ev_tail - ch->ev_head; i++)
-			r[i] = ch->ev[(ch->ev_head + i) & (ch->ev_cap - 1)];
-		ch->ev_tail -= ch->ev_head;
-		ch->ev_head = 0;
-		free(ch->ev);
-		ch->ev = r;
-		ch->ev_cap = cap;
-	}
-	ch->ev[ch->ev_tail++ & (ch->ev_cap - 1)] = cq;
+	if (slot == NULL)
+		return -ENOMEM;
+	*slot = cq;
 	return write(ch->ch.fd, &one, sizeof(one)) == sizeof(one) ? 0 : -errno;
 }
 

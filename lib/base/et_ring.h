@@ -3,8 +3,8 @@
  * end, the one at p in slot p % cap), twice the room when full.  The
  * positions stay what they were, so a position kept outside (an event's,
  * by its connection) still finds its element.  lib/cm's queues, the
- * provider's completion and event queues, and the multipath QP's queues of
- * ACKs and answers owed.
+ * provider's completion and event queues, the multipath QP's queues of
+ * ACKs and answers owed, and our libibverbs's completion channels.
  */
 #ifndef ET_RING_H
 #define ET_RING_H
@@ -37,12 +37,24 @@ et_ring_grow_from(void **ring, uint32_t *cap, uint32_t head, uint32_t tail, size
 	return true;
 }
 
-/* et_ring_grow_from with ET_RING_FIRST. */
-static inline bool
-et_ring_grow(void **ring, uint32_t *cap, uint32_t head, uint32_t tail, size_t elem,
+/* Room for one more at *tail, the ring grown when full (as
+ * et_ring_grow_from): the slot of position *tail, *tail moved past it;
+ * NULL, nothing changed, when it may not grow or there is no memory. */
+static inline void *
+et_ring_push_from(void **ring, uint32_t *cap, uint32_t head, uint32_t *tail, size_t elem,
+		  uint32_t first, uint32_t max)
+{
+	if (*tail - head == *cap && !et_ring_grow_from(ring, cap, head, *tail, elem, first, max))
+		return NULL;
+	return (char *)*ring + ((*tail)++ & (*cap - 1)) * elem;
+}
+
+/* et_ring_push_from with ET_RING_FIRST. */
+static inline void *
+et_ring_push(void **ring, uint32_t *cap, uint32_t head, uint32_t *tail, size_t elem,
 	     uint32_t max)
 {
-	return et_ring_grow_from(ring, cap, head, tail, elem, ET_RING_FIRST, max);
+	return et_ring_push_from(ring, cap, head, tail, elem, ET_RING_FIRST, max);
 }
 
 #endif

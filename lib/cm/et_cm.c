@@ -163,15 +163,13 @@ et_cm_deadline(struct et_cm *cm)
 void
 et_cm_out_push(struct et_cm *cm, uint32_t dst_ip, const uint8_t *mad)
 {
-	struct et_cm_out *o;
+	struct et_cm_out *o = et_ring_push((void **)&cm->out, &cm->out_cap, cm->out_head,
+					   &cm->out_tail, sizeof(*cm->out), RING_MAX);
 
-	if (cm->out_tail - cm->out_head == cm->out_cap &&
-	    !et_ring_grow((void **)&cm->out, &cm->out_cap, cm->out_head, cm->out_tail,
-			  sizeof(*cm->out), RING_MAX)) {
+	if (o == NULL) {
 		cm->st.tx_full++;
 		return;
 	}
-	o = &cm->out[cm->out_tail++ % cm->out_cap];
 	o->dst_ip = dst_ip;
 	memcpy(o->mad, mad, ET_MAD_LEN);
 	cm->st.tx_mads++;
@@ -195,15 +193,14 @@ et_cm_event_new(struct et_cm *cm, struct et_cm_conn *c, enum et_cm_event_type t)
 
 	if (c->released)
 		return NULL;
-	if (cm->ev_tail - cm->ev_head == cm->ev_cap &&
-	    !et_ring_grow((void **)&cm->ev, &cm->ev_cap, cm->ev_head, cm->ev_tail, sizeof(*cm->ev),
-			  RING_MAX)) {
+	e = et_ring_push((void **)&cm->ev, &cm->ev_cap, cm->ev_head, &cm->ev_tail,
+			 sizeof(*cm->ev), RING_MAX);
+	if (e == NULL) {
 		cm->st.events_lost++;
 		return NULL;
 	}
-	c->last_ev = cm->ev_tail;
+	c->last_ev = cm->ev_tail - 1;
 	c->n_events++;
-	e = &cm->ev[cm->ev_tail++ % cm->ev_cap];
 	memset(e, 0, offsetof(struct et_cm_event, pdata));
 	e->type = t;
 	e->conn = c;

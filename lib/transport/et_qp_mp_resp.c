@@ -53,14 +53,13 @@ static void
 mp_queue_ack(struct et_qp *qp, uint32_t psn, uint16_t sport, bool ce)
 {
 	struct et_qp_mp *mp = qp->mp;
+	struct et_mp_ack *a = et_ring_push_from((void **)&mp->acks, &mp->ack_cap, mp->ack_head,
+						&mp->ack_tail, sizeof(*a), MP_MIN, ET_QP_MP_WINDOW);
 
-	if (mp->ack_tail - mp->ack_head == mp->ack_cap &&
-	    !et_ring_grow_from((void **)&mp->acks, &mp->ack_cap, mp->ack_head, mp->ack_tail,
-					sizeof(*mp->acks), MP_MIN, ET_QP_MP_WINDOW)) {
+	if (a == NULL)
 		qp->st.acks_unsent++;
-		return;
-	}
-	mp->acks[mp->ack_tail++ & (mp->ack_cap - 1)] = (struct et_mp_ack){psn, sport, ce};
+	else
+		*a = (struct et_mp_ack){psn, sport, ce};
 }
 
 /* epsn moves over the packets placed; a message ends at each AckReq, and a
@@ -95,14 +94,14 @@ static void
 mp_queue_answer(struct et_qp *qp, const struct et_mp_answer *a)
 {
 	struct et_qp_mp *mp = qp->mp;
+	struct et_mp_answer *s = et_ring_push_from((void **)&mp->ans, &mp->ans_cap, mp->ans_head,
+						   &mp->ans_tail, sizeof(*s), MP_MIN,
+						   ET_QP_MP_WINDOW);
 
-	if (mp->ans_tail - mp->ans_head == mp->ans_cap &&
-	    !et_ring_grow_from((void **)&mp->ans, &mp->ans_cap, mp->ans_head, mp->ans_tail,
-					sizeof(*mp->ans), MP_MIN, ET_QP_MP_WINDOW)) {
+	if (s == NULL)
 		qp->st.acks_unsent++;
-		return;
-	}
-	mp->ans[mp->ans_tail++ & (mp->ans_cap - 1)] = *a;
+	else
+		*s = *a;
 }
 
 /* A READ (one packet's) or atomic request, d PSNs from the expected one:
