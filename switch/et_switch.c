@@ -161,7 +161,7 @@ et_switch_init(struct et_switch *sw, const char *name, const struct et_sw_params
 	char n[RTE_LPM_NAMESIZE];
 
 	memset(sw, 0, sizeof(*sw));
-	if (p->queue_pkts == 0 || (p->queue_pkts & (p->queue_pkts - 1)) ||
+	if (!rte_is_power_of_2(p->queue_pkts) ||
 	    p->buffer_bytes == 0 || p->dt_alpha <= 0 || p->pfc_alpha <= 0)
 		return -EINVAL;
 	snprintf(sw->name, sizeof(sw->name), "%s", name);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/et_bits.h"
 #include "coll/et_coll.h"
 #include "coll/et_coll_priv.h"
 
@@ -15,23 +16,6 @@
  * the reference ---- */
 
 /* half and bfloat16 to and from float, rounding to nearest even */
-static float
-f32_of_bits(uint32_t u)
-{
-	float f;
-
-	memcpy(&f, &u, 4);
-	return f;
-}
-
-static uint32_t
-bits_of_f32(float f)
-{
-	uint32_t u;
-
-	memcpy(&u, &f, 4);
-	return u;
-}
 
 static float
 half_to_f32(uint16_t h)
@@ -39,23 +23,23 @@ half_to_f32(uint16_t h)
 	uint32_t sign = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 0x1f, m = h & 0x3ff;
 
 	if (e == 0x1f)
-		return f32_of_bits(sign | 0x7f800000u | m << 13);
+		return et_bits_f32(sign | 0x7f800000u | m << 13);
 	if (e == 0) /* zero or subnormal: m x 2^-24 */
 		return (sign ? -1.0f : 1.0f) * (float)m * 0x1p-24f;
-	return f32_of_bits(sign | (e + 112) << 23 | m << 13);
+	return et_bits_f32(sign | (e + 112) << 23 | m << 13);
 }
 
 static uint16_t
 f32_to_half(float f)
 {
-	uint32_t u = bits_of_f32(f), sign = (u >> 16) & 0x8000, a = u & 0x7fffffffu;
+	uint32_t u = et_f32_bits(f), sign = (u >> 16) & 0x8000, a = u & 0x7fffffffu;
 
 	if (a >= 0x7f800000u) /* inf, nan */
 		return (uint16_t)(sign | 0x7c00 | (a > 0x7f800000u ? 0x200 : 0));
 	if (a >= 0x477ff000u) /* rounds past 65504 */
 		return (uint16_t)(sign | 0x7c00);
 	if (a < 0x38800000u) { /* subnormal half: round m x 2^-24 to an integer m */
-		float m = f32_of_bits(a) * 0x1p24f;
+		float m = et_bits_f32(a) * 0x1p24f;
 		uint32_t r = (uint32_t)m;
 		float frac = m - (float)r;
 
@@ -69,13 +53,13 @@ f32_to_half(float f)
 static float
 bf16_to_f32(uint16_t h)
 {
-	return f32_of_bits((uint32_t)h << 16);
+	return et_bits_f32((uint32_t)h << 16);
 }
 
 static uint16_t
 f32_to_bf16(float f)
 {
-	uint32_t u = bits_of_f32(f);
+	uint32_t u = et_f32_bits(f);
 
 	if ((u & 0x7fffffffu) > 0x7f800000u)
 		return (uint16_t)((u >> 16) | 0x40);

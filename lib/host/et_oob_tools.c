@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/et_bits.h"
 #include "base/et_bytes.h"
 
 static int
@@ -197,33 +198,15 @@ et_perftest_bin_parse(const uint8_t *msg, size_t len, struct et_oob_dest *d, cha
 	return 0;
 }
 
-static uint64_t
-double_bits(double d)
-{
-	uint64_t b;
-
-	memcpy(&b, &d, 8);
-	return b;
-}
-
-static double
-bits_double(uint64_t b)
-{
-	double d;
-
-	memcpy(&d, &b, 8);
-	return d;
-}
-
 void
 et_perftest_report_format(const struct et_perftest_report *r,
 			  uint8_t out[ET_PERFTEST_REPORT_LEN])
 {
 	et_store64(out, r->size);
 	et_store64(out + 8, r->iters);
-	et_store64(out + 16, double_bits(r->bw_peak));
-	et_store64(out + 24, double_bits(r->bw_avg));
-	et_store64(out + 32, double_bits(r->msg_rate));
+	et_store64(out + 16, et_f64_bits(r->bw_peak));
+	et_store64(out + 24, et_f64_bits(r->bw_avg));
+	et_store64(out + 32, et_f64_bits(r->msg_rate));
 }
 
 /* Eight bytes of an address message ("0000:000" ...): hex digits and ':'. */
@@ -247,9 +230,9 @@ et_perftest_report_parse(const uint8_t msg[ET_PERFTEST_REPORT_LEN], struct et_pe
 				    "of the exchange (another tool, or another QP count)", msg + 8 * f);
 	r->size = et_load64(msg);
 	r->iters = et_load64(msg + 8);
-	r->bw_peak = bits_double(et_load64(msg + 16));
-	r->bw_avg = bits_double(et_load64(msg + 24));
-	r->msg_rate = bits_double(et_load64(msg + 32));
+	r->bw_peak = et_bits_f64(et_load64(msg + 16));
+	r->bw_avg = et_bits_f64(et_load64(msg + 24));
+	r->msg_rate = et_bits_f64(et_load64(msg + 32));
 	if (r->size == 0 || r->size > (1ull << 31))
 		return fail(err, errlen, "perftest report: message size %llu is not 1 B .. 2 GiB",
 			    (unsigned long long)r->size);

@@ -56,7 +56,7 @@ et_egress_init(struct et_egress *e, struct et_port *port,
 	uint64_t fly;
 
 	memset(e, 0, sizeof(*e));
-	if (qcap == 0 || (qcap & (qcap - 1)))
+	if (!rte_is_power_of_2(qcap))
 		return -EINVAL;
 	e->port = port;
 	e->lm = *lm;

@@ -19,7 +19,7 @@ int
 et_cq_init(struct et_cq *cq, uint32_t size)
 {
 	memset(cq, 0, sizeof(*cq));
-	if (size == 0 || (size & (size - 1)))
+	if (!rte_is_power_of_2(size))
 		return -EINVAL;
 	cq->ring = calloc(size, sizeof(*cq->ring));
 	cq->size = size;
