@@ -43,13 +43,13 @@ def node_pair(build, work, args, tag):
     out = os.path.join(work, f"node-{tag}.json")
     srv = subprocess.Popen(
         [exe, *EAL, f"--file-prefix=fbs{os.getpid()}", "--lcores", FLOAT,
-         f"--vdev={memif(work, 'h0', 'client', 0)}", "--", "--port", "net_memif0",
+         f"--vdev={memif(work, 'h0', 'client', 0, zc=True)}", "--", "--port", "net_memif0",
          "--ip", "10.0.0.1", "--server"] + common,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(1)
     cli = subprocess.run(
         [exe, *EAL, f"--file-prefix=fbc{os.getpid()}", "--lcores", FLOAT,
-         f"--vdev={memif(work, 'h1', 'client', 0)}", "--", "--port", "net_memif0",
+         f"--vdev={memif(work, 'h1', 'client', 0, zc=True)}", "--", "--port", "net_memif0",
          "--ip", "10.0.0.2", "--client", "127.0.0.1", "--json", out] + common,
         capture_output=True, text=True, timeout=300)
     try:

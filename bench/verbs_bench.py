@@ -84,7 +84,7 @@ def main():
 
     with tempfile.TemporaryDirectory() as work:
         run = [os.path.join(src, "scripts", "ethereal-run"), "--build", build,
-               "--dev", memif(work, "h%d", "client", 0), "--rundir", work, "--yield"]
+               "--dev", memif(work, "h%d", "client", 0, zc=True), "--rundir", work, "--yield"]
         env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
         port = 18700 + os.getpid() % 1000
         bin_dir = os.path.join(build, "tests", "fabtests", "bin")

@@ -14,8 +14,9 @@ import os
 import subprocess
 import time
 
-EAL = ["--no-huge", "--no-pci", "-m", "256", "--no-telemetry", "--log-level=*:error",
-       "--log-level=ethereal.*:info"]
+# --single-file-segments: a memif client's zero-copy end shares that one file
+EAL = ["--no-huge", "--no-pci", "-m", "256", "--no-telemetry", "--single-file-segments",
+       "--log-level=*:error", "--log-level=ethereal.*:info"]
 # processes sharing cores: a queue grows by what arrives while its reader
 # waits for a time slice, not by congestion; marking from 20 KB (a 100G
 # wire's default) throttled every sender (scripts/testbed sets the same)
