@@ -22,6 +22,7 @@ packages=(
 	librdmacm-dev rdmacm-utils   # rdma_cma.h: the ABI of our librdmacm; rping, ucmatose on it
 	ucx-utils                    # ucx_perftest: UCX's rc_verbs and ud_verbs on our libibverbs
 	mpich libmpich-dev           # MPICH (on UCX) over our libibverbs (tests/check_mpich.py)
+	netpipe-openmpi              # NetPIPE, the testbed benchmark's reference (bench/testbed_bench.py)
 	# the Linux Soft-RoCE peer (tests/rxe): a Debian guest under qemu
 	qemu-system-x86 qemu-utils debootstrap e2fsprogs tcpdump iputils-ping
 	# the Debian packages (debian/), built, linted and tried by the packages test
