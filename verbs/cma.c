@@ -462,10 +462,30 @@ rdma_create_event_channel(void)
 	return &ch->ch;
 }
 
+static void
+channel_free(struct cma_channel *ch)
+{
+	close(ch->ch.fd);
+	free(ch);
+}
+
+/* A reader of a destroyed channel leaves it, the lock held on entry and
+ * let go: the last frees it. */
+static void
+channel_leave(struct cma_channel *ch)
+{
+	bool last = ch->readers == 0;
+
+	et_process_unlock();
+	if (last)
+		channel_free(ch);
+}
+
 void
 rdma_destroy_event_channel(struct rdma_event_channel *channel)
 {
 	struct cma_channel *ch = (struct cma_channel *)channel;
+	bool last;
 
 	et_process_lock();
 	while (ch->head) {
@@ -475,38 +495,56 @@ rdma_destroy_event_channel(struct rdma_event_channel *channel)
 		e->owner->unacked--; /* a live id's: a destroyed one's left with it */
 		free(e);
 	}
+	ch->tail = NULL;
+	ch->dead = true;
+	last = ch->readers == 0;
 	et_process_unlock();
 	/* the write end stays open: a thread blocked in rdma_get_cm_event on
 	 * this channel stays blocked, as on the kernel's channel, rather than
-	 * wake to an end of file (rping's event thread would exit with it) */
-	close(ch->ch.fd);
-	free(ch);
+	 * wake to an end of file (rping's event thread would exit with it);
+	 * one that wakes frees the channel (channel_leave) */
+	if (last)
+		channel_free(ch);
 }
 
 int
 rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **event)
 {
 	struct cma_channel *ch = (struct cma_channel *)channel;
-	struct cma_event *e;
+	struct cma_event *e = NULL;
 	uint8_t b;
 
 	if (event == NULL)
 		return fail(EINVAL);
-	for (;;) {
+	while (e == NULL) {
+		int err = 0;
 		ssize_t n;
 
+		et_process_lock();
+		ch->readers++;
+		et_process_unlock();
 		/* blocked here, the keeper keeps the NIC and the agent going */
 		et_process_waiters(1);
 		n = read(ch->ch.fd, &b, 1);
+		err = n < 0 ? errno : n == 0 ? ENODATA : 0;
 		et_process_waiters(-1);
-		if (n != 1)
-			return n == 0 ? fail(ENODATA) : -1;
 		et_process_lock();
-		if ((e = ch->head) != NULL && (ch->head = e->next) == NULL)
+		ch->readers--;
+		if (ch->dead) {
+			/* destroyed while this thread woke: it waits on, as one
+			 * blocked in the kernel's channel does (Debian's rping
+			 * exits 255 on an error here, while its main thread
+			 * tears down), until the program ends or cancels it */
+			channel_leave(ch); /* unlocks */
+			for (;;)
+				pause();
+		}
+		/* none: its id was destroyed, its events with it */
+		if (err == 0 && (e = ch->head) != NULL && (ch->head = e->next) == NULL)
 			ch->tail = NULL;
 		et_process_unlock();
-		if (e) /* none: its id was destroyed, its events with it */
-			break;
+		if (err)
+			return fail(err);
 	}
 	*event = &e->ev;
 	return 0;

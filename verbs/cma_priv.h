@@ -24,6 +24,11 @@ struct cma_channel {
 	struct rdma_event_channel ch; /* first: the program's pointer */
 	int wr;                       /* the pipe's write end */
 	struct cma_event *head, *tail;
+	/* threads inside rdma_get_cm_event: a channel destroyed under them
+	 * (rping's main thread while its event thread waits) is freed by
+	 * the last to leave, never under one */
+	uint32_t readers;
+	bool dead;
 };
 
 struct cma_event {
