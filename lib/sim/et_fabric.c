@@ -40,10 +40,13 @@ et_fabric_params_default(struct et_fabric_params *p)
 uint32_t
 et_fabric_pool_mbufs(const struct et_fabric_params *p)
 {
-	/* frames in flight: a link's worth per link, the queues' ECN depth,
-	 * the hosts' windows; it grows when that is not enough, unless the
-	 * conf fixed it (then a QP that finds it empty waits: alloc_fail) */
-	return p->mbufs ? p->mbufs : 16384 + et_topo_hosts(&p->t) * 1024;
+	/* a start, not a bound: 64 frames a host (the paper's a2a 16 MB on
+	 * 256 hosts never grew it under Ethereal, twice under ECMP); it grows
+	 * when that is not enough (et_pool.c), so memory follows what the
+	 * run holds, unless the conf fixed it (then a QP that finds it empty
+	 * waits: alloc_fail).  1,024 a host made 8,192 hosts ask for 37 GB
+	 * before the first frame. */
+	return p->mbufs ? p->mbufs : 16384 + et_topo_hosts(&p->t) * 64;
 }
 
 /* The most the pool grows to when it was not given a size: its start,
